@@ -1,0 +1,49 @@
+import {getLlama, LlamaLogLevel, type Llama} from "node-llama-cpp";
+import {getTensorwiseBindings, type TensorwiseBindings} from "./tensorwiseBindings.js";
+
+/** Which llama.cpp build to load. `"auto"` lets node-llama-cpp pick the best GPU build that works here. */
+export type EngineGpu = "auto" | "cpu" | "cuda" | "vulkan" | "metal";
+
+export type EngineLlamaOptions = {
+    /** Defaults to `"auto"`. */
+    gpu?: EngineGpu;
+    /** CPU threads for llama.cpp. Defaults to the number of cores (node-llama-cpp's default oversubscribes small machines). */
+    maxThreads?: number;
+    /** Receives every llama.cpp log line at `logLevel` or above. */
+    onLog?: (level: LlamaLogLevel, message: string) => void;
+    /** Defaults to `LlamaLogLevel.warn`; `debug` is needed to see llama.cpp's "buffer type overridden" lines. */
+    logLevel?: LlamaLogLevel;
+};
+
+export type EngineLlama = {
+    llama: Llama;
+    bindings: TensorwiseBindings;
+};
+
+/**
+ * Loads llama.cpp through node-llama-cpp, only ever from the tensorwise-patched local build (never downloads or
+ * compiles llama.cpp itself), and checks the extension is present.
+ */
+export async function getEngineLlama(options: EngineLlamaOptions = {}): Promise<EngineLlama> {
+    const {gpu = "auto", maxThreads, onLog, logLevel = LlamaLogLevel.warn} = options;
+    const {availableParallelism} = await import("node:os");
+    const llama = await getLlama({
+        gpu: gpu === "cpu" ? false : gpu,
+        build: "never",
+        skipDownload: true,
+        progressLogs: false,
+        maxThreads: maxThreads ?? availableParallelism(),
+        logLevel,
+        logger: onLog == null
+            ? undefined
+            : (level, message) => onLog(level, message)
+    });
+    try {
+        return {llama, bindings: getTensorwiseBindings(llama)};
+    } catch (error) {
+        await llama.dispose();
+        throw error;
+    }
+}
+
+export {LlamaLogLevel};

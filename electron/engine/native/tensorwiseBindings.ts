@@ -1,0 +1,75 @@
+import type {Llama} from "node-llama-cpp";
+
+/** Version of the native extension this engine expects (TENSORWISE_EXT_VERSION in native/src/TensorwiseExt.h). */
+export const TENSORWISE_EXT_VERSION = 1;
+
+/** A ggml device as the loaded llama.cpp binary sees it. */
+export type NativeDevice = {
+    name: string;
+    description: string;
+    type: "cpu" | "gpu" | "igpu" | "accel" | "unknown";
+    backend: string | null;
+    freeBytes: number;
+    totalBytes: number;
+    /** The device's own buffer type, e.g. `"CUDA0"`, `"Vulkan0"`, `"CPU"`. */
+    bufferType: string | null;
+    /** The device's pinned host buffer type, e.g. `"CUDA_Host"`, or `null`. */
+    hostBufferType: string | null;
+};
+
+/** A buffer type tensors can be placed in. */
+export type NativeBufferType = {
+    name: string;
+    /** Host memory (system RAM), pinned or not. */
+    isHost: boolean;
+    device: string | null;
+    deviceType: NativeDevice["type"] | null;
+};
+
+/** llama.cpp's memory accounting for one buffer type (source: llama_memory_breakdown_data in src/llama-ext.h). */
+export type NativeBufferTypeMemory = NativeBufferType & {
+    /** Model weights, bytes. */
+    model: number;
+    /** Context memory (KV cache), bytes. */
+    context: number;
+    /** Compute buffers (scratch), bytes. */
+    compute: number;
+};
+
+/** The functions the tensorwise patch adds to node-llama-cpp's addon. */
+export type TensorwiseBindings = {
+    tensorwiseExtVersion(): number;
+    tensorwiseGetDevices(): NativeDevice[];
+    tensorwiseGetBufferTypes(): NativeBufferType[];
+    tensorwiseValidateTensorBufferOverrides(list: [pattern: string, bufferType: string][]): number;
+    tensorwiseGetModelMemoryBreakdown(addonModel: object): NativeBufferTypeMemory[];
+    tensorwiseGetContextMemoryBreakdown(addonContext: object): NativeBufferTypeMemory[];
+};
+
+/** Thrown when the loaded llama.cpp binary is not the tensorwise-patched build. */
+export class UnpatchedBinaryError extends Error {
+    constructor(message: string) {
+        super(message);
+        this.name = "UnpatchedBinaryError";
+    }
+}
+
+/**
+ * The tensorwise extension functions of a `Llama` instance. Throws {@link UnpatchedBinaryError} if node-llama-cpp
+ * loaded a binary without them (e.g. it fell back to a prebuilt binary), since that binary would silently ignore a
+ * placement plan.
+ */
+export function getTensorwiseBindings(llama: Llama): TensorwiseBindings {
+    const bindings = (llama as unknown as {_bindings: Partial<TensorwiseBindings>})._bindings;
+    if (typeof bindings.tensorwiseExtVersion !== "function")
+        throw new UnpatchedBinaryError(
+            `node-llama-cpp loaded a ${llama.buildType} binary (${llama.gpu === false ? "cpu" : llama.gpu}) without the tensorwise ` +
+            "extension, so per-tensor placement would be ignored. Run `npm run native` to build it."
+        );
+    const version = bindings.tensorwiseExtVersion();
+    if (version !== TENSORWISE_EXT_VERSION)
+        throw new UnpatchedBinaryError(
+            `the tensorwise native extension is version ${version}, this engine needs ${TENSORWISE_EXT_VERSION}. Run \`npm run native\`.`
+        );
+    return bindings as TensorwiseBindings;
+}

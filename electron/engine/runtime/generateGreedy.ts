@@ -1,0 +1,53 @@
+import type {Token} from "node-llama-cpp";
+import type {PlacedModel} from "./PlacedModel.js";
+import {TokenClock, type GenerationTiming} from "./generationTiming.js";
+
+export type GreedyOptions = {
+    /** Defaults to 32. */
+    maxTokens?: number;
+    /** Stop at an end-of-generation token. Defaults to `true`; benchmarks set `false` to get exactly `maxTokens`. */
+    stopAtEog?: boolean;
+    signal?: AbortSignal;
+    /** Called per generated token with ms since the request started. */
+    onToken?: (token: Token, elapsedMs: number) => void;
+};
+
+export type GreedyResult = {
+    tokens: Token[];
+    text: string;
+    timing: GenerationTiming;
+    aborted: boolean;
+};
+
+/**
+ * Greedy (temperature 0) generation from a raw prompt on a fresh sequence: deterministic, so outputs of different
+ * placements can be compared, and timed per token from the engine side.
+ */
+export async function generateGreedy(placed: PlacedModel, prompt: string | readonly Token[], options: GreedyOptions = {}): Promise<GreedyResult> {
+    const {maxTokens = 32, stopAtEog = true, signal, onToken} = options;
+    const sequence = placed.sequence;
+    await sequence.clearHistory();
+    const clock = new TokenClock();
+    const promptTokens = typeof prompt === "string"
+        ? placed.model.tokenize(prompt, false)
+        : [...prompt];
+    if (promptTokens.length === 0)
+        throw new Error("the prompt is empty");
+
+    const tokens: Token[] = [];
+    let aborted = false;
+    if (maxTokens > 0) {
+        for await (const token of sequence.evaluate(promptTokens, {temperature: 0})) {
+            const elapsed = clock.tick();
+            tokens.push(token);
+            onToken?.(token, elapsed);
+            if (signal?.aborted) {
+                aborted = true;
+                break;
+            }
+            if (tokens.length >= maxTokens || (stopAtEog && placed.model.isEogToken(token)))
+                break;
+        }
+    }
+    return {tokens, text: placed.model.detokenize(tokens), timing: clock.timing(promptTokens.length), aborted};
+}
