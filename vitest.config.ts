@@ -7,6 +7,10 @@ export default defineConfig({
         hookTimeout: 120_000,
         // Native model loads are memory- and thread-heavy; one file at a time on a 2-core machine.
         fileParallelism: false,
-        reporters: ["default"]
+        reporters: ["default"],
+        env: {
+            // Mesa's software Vulkan device (llvmpipe) is a CPU-type device that ggml skips unless it is made visible.
+            GGML_VK_VISIBLE_DEVICES: process.env.GGML_VK_VISIBLE_DEVICES ?? "0"
+        }
     }
 });

@@ -1,4 +1,4 @@
-import type {LlamaContext, LlamaContextSequence, LlamaModel} from "node-llama-cpp";
+import {LlamaChatSession, type LlamaContext, type LlamaContextSequence, type LlamaModel} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {toMemoryReport, type MemoryReport} from "./memoryReport.js";
 
@@ -36,6 +36,7 @@ export type PlacedModelOptions = {
 /** A model loaded with a placement, with one context, and its measured memory. */
 export class PlacedModel {
     private sequenceInstance: LlamaContextSequence | null = null;
+    private chatSessionInstance: LlamaChatSession | null = null;
 
     private constructor(
         readonly engine: EngineLlama,
@@ -89,6 +90,12 @@ export class PlacedModel {
         return this.sequenceInstance;
     }
 
+    /** A chat session on the shared sequence (its history is replaced per request). */
+    chatSession(): LlamaChatSession {
+        this.chatSessionInstance ??= new LlamaChatSession({contextSequence: this.sequence, autoDisposeSequence: false});
+        return this.chatSessionInstance;
+    }
+
     /** Weights / KV cache / scratch per buffer type, as llama.cpp accounts them for this model and context. */
     memory(): MemoryReport {
         const addonContext = (this.context as unknown as {_ctx: object})._ctx;
@@ -96,6 +103,7 @@ export class PlacedModel {
     }
 
     async dispose(): Promise<void> {
+        this.chatSessionInstance?.dispose();
         await this.context.dispose();
         await this.model.dispose();
     }
