@@ -1,0 +1,145 @@
+/**
+ * The one contract between the UI and the engine host: every request with its argument and result types, and every
+ * pushed event with its payload. Electron IPC and web mode (HTTP + WebSocket on 127.0.0.1) both carry exactly this.
+ * The renderer imports only types from here.
+ */
+import type {MachineDescription} from "../engine/hardware/describeMachine.js";
+import type {MemoryReport} from "../engine/runtime/memoryReport.js";
+import type {GenerationTiming} from "../engine/runtime/generationTiming.js";
+
+export type {MachineDescription, MemoryReport, GenerationTiming};
+
+/** A tensor row of the model card. */
+export type ModelTensor = {
+    name: string;
+    layer: number | null;
+    role: string;
+    type: string;
+    shape: number[];
+    bytes: number;
+};
+
+/** What the model card shows. */
+export type ModelCard = {
+    path: string;
+    fileName: string;
+    fileBytes: number;
+    architecture: string;
+    name: string | null;
+    parameterCount: number;
+    layerCount: number | null;
+    contextLength: number | null;
+    embeddingLength: number | null;
+    vocabularySize: number | null;
+    /** Bytes and tensor count per ggml type, largest first. */
+    quantMix: {type: string; bytes: number; tensors: number}[];
+    tensors: ModelTensor[];
+};
+
+export type PlacementStrategy = "cpu" | "layers" | "fit" | "oato" | "optimal" | "manual";
+
+/** Budget for the GPU: free VRAM minus a margin, a fixed size, or a share of the model's weights. */
+export type Budget = {kind: "auto"} | {kind: "mib"; mib: number} | {kind: "percent"; percent: number};
+
+export type RuntimeSettings = {
+    contextSize: number;
+    batchSize: number;
+    threads: number | null;
+    useMmap: boolean | null;
+};
+
+/** A placement the UI can draw: layers × roles grid coloured by buffer type, plus bytes per buffer type. */
+export type PlacementView = {
+    strategy: PlacementStrategy;
+    defaultBufferType: string;
+    /** `grid[layer][role]` = buffer type; roles in `roles` order; non-layer tensors in `globals`. */
+    roles: string[];
+    grid: (string | null)[][];
+    globals: {name: string; bufferType: string}[];
+    bytesPerBufferType: Record<string, number>;
+    overrides: {pattern: string; bufferType: string}[];
+    gpuLayers: number | "max";
+    llamaCppFlags: string;
+};
+
+/** What the planner expects before loading. */
+export type Prediction = {
+    ttftMs: number | null;
+    tpotMs: number | null;
+    promptTokens: number;
+    /** Planned bytes per buffer type: weights, KV cache and scratch. */
+    memory: MemoryReport;
+};
+
+export type LoadedModelState = {
+    card: ModelCard;
+    placement: PlacementView;
+    prediction: Prediction | null;
+    measured: MemoryReport;
+    settings: RuntimeSettings;
+    loadMs: number;
+};
+
+export type EngineState =
+    | {state: "starting"}
+    | {state: "idle"}
+    | {state: "busy"; task: string}
+    | {state: "crashed"; reason: string; at: number}
+    | {state: "ready"};
+
+export type ChatMessage = {
+    id: string;
+    role: "user" | "assistant";
+    text: string;
+    createdAt: number;
+    /** Engine-side timing, for assistant messages. */
+    timing?: GenerationTiming;
+    /** Set when the reply was stopped by the user or cut by an engine crash. */
+    stopped?: "user" | "crash";
+};
+
+export type ConversationSummary = {id: string; title: string; updatedAt: number; messageCount: number};
+export type Conversation = ConversationSummary & {messages: ChatMessage[]};
+
+/** A long step (profile, plan, load, …): `progress` in 0..1, `null` when unknown. */
+export type TaskProgress = {taskId: string; step: string; progress: number | null; detail?: string};
+
+/** Requests: name → [argument, result]. */
+export type Requests = {
+    "machine.describe": [void, MachineDescription];
+    "engine.state": [void, EngineState];
+    "engine.restart": [void, EngineState];
+    "model.inspect": [{path: string}, ModelCard];
+    "model.autoOffload": [{path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string}, LoadedModelState];
+    "model.load": [{path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string}, LoadedModelState];
+    "model.unload": [void, void];
+    "model.current": [void, LoadedModelState | null];
+    "conversations.list": [void, ConversationSummary[]];
+    "conversations.get": [{id: string}, Conversation];
+    "conversations.create": [{title?: string}, Conversation];
+    "conversations.delete": [{id: string}, void];
+    "conversations.rename": [{id: string; title: string}, ConversationSummary];
+    /** Starts a reply; deltas arrive as `chat.delta` events with this stream id. */
+    "chat.send": [{conversationId: string; text: string; streamId: string; maxTokens?: number; temperature?: number}, void];
+    /** Replaces the last assistant message with a new reply. */
+    "chat.regenerate": [{conversationId: string; streamId: string; maxTokens?: number; temperature?: number}, void];
+    "chat.stop": [{streamId: string}, void];
+};
+
+/** Pushed events: name → payload. */
+export type Events = {
+    "engine.state": EngineState;
+    "task.progress": TaskProgress;
+    /** Token text batched per frame. */
+    "chat.delta": {streamId: string; conversationId: string; messageId: string; text: string; elapsedMs: number; tokens: number};
+    "chat.done": {streamId: string; conversationId: string; message: ChatMessage};
+    "chat.error": {streamId: string; conversationId: string; error: string};
+};
+
+export type RequestName = keyof Requests;
+export type RequestArg<Name extends RequestName> = Requests[Name][0];
+export type RequestResult<Name extends RequestName> = Requests[Name][1];
+export type EventName = keyof Events;
+
+/** An error as it crosses the contract: a message a person can read, and a code the UI can branch on. */
+export type ContractError = {code: string; message: string};

@@ -1,0 +1,37 @@
+/**
+ * The protocol between the engine host (Electron main, or the web-mode server) and the engine child process, which
+ * owns llama.cpp. Carried over Node's child-process IPC channel as {@link EngineMessage}s. A native crash ends only
+ * the child; the host sees the exit and reports it.
+ */
+import type {
+    Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, RuntimeSettings, TaskProgress
+} from "../../contract/ipc.js";
+import type {GenerationTiming} from "../runtime/generationTiming.js";
+import type {ChatTurn} from "../runtime/streamChatReply.js";
+
+export type EngineRequests = {
+    describe: [void, MachineDescription];
+    inspect: [{path: string}, ModelCard];
+    autoOffload: [{path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string}, LoadedModelState];
+    load: [{path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string}, LoadedModelState];
+    unload: [void, void];
+    current: [void, LoadedModelState | null];
+    /** Streams `delta` events with the same streamId while it runs. */
+    chat: [{streamId: string; history: ChatTurn[]; message: string; maxTokens?: number; temperature?: number}, {text: string; timing: GenerationTiming; aborted: boolean}];
+    stop: [{streamId: string}, void];
+};
+
+export type EngineEvents = {
+    progress: TaskProgress;
+    delta: {streamId: string; text: string; elapsedMs: number};
+    log: {level: string; message: string};
+};
+
+export type EngineRequestName = keyof EngineRequests;
+
+export type EngineMessage =
+    | {kind: "request"; id: number; name: EngineRequestName; arg: unknown}
+    | {kind: "response"; id: number; ok: true; result: unknown}
+    | {kind: "response"; id: number; ok: false; error: {code: string; message: string}}
+    | {kind: "event"; name: keyof EngineEvents; payload: unknown}
+    | {kind: "ready"};
