@@ -1,4 +1,5 @@
 #include "TensorwiseExt.h"
+#include "TensorwiseProfiler.h"
 
 #include <map>
 #include <regex>
@@ -211,4 +212,5 @@ void tensorwiseRegisterExports(Napi::Env env, Napi::Object exports) {
         Napi::PropertyDescriptor::Function("tensorwiseGetModelMemoryBreakdown", getModelMemoryBreakdown),
         Napi::PropertyDescriptor::Function("tensorwiseGetContextMemoryBreakdown", getContextMemoryBreakdown),
     });
+    tensorwiseRegisterProfilerExports(env, exports);
 }

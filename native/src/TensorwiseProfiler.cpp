@@ -1,0 +1,6 @@
+#include "TensorwiseProfiler.h"
+
+void tensorwiseRegisterProfilerExports(Napi::Env env, Napi::Object exports) {
+    (void) env;
+    (void) exports;
+}
