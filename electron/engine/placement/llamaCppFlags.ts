@@ -1,0 +1,130 @@
+/**
+ * Renders a plan as llama.cpp command-line flags, so a user can reproduce it with stock llama.cpp tools.
+ *
+ * source: common/arg.cpp of the bundled llama.cpp — `-ot/--override-tensor <pattern>=<buffer type>,...`
+ * (`parse_tensor_buffer_overrides`: splits the value on every `,`, then each pair at its first `=`, and accepts only
+ * the buffer types of devices, `ggml_backend_dev_buffer_type`, not host buffer types); `-ngl N`; `-ub N`; `-b N`;
+ * `-t N`; `-lm/--load-mode none` (this llama.cpp has no `--no-mmap`; older builds spell it that way).
+ */
+import type { TensorBufferOverride } from "./Placement.js";
+
+/** llama.cpp's default logical batch (`n_batch`); the micro-batch is clamped to it. source: common/common.h. */
+const LLAMA_DEFAULT_BATCH = 2048;
+
+/** `-ngl` value that offloads every layer of any model (llama.cpp clamps it). */
+const ALL_LAYERS = 999;
+
+/** Options shared by the renderers. */
+export interface LlamaCppFlagsOptions {
+    /** Program for the one-line command. Defaults to `"llama-cli"`. */
+    readonly program?: string;
+    /** Model path, rendered as `-m <path>` first. Omitted: no `-m`. */
+    readonly modelPath?: string;
+    /** Micro-batch (`-ub`). When above llama.cpp's default batch (2048), `-b` is raised to match. Omitted: no flag. */
+    readonly ubatch?: number;
+    /** CPU threads (`-t`). Omitted: no flag. */
+    readonly threads?: number;
+    /**
+     * Load without mmap, so CPU-side weights go to the GPU's pinned host buffer (needed for fast mixed placements).
+     * Defaults to `true` when the plan keeps any weight off the GPU.
+     */
+    readonly noMmap?: boolean;
+    /** How to spell "no mmap": `"load-mode"` (`--load-mode none`, the bundled llama.cpp) or `"no-mmap"` (older builds). Defaults to `"load-mode"`. */
+    readonly mmapFlagStyle?: "load-mode" | "no-mmap";
+}
+
+/** A rendered llama.cpp invocation. */
+export interface LlamaCppCommand {
+    /** Arguments after the program name, unquoted (for `spawn`). */
+    readonly argv: readonly string[];
+    /** The program and arguments as one POSIX-shell-quoted line. */
+    readonly command: string;
+    /** Things the user should know (renamed buffer types, …). */
+    readonly notes: readonly string[];
+}
+
+const SAFE_SHELL_WORD = /^[A-Za-z0-9_@%+:,./-]+$/;
+
+/** Quotes one argument for a POSIX shell (single quotes; `'` becomes `'\''`); leaves plain words alone. */
+export function shellQuote(arg: string): string {
+    return SAFE_SHELL_WORD.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`;
+}
+
+/**
+ * The name llama.cpp's `-ot` accepts for a buffer type. Host buffer types (`CUDA_Host`, `Vulkan_Host`) are not
+ * accepted there; `CPU` is, and with mmap off llama.cpp puts CPU-overridden weights in the first GPU's host buffer
+ * (source: `make_cpu_buft_list` in src/llama-model.cpp), which is what a host buffer type means in a plan.
+ */
+export function cliBufferTypeName(bufferType: string): string {
+    return /_Host$/.test(bufferType) ? "CPU" : bufferType;
+}
+
+function positiveInteger(value: number | undefined, what: string): number | undefined {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value <= 0)) {
+        throw new RangeError(`${what} must be a positive integer, got ${value}`);
+    }
+    return value;
+}
+
+function commonFlags(options: LlamaCppFlagsOptions, offloadsPartly: boolean): string[] {
+    const ubatch = positiveInteger(options.ubatch, "ubatch");
+    const threads = positiveInteger(options.threads, "threads");
+    const args: string[] = [];
+    if (ubatch !== undefined) {
+        if (ubatch > LLAMA_DEFAULT_BATCH) args.push("-b", String(ubatch));
+        args.push("-ub", String(ubatch));
+    }
+    if (threads !== undefined) args.push("-t", String(threads));
+    if (options.noMmap ?? offloadsPartly) {
+        args.push(...((options.mmapFlagStyle ?? "load-mode") === "load-mode" ? ["--load-mode", "none"] : ["--no-mmap"]));
+    }
+    return args;
+}
+
+function finish(options: LlamaCppFlagsOptions, args: string[], notes: string[]): LlamaCppCommand {
+    const argv = [...(options.modelPath !== undefined ? ["-m", options.modelPath] : []), ...args];
+    const command = [options.program ?? "llama-cli", ...argv].map(shellQuote).join(" ");
+    return { argv, command, notes };
+}
+
+/**
+ * Flags for a per-tensor plan: `-ngl 999` (every layer offloaded) and one `-ot '<pattern>=<buffer type>'` per
+ * override, in order, then micro-batch, threads and mmap flags. Throws if a pattern or buffer type would not
+ * survive llama.cpp's `-ot` parser (a `,` anywhere, a `=` in the pattern).
+ */
+export function renderOverrideFlags(overrides: readonly TensorBufferOverride[], options: LlamaCppFlagsOptions = {}): LlamaCppCommand {
+    const notes: string[] = [];
+    const args = ["-ngl", String(ALL_LAYERS)];
+    overrides.forEach(({ pattern, bufferType }, i) => {
+        if (pattern.includes(",") || pattern.includes("=")) {
+            throw new Error(`override ${i}: pattern ${JSON.stringify(pattern)} contains "," or "=", which llama.cpp's -ot parser splits on; write them as \\x2C / \\x3D`);
+        }
+        if (bufferType.includes(",") || bufferType === "") {
+            throw new Error(`override ${i}: buffer type ${JSON.stringify(bufferType)} cannot be passed to -ot`);
+        }
+        const name = cliBufferTypeName(bufferType);
+        if (name !== bufferType && !notes.some((n) => n.startsWith(`${bufferType} `))) {
+            notes.push(`${bufferType} is written as CPU: -ot accepts device buffer types only, and with mmap off llama.cpp puts CPU weights in the GPU's pinned host buffer`);
+        }
+        args.push("-ot", `${pattern}=${name}`);
+    });
+    return finish(options, [...args, ...commonFlags(options, overrides.length > 0)], notes);
+}
+
+/** Options for {@link renderLayerSplitFlags}. */
+export interface LayerSplitFlagsOptions extends LlamaCppFlagsOptions {
+    /** The model's repeating-layer count; `gpuLayers` ≤ it means the output layer stays on the CPU. Omitted: treated as partial. */
+    readonly layerCount?: number;
+}
+
+/**
+ * Flags for a whole-layer plan: `-ngl N`, then micro-batch, threads and mmap flags. llama.cpp offloads the last N
+ * layers counting the output layer as the last one, i.e. N − 1 repeating layers plus output (source: `i_gpu_start`
+ * in `llama_model::load_tensors`, src/llama-model.cpp).
+ */
+export function renderLayerSplitFlags(gpuLayers: number, options: LayerSplitFlagsOptions = {}): LlamaCppCommand {
+    if (!Number.isSafeInteger(gpuLayers) || gpuLayers < 0) throw new RangeError(`gpuLayers must be a non-negative integer, got ${gpuLayers}`);
+    const layerCount = positiveInteger(options.layerCount, "layerCount");
+    const partial = layerCount === undefined || gpuLayers <= layerCount;
+    return finish(options, ["-ngl", String(gpuLayers), ...commonFlags(options, partial)], []);
+}
