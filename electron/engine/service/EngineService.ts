@@ -1,0 +1,163 @@
+import type {
+    Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, RuntimeSettings, TaskProgress
+} from "../../contract/ipc.js";
+import type {InspectedModel} from "../gguf/inspectGguf.js";
+import {describeMachine} from "../hardware/describeMachine.js";
+import {getEngineLlama, type EngineGpu, type EngineLlama} from "../native/getEngineLlama.js";
+import {compilePlacement} from "../placement/compilePlacement.js";
+import {renderLayerSplitFlags, renderOverrideFlags} from "../placement/llamaCppFlags.js";
+import type {Placement} from "../placement/Placement.js";
+import {PlacedModel} from "../runtime/PlacedModel.js";
+import {streamChatReply, type ChatTurn} from "../runtime/streamChatReply.js";
+import type {GenerationTiming} from "../runtime/generationTiming.js";
+import {inspectModelFile, toModelCard} from "./modelCard.js";
+import {layerSplitPlacement, toPlacementView} from "./placementView.js";
+import {planForBudget} from "./planForBudget.js";
+
+const DEFAULT_SETTINGS: RuntimeSettings = {contextSize: 2048, batchSize: 512, threads: null, useMmap: null};
+
+type Loaded = {placed: PlacedModel; state: LoadedModelState};
+
+/** Everything the engine process does, one model at a time. Owned by engineMain; callable directly in tests. */
+export class EngineService {
+    private loaded: Loaded | null = null;
+    private readonly streams = new Map<string, AbortController>();
+    private readonly inspected = new Map<string, InspectedModel>();
+
+    private constructor(readonly engine: EngineLlama, private readonly onProgress: (progress: TaskProgress) => void) {}
+
+    static async create(options: {gpu?: EngineGpu; maxThreads?: number; onProgress?: (progress: TaskProgress) => void} = {}): Promise<EngineService> {
+        const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.maxThreads});
+        return new EngineService(engine, options.onProgress ?? (() => {}));
+    }
+
+    describe(): MachineDescription {
+        return describeMachine(this.engine);
+    }
+
+    async inspect(modelPath: string): Promise<ModelCard> {
+        return toModelCard(modelPath, await this.inspectCached(modelPath));
+    }
+
+    current(): LoadedModelState | null {
+        return this.loaded?.state ?? null;
+    }
+
+    /** Loads with llama.cpp's plain layer split (`-ngl`), the way other apps do. */
+    async load(request: {path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string}): Promise<LoadedModelState> {
+        const model = await this.inspectForTask(request.path, request.taskId);
+        const machine = this.describe();
+        const layerCount = model.layerCount ?? 0;
+        const gpuLayers = machine.gpu == null ? 0 : request.gpuLayers === "max" ? layerCount + 1 : request.gpuLayers;
+        const placement = layerSplitPlacement(model, gpuLayers, machine.gpu?.bufferType ?? null);
+        const settings = {...DEFAULT_SETTINGS, ...request.settings};
+        const flags = renderLayerSplitFlags(gpuLayers, {layerCount, modelPath: request.path, ubatch: settings.batchSize, threads: settings.threads ?? undefined}).command;
+        return await this.loadPlaced({
+            path: request.path, model, taskId: request.taskId, placement, settings, strategy: "layers",
+            gpuLayers, overrides: [], llamaCppFlags: flags, prediction: null
+        });
+    }
+
+    /** Profile → plan → load with the best strategy available, within the budget. */
+    async autoOffload(request: {path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string}): Promise<LoadedModelState> {
+        const model = await this.inspectForTask(request.path, request.taskId);
+        const settings = {...DEFAULT_SETTINGS, ...request.settings};
+        this.progress(request.taskId, "plan", null, "choosing where each tensor lives");
+        const plan = await planForBudget({
+            engine: this.engine, machine: this.describe(), modelPath: request.path, model, budget: request.budget,
+            settings, strategy: request.strategy
+        });
+        const compiled = compilePlacement(plan.placement, model.tensors);
+        const flags = renderOverrideFlags(compiled.overrides, {modelPath: request.path, ubatch: plan.settings.batchSize, threads: plan.settings.threads ?? undefined}).command;
+        return await this.loadPlaced({
+            path: request.path, model, taskId: request.taskId, placement: plan.placement, settings: plan.settings,
+            strategy: plan.strategy, gpuLayers: "max", overrides: compiled.overrides, llamaCppFlags: flags,
+            prediction: plan.prediction
+        });
+    }
+
+    async unload(): Promise<void> {
+        for (const controller of this.streams.values())
+            controller.abort();
+        const loaded = this.loaded;
+        this.loaded = null;
+        await loaded?.placed.dispose();
+    }
+
+    async chat(request: {streamId: string; history: ChatTurn[]; message: string; maxTokens?: number; temperature?: number},
+        onDelta: (text: string, elapsedMs: number) => void): Promise<{text: string; timing: GenerationTiming; aborted: boolean}> {
+        const loaded = this.loaded;
+        if (loaded == null)
+            throw Object.assign(new Error("no model is loaded: load one first"), {code: "no-model"});
+        const controller = new AbortController();
+        this.streams.set(request.streamId, controller);
+        try {
+            return await streamChatReply(loaded.placed, {
+                history: request.history, message: request.message, maxTokens: request.maxTokens,
+                temperature: request.temperature, signal: controller.signal, onText: onDelta
+            });
+        } finally {
+            this.streams.delete(request.streamId);
+        }
+    }
+
+    stop(streamId: string): void {
+        this.streams.get(streamId)?.abort();
+    }
+
+    async dispose(): Promise<void> {
+        await this.unload();
+        await this.engine.llama.dispose();
+    }
+
+    private async loadPlaced(options: {
+        path: string; model: InspectedModel; taskId: string; placement: Placement; settings: RuntimeSettings;
+        strategy: PlacementStrategy; gpuLayers: number | "max"; overrides: readonly {pattern: string; bufferType: string}[];
+        llamaCppFlags: string; prediction: LoadedModelState["prediction"];
+    }): Promise<LoadedModelState> {
+        await this.unload();
+        this.progress(options.taskId, "load", 0, "loading weights");
+        const placed = await PlacedModel.load(this.engine, {
+            modelPath: options.path,
+            gpuLayers: options.gpuLayers,
+            overrides: options.overrides,
+            useMmap: options.settings.useMmap ?? undefined,
+            contextSize: options.settings.contextSize,
+            batchSize: options.settings.batchSize,
+            threads: options.settings.threads ?? undefined,
+            onProgress: (progress) => this.progress(options.taskId, "load", progress, "loading weights")
+        });
+        this.progress(options.taskId, "load", 1, "loaded");
+        const state: LoadedModelState = {
+            card: toModelCard(options.path, options.model),
+            placement: toPlacementView({
+                strategy: options.strategy, placement: options.placement, model: options.model, overrides: options.overrides,
+                gpuLayers: options.gpuLayers, llamaCppFlags: options.llamaCppFlags
+            }),
+            prediction: options.prediction,
+            measured: placed.memory(),
+            settings: options.settings,
+            loadMs: placed.loadMs
+        };
+        this.loaded = {placed, state};
+        return state;
+    }
+
+    private async inspectForTask(modelPath: string, taskId: string): Promise<InspectedModel> {
+        this.progress(taskId, "inspect", null, "validating the GGUF file");
+        return await this.inspectCached(modelPath);
+    }
+
+    private async inspectCached(modelPath: string): Promise<InspectedModel> {
+        const cached = this.inspected.get(modelPath);
+        if (cached != null)
+            return cached;
+        const model = await inspectModelFile(modelPath);
+        this.inspected.set(modelPath, model);
+        return model;
+    }
+
+    private progress(taskId: string, step: string, progress: number | null, detail?: string): void {
+        this.onProgress({taskId, step, progress, detail});
+    }
+}

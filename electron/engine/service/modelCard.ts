@@ -1,0 +1,30 @@
+import path from "node:path";
+import type {ModelCard} from "../../contract/ipc.js";
+import type {InspectedModel} from "../gguf/inspectGguf.js";
+import {validateGgufOutOfProcess} from "../gguf/validateGgufOutOfProcess.js";
+import {inspectGguf} from "../gguf/inspectGguf.js";
+
+/** Validates a GGUF file out of process (bounded, hostile-safe), then inspects it. */
+export async function inspectModelFile(modelPath: string): Promise<InspectedModel> {
+    return inspectGguf(await validateGgufOutOfProcess(modelPath));
+}
+
+/** The model card the UI shows. */
+export function toModelCard(modelPath: string, model: InspectedModel): ModelCard {
+    return {
+        path: modelPath,
+        fileName: path.basename(modelPath),
+        fileBytes: model.fileSize,
+        architecture: model.architecture ?? "unknown",
+        name: model.name,
+        parameterCount: model.parameterCount,
+        layerCount: model.layerCount,
+        contextLength: model.contextLength,
+        embeddingLength: model.embeddingLength,
+        vocabularySize: model.vocabSize,
+        quantMix: model.quantMix.map((entry) => ({type: entry.type, bytes: entry.bytes, tensors: entry.tensorCount})),
+        tensors: model.tensors.map((tensor) => ({
+            name: tensor.name, layer: tensor.layer, role: tensor.role, type: tensor.type, shape: tensor.shape, bytes: tensor.bytes
+        }))
+    };
+}
