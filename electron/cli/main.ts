@@ -1,6 +1,11 @@
 import {parseArgs, type ParseArgsConfig} from "node:util";
 import {processIo, type CliIo} from "./CliIo.js";
 import {devicesCommand} from "./commands/devicesCommand.js";
+import {UsageError} from "./UsageError.js";
+import {inspectCommand} from "./commands/inspectCommand.js";
+import {makeModelCommand} from "./commands/makeModelCommand.js";
+import {chatCommand} from "./commands/chatCommand.js";
+import type {Budget} from "../contract/ipc.js";
 import type {EngineGpu} from "../engine/native/getEngineLlama.js";
 
 type Command = {
@@ -19,8 +24,84 @@ const commands: Record<string, Command> = {
         usage: "tensorwise devices [--gpu auto|cpu|cuda|vulkan] [--json]",
         options: {...gpuOption, ...jsonOption},
         run: (io, values) => devicesCommand(io, {gpu: parseGpu(values.gpu), json: values.json === true})
+    },
+    inspect: {
+        summary: "validate a GGUF file (bounded, out of process) and show its architecture, quant mix and tensors",
+        usage: "tensorwise inspect <model.gguf> [--tensors] [--json]",
+        options: {...jsonOption, tensors: {type: "boolean", default: false}},
+        run: (io, values, positionals) => inspectCommand(io, onePositional(positionals, "model.gguf"), {json: values.json === true, tensors: values.tensors === true})
+    },
+    "make-model": {
+        summary: "write a synthetic llama-architecture GGUF model (random weights) for tests and benchmarks",
+        usage: "tensorwise make-model <out.gguf> [--preset tiny|small|llama3-8b] [--layers N --embd N --ff N --heads N --kv-heads N --vocab N] [--type f32|f16|bf16|q8_0|q4_0] [--seed N] [--json]",
+        options: {
+            ...jsonOption, preset: {type: "string"}, layers: {type: "string"}, embd: {type: "string"}, ff: {type: "string"},
+            heads: {type: "string"}, "kv-heads": {type: "string"}, vocab: {type: "string"}, type: {type: "string"}, seed: {type: "string"}
+        },
+        run: (io, values, positionals) => makeModelCommand(io, onePositional(positionals, "out.gguf"), values)
+    },
+    chat: {
+        summary: "load a model with a placement, reply to one prompt, print TTFT/TPOT and memory per buffer type",
+        usage: "tensorwise chat <model.gguf> --prompt <text> [--placement file.json | --gpu-layers N | --auto [--budget MiB|N%]] " +
+            "[--gpu auto|cpu|cuda|vulkan] [--context N] [--batch N] [--threads N] [--max-tokens N] [--temperature T] [--show-overrides] [--json]",
+        options: {
+            ...gpuOption, ...jsonOption, prompt: {type: "string"}, placement: {type: "string"}, "gpu-layers": {type: "string"},
+            auto: {type: "boolean", default: false}, budget: {type: "string"}, context: {type: "string"}, batch: {type: "string"},
+            threads: {type: "string"}, "max-tokens": {type: "string"}, temperature: {type: "string"},
+            "show-overrides": {type: "boolean", default: false}
+        },
+        run: (io, values, positionals) => {
+            if (typeof values.prompt !== "string" || values.prompt === "")
+                throw new UsageError("--prompt is required");
+            return chatCommand(io, onePositional(positionals, "model.gguf"), {
+                gpu: parseGpu(values.gpu),
+                prompt: values.prompt,
+                placement: values.placement as string | undefined,
+                gpuLayers: optionalInt(values["gpu-layers"], "gpu-layers", 0),
+                auto: values.auto === true,
+                budget: values.budget == null ? undefined : parseBudget(String(values.budget)),
+                contextSize: optionalInt(values.context, "context", 1) ?? 2048,
+                batchSize: optionalInt(values.batch, "batch", 1) ?? 512,
+                threads: optionalInt(values.threads, "threads", 1),
+                maxTokens: optionalInt(values["max-tokens"], "max-tokens", 1) ?? 64,
+                temperature: values.temperature == null ? 0 : Number(values.temperature),
+                showOverrides: values["show-overrides"] === true,
+                json: values.json === true
+            });
+        }
     }
 };
+
+function onePositional(positionals: string[], name: string): string {
+    const [first, ...extra] = positionals;
+    if (first == null)
+        throw new UsageError(`<${name}> is required`);
+    if (extra.length > 0)
+        throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
+    return first;
+}
+
+function optionalInt(value: string | boolean | undefined, name: string, min: number): number | undefined {
+    if (value == null)
+        return undefined;
+    const number = Number(value);
+    if (!Number.isSafeInteger(number) || number < min)
+        throw new UsageError(`--${name} must be an integer ≥ ${min} (got "${String(value)}")`);
+    return number;
+}
+
+/** `"4096"` → 4096 MiB, `"50%"` → half of the model's weights, `"auto"` → free VRAM minus a margin. */
+export function parseBudget(text: string): Budget {
+    if (text === "auto")
+        return {kind: "auto"};
+    const percent = /^(\d+(?:\.\d+)?)%$/.exec(text);
+    if (percent?.[1] != null && Number(percent[1]) > 0 && Number(percent[1]) <= 100)
+        return {kind: "percent", percent: Number(percent[1])};
+    const mib = /^(\d+(?:\.\d+)?)(?:MiB)?$/i.exec(text);
+    if (mib?.[1] != null && Number(mib[1]) > 0)
+        return {kind: "mib", mib: Number(mib[1])};
+    throw new UsageError(`--budget must be MiB (e.g. 4096), a share of the weights (e.g. 50%) or auto (got "${text}")`);
+}
 
 export function registerCommand(name: string, command: Command): void {
     commands[name] = command;
@@ -33,8 +114,6 @@ function parseGpu(value: string | boolean | undefined): EngineGpu {
     throw new UsageError(`--gpu must be auto, cpu, cuda, vulkan or metal (got "${gpu}")`);
 }
 
-/** A mistake in how the CLI was called: printed with the usage, exit code 2. */
-export class UsageError extends Error {}
 
 function help(io: CliIo): void {
     io.out("tensorwise: per-tensor CPU/GPU placement for local LLMs\n");

@@ -1,9 +1,10 @@
+import {stat} from "node:fs/promises";
 import type {
     Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, RuntimeSettings, TaskProgress
 } from "../../contract/ipc.js";
 import type {InspectedModel} from "../gguf/inspectGguf.js";
 import {describeMachine} from "../hardware/describeMachine.js";
-import {getEngineLlama, type EngineGpu, type EngineLlama} from "../native/getEngineLlama.js";
+import {getEngineLlama, type EngineGpu, type EngineLlama, type EngineLlamaOptions} from "../native/getEngineLlama.js";
 import {compilePlacement} from "../placement/compilePlacement.js";
 import {renderLayerSplitFlags, renderOverrideFlags} from "../placement/llamaCppFlags.js";
 import type {Placement} from "../placement/Placement.js";
@@ -26,8 +27,11 @@ export class EngineService {
 
     private constructor(readonly engine: EngineLlama, private readonly onProgress: (progress: TaskProgress) => void) {}
 
-    static async create(options: {gpu?: EngineGpu; maxThreads?: number; onProgress?: (progress: TaskProgress) => void} = {}): Promise<EngineService> {
-        const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.maxThreads});
+    static async create(options: {
+        gpu?: EngineGpu; maxThreads?: number; onProgress?: (progress: TaskProgress) => void;
+        onLog?: EngineLlamaOptions["onLog"]; logLevel?: EngineLlamaOptions["logLevel"];
+    } = {}): Promise<EngineService> {
+        const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.maxThreads, onLog: options.onLog, logLevel: options.logLevel});
         return new EngineService(engine, options.onProgress ?? (() => {}));
     }
 
@@ -67,12 +71,27 @@ export class EngineService {
             engine: this.engine, machine: this.describe(), modelPath: request.path, model, budget: request.budget,
             settings, strategy: request.strategy
         });
-        const compiled = compilePlacement(plan.placement, model.tensors);
-        const flags = renderOverrideFlags(compiled.overrides, {modelPath: request.path, ubatch: plan.settings.batchSize, threads: plan.settings.threads ?? undefined}).command;
+        return await this.loadWithPlacement({
+            path: request.path, placement: plan.placement, settings: plan.settings, strategy: plan.strategy,
+            prediction: plan.prediction, taskId: request.taskId
+        });
+    }
+
+    /** Loads with an explicit per-tensor placement: every layer offloaded, then overrides move tensors back. */
+    async loadWithPlacement(request: {
+        path: string; placement: Placement; settings: Partial<RuntimeSettings>; taskId: string;
+        strategy?: PlacementStrategy; prediction?: LoadedModelState["prediction"];
+    }): Promise<LoadedModelState> {
+        const model = await this.inspectForTask(request.path, request.taskId);
+        const settings = {...DEFAULT_SETTINGS, ...request.settings};
+        const compiled = compilePlacement(request.placement, model.tensors);
+        const flags = renderOverrideFlags(compiled.overrides, {
+            modelPath: request.path, ubatch: settings.batchSize, threads: settings.threads ?? undefined
+        }).command;
         return await this.loadPlaced({
-            path: request.path, model, taskId: request.taskId, placement: plan.placement, settings: plan.settings,
-            strategy: plan.strategy, gpuLayers: "max", overrides: compiled.overrides, llamaCppFlags: flags,
-            prediction: plan.prediction
+            path: request.path, model, taskId: request.taskId, placement: request.placement, settings,
+            strategy: request.strategy ?? "manual", gpuLayers: "max", overrides: compiled.overrides, llamaCppFlags: flags,
+            prediction: request.prediction ?? null
         });
     }
 
@@ -149,11 +168,13 @@ export class EngineService {
     }
 
     private async inspectCached(modelPath: string): Promise<InspectedModel> {
-        const cached = this.inspected.get(modelPath);
+        const {size, mtimeMs} = await stat(modelPath);
+        const key = `${modelPath}\0${size}\0${mtimeMs}`;
+        const cached = this.inspected.get(key);
         if (cached != null)
             return cached;
         const model = await inspectModelFile(modelPath);
-        this.inspected.set(modelPath, model);
+        this.inspected.set(key, model);
         return model;
     }
 

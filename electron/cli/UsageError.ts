@@ -1,0 +1,2 @@
+/** A mistake in how the CLI was called: printed with the usage, exit code 2. */
+export class UsageError extends Error {}

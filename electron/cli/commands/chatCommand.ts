@@ -1,0 +1,105 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import type {Budget, LoadedModelState} from "../../contract/ipc.js";
+import {formatBytes, formatMs, formatTable} from "../../engine/format/formatBytes.js";
+import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.js";
+import {placementFromJson} from "../../engine/placement/Placement.js";
+import {EngineService} from "../../engine/service/EngineService.js";
+import {comparePlannedMemory} from "../../engine/service/comparePlannedMemory.js";
+import {UsageError} from "../UsageError.js";
+import type {CliIo} from "../CliIo.js";
+
+export type ChatCommandOptions = {
+    gpu: EngineGpu;
+    prompt: string;
+    placement?: string;
+    gpuLayers?: number;
+    auto: boolean;
+    budget?: Budget;
+    contextSize: number;
+    batchSize: number;
+    threads?: number;
+    maxTokens: number;
+    temperature: number;
+    showOverrides: boolean;
+    json: boolean;
+};
+
+/**
+ * `tensorwise chat <gguf> --prompt <text> [--placement file.json | --gpu-layers N | --auto [--budget]]`: loads the
+ * model with the placement, replies, and prints TTFT, TPOT and measured memory per buffer type against the plan.
+ */
+export async function chatCommand(io: CliIo, modelPath: string, options: ChatCommandOptions): Promise<number> {
+    const chosen = [options.placement != null, options.gpuLayers != null, options.auto].filter(Boolean).length;
+    if (chosen > 1)
+        throw new UsageError("give at most one of --placement, --gpu-layers and --auto");
+    const overrideLines: string[] = [];
+    const service = await EngineService.create({
+        gpu: options.gpu,
+        maxThreads: options.threads,
+        logLevel: options.showOverrides ? LlamaLogLevel.debug : LlamaLogLevel.warn,
+        onLog: (level, message) => {
+            if (message.includes("buffer type overridden"))
+                overrideLines.push(message.trim());
+            else if (level === LlamaLogLevel.error || level === LlamaLogLevel.fatal)
+                io.err(`llama.cpp: ${message.trim()}`);
+        },
+        onProgress: (progress) => {
+            if (!options.json && progress.step !== "load")
+                io.err(`${progress.step}: ${progress.detail ?? ""}`);
+        }
+    });
+    try {
+        const resolved = path.resolve(modelPath);
+        const settings = {contextSize: options.contextSize, batchSize: options.batchSize, threads: options.threads ?? null};
+        let state: LoadedModelState;
+        if (options.placement != null) {
+            const card = await service.inspect(resolved);
+            const placement = placementFromJson(await fs.readFile(options.placement, "utf8"), card.tensors);
+            state = await service.loadWithPlacement({path: resolved, placement, settings, taskId: "cli"});
+        } else if (options.auto)
+            state = await service.autoOffload({path: resolved, budget: options.budget ?? {kind: "auto"}, settings, taskId: "cli"});
+        else
+            state = await service.load({path: resolved, gpuLayers: options.gpuLayers ?? "max", settings, taskId: "cli"});
+
+        let streamed = "";
+        const reply = await service.chat(
+            {streamId: "cli", history: [], message: options.prompt, maxTokens: options.maxTokens, temperature: options.temperature},
+            (text) => {
+                streamed += text;
+                if (!options.json)
+                    process.stdout.write(text);
+            }
+        );
+        const memory = comparePlannedMemory(state.placement.bytesPerBufferType, state.measured);
+        if (options.json) {
+            io.out(JSON.stringify({
+                reply: reply.text, timing: reply.timing, placement: state.placement, measured: state.measured,
+                plannedVsMeasured: memory, overrideLog: overrideLines, loadMs: state.loadMs
+            }, null, 2));
+            return 0;
+        }
+        if (!streamed.endsWith("\n"))
+            io.out("");
+        io.out("");
+        io.out(`placement: ${state.placement.strategy}, ${state.placement.overrides.length} override pattern(s); llama.cpp equivalent:`);
+        io.out(`  ${state.placement.llamaCppFlags}`);
+        io.out(`TTFT ${formatMs(reply.timing.ttftMs)} (${reply.timing.promptTokens} prompt tokens), TPOT ${formatMs(reply.timing.tpotMs)}` +
+            ` (${reply.timing.generatedTokens} tokens${reply.timing.tpotMs != null ? `, ${(1000 / reply.timing.tpotMs).toFixed(1)} tok/s` : ""}), load ${formatMs(state.loadMs)}`);
+        io.out("");
+        io.out(formatTable([
+            ["buffer type", "side", "planned weights", "measured weights", "KV cache", "scratch"],
+            ...memory.rows.map((row) => [
+                row.bufferType, row.isHost ? "host" : "device", row.plannedWeightsBytes == null ? "—" : formatBytes(row.plannedWeightsBytes),
+                formatBytes(row.weightsBytes), formatBytes(row.kvCacheBytes), formatBytes(row.scratchBytes)
+            ])
+        ]));
+        io.out(`weights: planned host ${formatBytes(memory.planned.hostBytes)} / device ${formatBytes(memory.planned.deviceBytes)}; ` +
+            `measured host ${formatBytes(memory.measured.hostBytes)} / device ${formatBytes(memory.measured.deviceBytes)}`);
+        for (const line of overrideLines)
+            io.out(`  llama.cpp: ${line}`);
+        return 0;
+    } finally {
+        await service.dispose();
+    }
+}
