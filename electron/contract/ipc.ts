@@ -124,6 +124,8 @@ export type Requests = {
     /** Replaces the last assistant message with a new reply. */
     "chat.regenerate": [{conversationId: string; streamId: string; maxTokens?: number; temperature?: number}, void];
     "chat.stop": [{streamId: string}, void];
+    /** Opens the native file dialog for a .gguf; `null` when cancelled or where no dialog exists (web mode). */
+    "dialog.openModel": [void, string | null];
 };
 
 /** Pushed events: name → payload. */

@@ -1,0 +1,42 @@
+/**
+ * The contract's request and event names as runtime values, for the few places that must enumerate them (the preload
+ * builds one named function per request; the web server rejects unknown names). The `satisfies` checks keep these
+ * lists exactly in step with {@link Requests} and {@link Events}: a name added to the types fails to compile here
+ * until it is listed.
+ */
+import type {EventName, Events, RequestName, Requests} from "./ipc.js";
+
+const requestNameSet = {
+    "machine.describe": true,
+    "engine.state": true,
+    "engine.restart": true,
+    "model.inspect": true,
+    "model.autoOffload": true,
+    "model.load": true,
+    "model.unload": true,
+    "model.current": true,
+    "conversations.list": true,
+    "conversations.get": true,
+    "conversations.create": true,
+    "conversations.delete": true,
+    "conversations.rename": true,
+    "chat.send": true,
+    "chat.regenerate": true,
+    "chat.stop": true,
+    "dialog.openModel": true
+} as const satisfies {[Name in keyof Requests]: true};
+
+const eventNameSet = {
+    "engine.state": true,
+    "task.progress": true,
+    "chat.delta": true,
+    "chat.done": true,
+    "chat.error": true
+} as const satisfies {[Name in keyof Events]: true};
+
+export const requestNames = Object.keys(requestNameSet) as RequestName[];
+export const eventNames = Object.keys(eventNameSet) as EventName[];
+
+export function isRequestName(name: string): name is RequestName {
+    return Object.hasOwn(requestNameSet, name);
+}

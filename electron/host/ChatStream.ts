@@ -1,0 +1,121 @@
+/**
+ * One streaming reply: forwards the engine's token text to its client batched per frame (never the whole message per
+ * token), checkpoints the partial reply to disk every {@link CHECKPOINT_MS} (marked `stopped: "crash"` until it
+ * completes, so a kill of the whole app leaves an honest record), then saves the final message with engine timing.
+ */
+import {randomUUID} from "node:crypto";
+import type {ChatMessage, Events} from "../contract/ipc.js";
+import type {EngineRequests} from "../engine/service/engineProtocol.js";
+import type {ChatTurn} from "../engine/runtime/streamChatReply.js";
+import {HostError} from "./HostError.js";
+
+/** Delta batching interval: about two frames at 60 Hz. */
+export const DELTA_BATCH_MS = 25;
+/** How often a streaming reply is saved; a kill loses at most this much of the reply. */
+export const CHECKPOINT_MS = 500;
+
+export type ChatStreamSink = {
+    emit<Name extends "chat.delta" | "chat.done" | "chat.error">(name: Name, payload: Events[Name]): void;
+    checkpoint(message: ChatMessage): Promise<void>;
+    chat(arg: EngineRequests["chat"][0]): Promise<EngineRequests["chat"][1]>;
+    stop(streamId: string): Promise<void>;
+};
+
+export class ChatStream {
+    readonly messageId = randomUUID();
+    private readonly createdAt = Date.now();
+    private text = "";
+    private pendingText = "";
+    private chunks = 0;
+    private lastElapsedMs = 0;
+    private flushTimer: NodeJS.Timeout | null = null;
+    private checkpointTimer: NodeJS.Timeout | null = null;
+    private checkpointing: Promise<void> = Promise.resolve();
+    private finished = false;
+    private stopRequested = false;
+
+    constructor(
+        readonly streamId: string,
+        readonly conversationId: string,
+        readonly clientId: string,
+        private readonly sink: ChatStreamSink
+    ) {}
+
+    async run(request: {history: ChatTurn[]; message: string; maxTokens?: number; temperature?: number}): Promise<void> {
+        this.checkpointTimer = setInterval(() => this.checkpoint(), CHECKPOINT_MS);
+        try {
+            const reply = await this.sink.chat({streamId: this.streamId, ...request});
+            this.flushDeltas();
+            const stopped = reply.aborted || this.stopRequested ? "user" : undefined;
+            const message: ChatMessage = {
+                id: this.messageId, role: "assistant", text: reply.text, createdAt: this.createdAt, timing: reply.timing,
+                ...(stopped != null ? {stopped} : {})
+            };
+            await this.finish(message);
+            this.sink.emit("chat.done", {streamId: this.streamId, conversationId: this.conversationId, message});
+        } catch (error) {
+            this.flushDeltas();
+            const crashed = error instanceof HostError && (error.code === "engine-crashed" || error.code === "engine-stopped");
+            const message: ChatMessage = {
+                id: this.messageId, role: "assistant", text: this.text, createdAt: this.createdAt,
+                stopped: crashed ? "crash" : "user"
+            };
+            await this.finish(message).catch(() => {});
+            this.sink.emit("chat.error", {
+                streamId: this.streamId, conversationId: this.conversationId,
+                error: crashed
+                    ? `The engine stopped while replying; the reply so far was kept. ${error instanceof Error ? error.message : ""}`.trim()
+                    : error instanceof Error ? error.message : String(error)
+            });
+        }
+    }
+
+    /** Engine token text for this stream. */
+    onDelta(text: string, elapsedMs: number): void {
+        if (this.finished)
+            return;
+        this.text += text;
+        this.pendingText += text;
+        this.chunks++;
+        this.lastElapsedMs = elapsedMs;
+        this.flushTimer ??= setTimeout(() => this.flushDeltas(), DELTA_BATCH_MS);
+    }
+
+    /** Asks the engine to stop; `run` then saves what came and reports `chat.done` with `stopped: "user"`. */
+    async stop(): Promise<void> {
+        if (this.finished)
+            return;
+        this.stopRequested = true;
+        await this.sink.stop(this.streamId).catch(() => {});
+    }
+
+    private flushDeltas(): void {
+        if (this.flushTimer != null) {
+            clearTimeout(this.flushTimer);
+            this.flushTimer = null;
+        }
+        if (this.pendingText === "")
+            return;
+        const text = this.pendingText;
+        this.pendingText = "";
+        this.sink.emit("chat.delta", {
+            streamId: this.streamId, conversationId: this.conversationId, messageId: this.messageId, text,
+            elapsedMs: this.lastElapsedMs, tokens: this.chunks
+        });
+    }
+
+    private checkpoint(): void {
+        if (this.finished || this.text === "")
+            return;
+        const message: ChatMessage = {id: this.messageId, role: "assistant", text: this.text, createdAt: this.createdAt, stopped: "crash"};
+        this.checkpointing = this.checkpointing.then(() => this.sink.checkpoint(message)).catch(() => {});
+    }
+
+    private async finish(message: ChatMessage): Promise<void> {
+        this.finished = true;
+        if (this.checkpointTimer != null)
+            clearInterval(this.checkpointTimer);
+        await this.checkpointing;
+        await this.sink.checkpoint(message);
+    }
+}

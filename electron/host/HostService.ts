@@ -1,0 +1,272 @@
+/**
+ * The engine host behind the contract: implements every request of {@link Requests} by combining the conversation
+ * store and the engine child process, and pushes {@link Events} to the clients (Electron windows, web-mode event
+ * streams) attached to it. Shared by Electron main and web mode; imports nothing from `electron`.
+ */
+import {randomUUID} from "node:crypto";
+import {promises as fs} from "node:fs";
+import path from "node:path";
+import type {
+    ChatMessage, EngineState, EventName, Events, LoadedModelState, RequestArg, RequestName, RequestResult, Requests
+} from "../contract/ipc.js";
+import type {EngineEvents} from "../engine/service/engineProtocol.js";
+import {ChatStream, type ChatStreamSink} from "./ChatStream.js";
+import type {ConversationStore} from "./ConversationStore.js";
+import type {EngineClient, EngineClientState} from "./EngineClient.js";
+import {HostError} from "./HostError.js";
+import {optionalNumber, requireObject, requireString} from "./validateArg.js";
+
+/** One window or browser tab: where its events go. Chat streams die with their client. */
+export type HostClient = {
+    readonly id: string;
+    emit<Name extends EventName>(name: Name, payload: Events[Name]): void;
+};
+
+/** What only the shell (Electron or web) can do. */
+export type HostPlatform = {
+    /** Native file dialog; absent in web mode (the page offers upload and a path field instead). */
+    openModelDialog?: () => Promise<string | null>;
+};
+
+type Handlers = {[Name in RequestName]: (arg: RequestArg<Name>, client: HostClient) => Promise<RequestResult<Name>>};
+type LoadRequest =
+    | {name: "autoOffload"; arg: Requests["model.autoOffload"][0]}
+    | {name: "load"; arg: Requests["model.load"][0]};
+
+export class HostService {
+    private readonly clients = new Map<string, HostClient>();
+    private readonly streams = new Map<string, ChatStream>();
+    private loaded: LoadedModelState | null = null;
+    private busyTask: string | null = null;
+    /** The last successful load, replayed after an engine restart so the user is back where the crash left them. */
+    private lastLoad: LoadRequest | null = null;
+    private readonly unsubscribe: (() => void)[] = [];
+
+    constructor(
+        private readonly store: ConversationStore,
+        private readonly engine: EngineClient,
+        private readonly platform: HostPlatform = {}
+    ) {
+        this.unsubscribe.push(engine.onState((state) => this.onEngineState(state)));
+        this.unsubscribe.push(engine.onEvent((name, payload) => this.onEngineEvent(name, payload)));
+    }
+
+    /** Registers a client for events. The returned function detaches it and stops its streams. */
+    attach(client: HostClient): () => void {
+        this.clients.set(client.id, client);
+        return () => {
+            this.clients.delete(client.id);
+            for (const stream of this.streams.values())
+                if (stream.clientId === client.id)
+                    void stream.stop();
+        };
+    }
+
+    /** Serves one request of the contract for `client`. Throws {@link HostError}s. */
+    async handle<Name extends RequestName>(name: Name, arg: RequestArg<Name>, client: HostClient): Promise<RequestResult<Name>> {
+        const handler = this.handlers[name] as ((arg: RequestArg<Name>, client: HostClient) => Promise<RequestResult<Name>>) | undefined;
+        if (handler == null)
+            throw new HostError("unknown-request", `unknown request "${String(name)}"`);
+        return await handler(arg, client);
+    }
+
+    get engineState(): EngineState {
+        const state = this.engine.state;
+        if (state.state === "crashed")
+            return {state: "crashed", reason: state.reason, at: state.at};
+        if (state.state !== "running")
+            return {state: "starting"};
+        if (this.busyTask != null)
+            return {state: "busy", task: this.busyTask};
+        return this.loaded != null ? {state: "ready"} : {state: "idle"};
+    }
+
+    async dispose(): Promise<void> {
+        for (const stream of this.streams.values())
+            await stream.stop();
+        for (const off of this.unsubscribe)
+            off();
+        await this.store.flush();
+    }
+
+    private readonly handlers: Handlers = {
+        "machine.describe": async () => await this.engine.request("describe", undefined),
+        "engine.state": async () => this.engineState,
+        "engine.restart": async () => {
+            this.loaded = null;
+            await this.engine.restart();
+            const replay = this.lastLoad;
+            if (replay != null)
+                void this.runLoad(replay, "reloading the model").catch(() => {});
+            return this.engineState;
+        },
+        "model.inspect": async (arg) => {
+            const modelPath = await checkModelPath(requireString(requireObject(arg), "path"));
+            return await this.engine.request("inspect", {path: modelPath});
+        },
+        "model.autoOffload": async (arg) => {
+            const request = requireObject(arg);
+            const modelPath = await checkModelPath(requireString(request, "path"));
+            return await this.runLoad({name: "autoOffload", arg: {...arg, path: modelPath}}, "auto-offload");
+        },
+        "model.load": async (arg) => {
+            const modelPath = await checkModelPath(requireString(requireObject(arg), "path"));
+            return await this.runLoad({name: "load", arg: {...arg, path: modelPath}}, "load");
+        },
+        "model.unload": async () => {
+            for (const stream of this.streams.values())
+                await stream.stop();
+            await this.engine.request("unload", undefined);
+            this.loaded = null;
+            this.lastLoad = null;
+            this.broadcastState();
+        },
+        "model.current": async () => {
+            if (this.engine.state.state !== "running")
+                return null;
+            this.loaded = await this.engine.request("current", undefined);
+            return this.loaded;
+        },
+        "conversations.list": async () => this.store.list(),
+        "conversations.get": async (arg) => await this.store.get(requireString(requireObject(arg), "id")),
+        "conversations.create": async (arg) => {
+            const title = arg != null && typeof arg === "object" && typeof arg.title === "string" ? arg.title : undefined;
+            return await this.store.create(title);
+        },
+        "conversations.delete": async (arg) => {
+            const id = requireString(requireObject(arg), "id");
+            for (const stream of this.streams.values())
+                if (stream.conversationId === id)
+                    await stream.stop();
+            await this.store.delete(id);
+        },
+        "conversations.rename": async (arg) => {
+            const request = requireObject(arg);
+            return await this.store.rename(requireString(request, "id"), requireString(request, "title"));
+        },
+        "chat.send": async (arg, client) => {
+            const request = requireObject(arg);
+            const conversationId = requireString(request, "conversationId");
+            const text = requireString(request, "text");
+            const streamId = this.checkNewStream(requireString(request, "streamId"));
+            if (text.trim() === "")
+                throw new HostError("bad-request", "the message is empty");
+            const conversation = await this.store.get(conversationId);
+            this.requireModel();
+            const history = conversation.messages.map(({role, text: turn}) => ({role, text: turn}));
+            await this.store.append(conversationId, {id: randomUUID(), role: "user", text, createdAt: Date.now()});
+            this.startStream(client, {
+                streamId, conversationId, history, message: text,
+                maxTokens: optionalNumber(request, "maxTokens"), temperature: optionalNumber(request, "temperature")
+            });
+        },
+        "chat.regenerate": async (arg, client) => {
+            const request = requireObject(arg);
+            const conversationId = requireString(request, "conversationId");
+            const streamId = this.checkNewStream(requireString(request, "streamId"));
+            this.requireModel();
+            const conversation = await this.store.dropLastAssistant(conversationId);
+            const lastUser = conversation.messages.at(-1);
+            if (lastUser?.role !== "user")
+                throw new HostError("bad-request", "there is no message to reply to");
+            const history = conversation.messages.slice(0, -1).map(({role, text}) => ({role, text}));
+            this.startStream(client, {
+                streamId, conversationId, history, message: lastUser.text,
+                maxTokens: optionalNumber(request, "maxTokens"), temperature: optionalNumber(request, "temperature")
+            });
+        },
+        "chat.stop": async (arg) => {
+            await this.streams.get(requireString(requireObject(arg), "streamId"))?.stop();
+        },
+        "dialog.openModel": async () => await (this.platform.openModelDialog?.() ?? Promise.resolve(null))
+    };
+
+    private async runLoad(request: LoadRequest, task: string): Promise<LoadedModelState> {
+        if (this.busyTask != null)
+            throw new HostError("busy", `the engine is busy (${this.busyTask})`);
+        for (const stream of this.streams.values())
+            await stream.stop();
+        this.busyTask = task;
+        this.loaded = null;
+        this.broadcastState();
+        try {
+            const state = request.name === "autoOffload"
+                ? await this.engine.request("autoOffload", request.arg)
+                : await this.engine.request("load", request.arg);
+            this.loaded = state;
+            this.lastLoad = request;
+            return state;
+        } finally {
+            this.busyTask = null;
+            this.broadcastState();
+        }
+    }
+
+    private startStream(client: HostClient, request: {
+        streamId: string; conversationId: string; history: {role: "user" | "assistant"; text: string}[]; message: string;
+        maxTokens: number | undefined; temperature: number | undefined;
+    }): void {
+        const sink: ChatStreamSink = {
+            emit: (name, payload) => this.clients.get(client.id)?.emit(name, payload as never),
+            checkpoint: (message: ChatMessage) => this.store.upsert(request.conversationId, message).then(() => {}),
+            chat: (arg) => this.engine.request("chat", arg),
+            stop: (streamId) => this.engine.request("stop", {streamId})
+        };
+        const stream = new ChatStream(request.streamId, request.conversationId, client.id, sink);
+        this.streams.set(request.streamId, stream);
+        void stream.run({history: request.history, message: request.message, maxTokens: request.maxTokens, temperature: request.temperature})
+            .finally(() => this.streams.delete(request.streamId));
+    }
+
+    private checkNewStream(streamId: string): string {
+        if (this.streams.has(streamId))
+            throw new HostError("bad-request", `stream ${streamId} is already running`);
+        return streamId;
+    }
+
+    private requireModel(): void {
+        if (this.engine.state.state === "crashed")
+            throw new HostError("engine-crashed", "the engine is not running: restart it first");
+        if (this.loaded == null)
+            throw new HostError("no-model", "no model is loaded: open one on the Model screen and press Auto-offload");
+    }
+
+    private onEngineState(state: EngineClientState): void {
+        if (state.state === "crashed" || state.state === "stopped")
+            this.loaded = null;
+        this.broadcastState();
+    }
+
+    private onEngineEvent<Name extends keyof EngineEvents>(name: Name, payload: EngineEvents[Name]): void {
+        if (name === "progress")
+            this.broadcast("task.progress", payload as EngineEvents["progress"]);
+        else if (name === "delta") {
+            const delta = payload as EngineEvents["delta"];
+            this.streams.get(delta.streamId)?.onDelta(delta.text, delta.elapsedMs);
+        }
+    }
+
+    private broadcastState(): void {
+        this.broadcast("engine.state", this.engineState);
+    }
+
+    private broadcast<Name extends EventName>(name: Name, payload: Events[Name]): void {
+        for (const client of this.clients.values())
+            client.emit(name, payload);
+    }
+}
+
+/** A model path must be absolute and name an existing regular file (the engine then validates its contents). */
+async function checkModelPath(modelPath: string): Promise<string> {
+    if (!path.isAbsolute(modelPath))
+        throw new HostError("bad-path", `not an absolute path: ${modelPath}`);
+    let stat;
+    try {
+        stat = await fs.stat(modelPath);
+    } catch {
+        throw new HostError("not-found", `no such file: ${modelPath}`);
+    }
+    if (!stat.isFile())
+        throw new HostError("bad-path", `not a file: ${modelPath}`);
+    return path.resolve(modelPath);
+}

@@ -1,0 +1,32 @@
+/** Wires store + engine child + host service together: what Electron main and web mode both start with. */
+import {ConversationStore} from "./ConversationStore.js";
+import {EngineClient, type EngineClientOptions} from "./EngineClient.js";
+import {HostService, type HostPlatform} from "./HostService.js";
+
+export type StartedHost = {service: HostService; engine: EngineClient; store: ConversationStore; dispose(): Promise<void>};
+
+export async function startHost(options: {
+    dataDir: string;
+    platform?: HostPlatform;
+    engine?: Omit<EngineClientOptions, "onLog">;
+    onEngineLog?: EngineClientOptions["onLog"];
+}): Promise<StartedHost> {
+    const store = await ConversationStore.open(options.dataDir);
+    const engine = new EngineClient({...options.engine, onLog: options.onEngineLog});
+    const service = new HostService(store, engine, options.platform);
+    engine.onState((state) => {
+        if (state.state === "running")
+            options.onEngineLog?.("stdout", `engine started pid=${state.pid}`);
+        else if (state.state === "crashed")
+            options.onEngineLog?.("stderr", `engine crashed: ${state.reason.split("\n")[0]}`);
+    });
+    // The window comes up at once; the engine starts behind it and reports its state as events.
+    engine.start().catch((error: unknown) => options.onEngineLog?.("stderr", `engine failed to start: ${(error as Error).message}`));
+    return {
+        service, engine, store,
+        async dispose() {
+            await service.dispose();
+            await engine.stop();
+        }
+    };
+}

@@ -1,0 +1,167 @@
+import {promises as fs} from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import type {HostClient} from "../host/HostService.js";
+import {CONTENT_SECURITY_POLICY, serveWeb, type WebServer} from "./serveWeb.js";
+
+// The transport is under test here, not the engine: the host answers with what it was asked.
+const attached: HostClient[] = [];
+const host = {
+    attach(client: HostClient) {
+        attached.push(client);
+        return () => attached.splice(attached.indexOf(client), 1);
+    },
+    async handle(name: string, arg: unknown, client: HostClient) {
+        return {name, arg, clientId: client.id};
+    }
+};
+
+let dir: string;
+let server: WebServer;
+
+function rawRequest(options: {method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer}): Promise<{status: number; headers: http.IncomingHttpHeaders; body: string}> {
+    return new Promise((resolve, reject) => {
+        const request = http.request({host: "127.0.0.1", port: server.port, method: options.method ?? "GET", path: options.path,
+            headers: {host: `127.0.0.1:${server.port}`, ...options.headers}}, (response) => {
+            let body = "";
+            response.setEncoding("utf8");
+            response.on("data", (chunk: string) => body += chunk);
+            response.on("end", () => resolve({status: response.statusCode ?? 0, headers: response.headers, body}));
+        });
+        request.on("error", reject);
+        request.end(options.body);
+    });
+}
+
+/** Opens the event stream and resolves with the client id of its `hello` event. */
+function openEvents(): Promise<{clientId: string; close: () => void}> {
+    return new Promise((resolve, reject) => {
+        const request = http.get({host: "127.0.0.1", port: server.port, path: `/api/events?token=${server.token}`}, (response) => {
+            response.setEncoding("utf8");
+            response.on("data", (chunk: string) => {
+                const match = /event: hello\ndata: (.*)\n/.exec(chunk);
+                if (match?.[1] != null)
+                    resolve({clientId: (JSON.parse(match[1]) as {clientId: string}).clientId, close: () => request.destroy()});
+            });
+        });
+        request.on("error", reject);
+    });
+}
+
+beforeAll(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), "tensorwise-web-"));
+    await fs.mkdir(path.join(dir, "renderer/assets"), {recursive: true});
+    await fs.writeFile(path.join(dir, "renderer/index.html"), "<!doctype html><title>t</title>");
+    await fs.writeFile(path.join(dir, "renderer/assets/app.js"), "console.log(1)");
+    await fs.writeFile(path.join(dir, "secret.txt"), "outside");
+    server = await serveWeb({host, rendererDir: path.join(dir, "renderer"), dataDir: path.join(dir, "data")});
+});
+afterAll(async () => {
+    await server.close();
+    await fs.rm(dir, {recursive: true, force: true});
+});
+
+describe("serveWeb", () => {
+    it("listens on 127.0.0.1 with a token in the URL fragment", () => {
+        expect(server.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${server.port}/#token=[A-Za-z0-9_-]{20,}$`));
+    });
+
+    it("serves the renderer with a strict CSP and refuses paths outside it", async () => {
+        const index = await rawRequest({path: "/"});
+        expect(index.status).toBe(200);
+        expect(index.headers["content-security-policy"]).toBe(CONTENT_SECURITY_POLICY);
+        expect(CONTENT_SECURITY_POLICY).toContain("script-src 'self'");
+        expect(CONTENT_SECURITY_POLICY).not.toContain("unsafe");
+        expect((await rawRequest({path: "/assets/app.js"})).headers["content-type"]).toContain("text/javascript");
+        expect((await rawRequest({path: "/../secret.txt"})).status).toBe(404);
+        expect((await rawRequest({path: "/%2e%2e/secret.txt"})).status).toBe(404);
+    });
+
+    it("answers only the loopback Host names (DNS rebinding)", async () => {
+        expect((await rawRequest({path: "/", headers: {host: "evil.example:80"}})).status).toBe(421);
+        expect((await rawRequest({path: "/", headers: {host: `attacker.test:${server.port}`}})).status).toBe(421);
+        expect((await rawRequest({path: "/", headers: {host: `localhost:${server.port}`}})).status).toBe(200);
+    });
+
+    it("requires the token on every API call", async () => {
+        const none = await rawRequest({method: "POST", path: "/api/request/engine.state", body: "{}"});
+        expect(none.status).toBe(401);
+        const wrong = await rawRequest({method: "POST", path: "/api/request/engine.state", body: "{}", headers: {authorization: "Bearer nope"}});
+        expect(wrong.status).toBe(401);
+        expect((await rawRequest({path: "/api/events?token=nope"})).status).toBe(401);
+    });
+
+    it("refuses cross-origin calls even with the token", async () => {
+        const response = await rawRequest({method: "POST", path: "/api/request/engine.state", body: "{}",
+            headers: {authorization: `Bearer ${server.token}`, origin: "http://evil.example"}});
+        expect(response.status).toBe(403);
+    });
+
+    it("routes a request to the host for the client of the event stream", async () => {
+        const events = await openEvents();
+        try {
+            expect(attached.some((client) => client.id === events.clientId)).toBe(true);
+            const headers = {authorization: `Bearer ${server.token}`, "x-tensorwise-client": events.clientId, "content-type": "application/json"};
+            const ok = await rawRequest({method: "POST", path: "/api/request/conversations.get", headers, body: JSON.stringify({arg: {id: "abc"}})});
+            expect(JSON.parse(ok.body)).toEqual({ok: true, result: {name: "conversations.get", arg: {id: "abc"}, clientId: events.clientId}});
+            const unknown = await rawRequest({method: "POST", path: "/api/request/fs.readFile", headers, body: "{}"});
+            expect(JSON.parse(unknown.body)).toMatchObject({ok: false, error: {code: "unknown-request"}});
+            const badJson = await rawRequest({method: "POST", path: "/api/request/engine.state", headers, body: "{"});
+            expect(JSON.parse(badJson.body)).toMatchObject({ok: false, error: {code: "bad-request"}});
+        } finally {
+            events.close();
+        }
+    });
+
+    it("detaches the client when its event stream goes away", async () => {
+        const events = await openEvents();
+        events.close();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(attached.some((client) => client.id === events.clientId)).toBe(false);
+    });
+
+    describe("upload", () => {
+        const auth = () => ({authorization: `Bearer ${server.token}`});
+
+        it("stores a .gguf under <dataDir>/models", async () => {
+            const body = Buffer.from("GGUF-bytes");
+            const response = await rawRequest({method: "PUT", path: "/api/upload?name=m.gguf", headers: auth(), body});
+            const parsed = JSON.parse(response.body) as {ok: true; result: {path: string; bytes: number}};
+            expect(parsed.ok).toBe(true);
+            expect(parsed.result.path).toBe(path.join(dir, "data/models/m.gguf"));
+            expect(await fs.readFile(parsed.result.path)).toEqual(body);
+        });
+
+        it("refuses non-.gguf names and path traversal", async () => {
+            for (const name of ["notes.txt", "../escape.gguf", "..%2Fescape.gguf", "a/b.gguf", "a\\b.gguf", ".hidden.gguf"]) {
+                const response = await rawRequest({method: "PUT", path: `/api/upload?name=${name}`, headers: auth(), body: "x"});
+                expect(response.status, name).toBe(400);
+                expect(JSON.parse(response.body).error.code).toBe("bad-name");
+            }
+            await expect(fs.stat(path.join(dir, "data/escape.gguf"))).rejects.toThrow();
+        });
+
+        it("refuses an upload larger than the free disk space with a clear message", async () => {
+            const response = await rawRequest({method: "PUT", path: "/api/upload?name=huge.gguf",
+                headers: {...auth(), "content-length": String(2 ** 52)}, body: ""}).catch(() => null);
+            // the server answers before reading the body
+            expect(response?.status).toBe(507);
+            expect(JSON.parse(response!.body).error.message).toMatch(/Not enough disk space/);
+        });
+
+        it("deletes the partial file when the upload is cut off", async () => {
+            const socket = net.connect(server.port, "127.0.0.1");
+            await new Promise((resolve) => socket.once("connect", resolve));
+            socket.write(`PUT /api/upload?name=cut.gguf HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nAuthorization: Bearer ${server.token}\r\nContent-Length: 1000000\r\n\r\n`);
+            socket.write(Buffer.alloc(4096, 1));
+            await new Promise((resolve) => setTimeout(resolve, 150));
+            socket.destroy();
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            const left = await fs.readdir(path.join(dir, "data/models"));
+            expect(left.filter((name) => name.includes("cut"))).toEqual([]);
+        });
+    });
+});

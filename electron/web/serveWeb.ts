@@ -1,0 +1,234 @@
+/**
+ * Web mode: the renderer and the contract served on 127.0.0.1 for a browser, where no Electron binary exists.
+ * - Only `Host: 127.0.0.1:<port>` / `localhost:<port>` is answered (DNS-rebinding defence).
+ * - Every API call carries the per-launch token (`Authorization: Bearer …`, or `?token=` for the event stream, which
+ *   `EventSource` cannot give headers). The page gets it from the URL fragment, which never reaches a server log.
+ * - Requests: `POST /api/request/<name>` with `{"arg": …}`; events: Server-Sent Events on `GET /api/events`.
+ * - Model upload (drag-and-drop in a browser): `PUT /api/upload?name=x.gguf` streams the body to `<dataDir>/models/`.
+ */
+import {randomBytes, randomUUID, timingSafeEqual} from "node:crypto";
+import {createReadStream, promises as fs} from "node:fs";
+import http from "node:http";
+import type {AddressInfo} from "node:net";
+import path from "node:path";
+import type {EventName, Events, RequestName} from "../contract/ipc.js";
+import {isRequestName} from "../contract/requestNames.js";
+import {HostError} from "../host/HostError.js";
+import type {HostClient} from "../host/HostService.js";
+import {receiveUpload} from "./receiveUpload.js";
+
+/** What the server needs from the host: the same surface Electron main uses. */
+export type WebHost = {
+    attach(client: HostClient): () => void;
+    handle(name: RequestName, arg: unknown, client: HostClient): Promise<unknown>;
+};
+
+export type ServeWebOptions = {
+    host: WebHost;
+    /** The built renderer (Vite output). */
+    rendererDir: string;
+    /** Uploads go to `<dataDir>/models/`. */
+    dataDir: string;
+    /** Defaults to `0` (a random free port). */
+    port?: number;
+    /** Defaults to a fresh random token. */
+    token?: string;
+};
+
+export type WebServer = {url: string; port: number; token: string; close(): Promise<void>};
+
+const MAX_REQUEST_BYTES = 1 << 20;
+const SSE_KEEPALIVE_MS = 15_000;
+
+/** Strict CSP: only our own scripts and styles; no inline script, no eval, no framing, no remote connections. */
+export const CONTENT_SECURITY_POLICY = [
+    "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "font-src 'self'",
+    "connect-src 'self'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'", "object-src 'none'"
+].join("; ");
+
+const CONTENT_TYPES: Record<string, string> = {
+    ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon", ".json": "application/json",
+    ".woff2": "font/woff2", ".map": "application/json"
+};
+
+export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
+    const token = options.token ?? randomBytes(24).toString("base64url");
+    const tokenBytes = Buffer.from(token);
+    const rendererDir = path.resolve(options.rendererDir);
+    const clients = new Map<string, {client: HostClient; detach: () => void; response: http.ServerResponse}>();
+    let port = 0;
+
+    const tokenMatches = (candidate: string | null | undefined): boolean => {
+        if (candidate == null)
+            return false;
+        const bytes = Buffer.from(candidate);
+        return bytes.length === tokenBytes.length && timingSafeEqual(bytes, tokenBytes);
+    };
+
+    const server = http.createServer((request, response) => {
+        setSecurityHeaders(response);
+        const hostHeader = request.headers.host ?? "";
+        if (hostHeader !== `127.0.0.1:${port}` && hostHeader !== `localhost:${port}`) {
+            sendJson(response, 421, {ok: false, error: {code: "bad-host", message: "unexpected Host header"}});
+            return;
+        }
+        const url = new URL(request.url ?? "/", `http://${hostHeader}`);
+        if (!url.pathname.startsWith("/api/")) {
+            void serveStatic(rendererDir, url.pathname, request, response);
+            return;
+        }
+        const origin = request.headers.origin;
+        if (origin != null && origin !== `http://${hostHeader}`) {
+            sendJson(response, 403, {ok: false, error: {code: "bad-origin", message: "cross-origin request refused"}});
+            return;
+        }
+        const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1];
+        if (!tokenMatches(bearer ?? url.searchParams.get("token"))) {
+            sendJson(response, 401, {ok: false, error: {code: "bad-token", message: "missing or wrong token"}});
+            return;
+        }
+        response.setHeader("Cache-Control", "no-store");
+
+        if (request.method === "GET" && url.pathname === "/api/events")
+            openEventStream(request, response);
+        else if (request.method === "POST" && url.pathname.startsWith("/api/request/"))
+            void handleRequest(decodeURIComponent(url.pathname.slice("/api/request/".length)), request, response);
+        else if (request.method === "PUT" && url.pathname === "/api/upload")
+            void receiveUpload(request, response, url.searchParams.get("name") ?? "", path.join(options.dataDir, "models"))
+                .then((result) => sendJson(response, result.status, result.body));
+        else
+            sendJson(response, 404, {ok: false, error: {code: "not-found", message: "no such endpoint"}});
+    });
+
+    const openEventStream = (request: http.IncomingMessage, response: http.ServerResponse) => {
+        const id = randomUUID();
+        response.writeHead(200, {"Content-Type": "text/event-stream; charset=utf-8", Connection: "keep-alive"});
+        const write = (event: string, data: unknown) => {
+            response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+        };
+        const client: HostClient = {
+            id,
+            emit<Name extends EventName>(name: Name, payload: Events[Name]) {
+                write(name, payload);
+            }
+        };
+        const detach = options.host.attach(client);
+        clients.set(id, {client, detach, response});
+        write("hello", {clientId: id});
+        const keepAlive = setInterval(() => response.write(": keep-alive\n\n"), SSE_KEEPALIVE_MS);
+        request.on("close", () => {
+            clearInterval(keepAlive);
+            clients.get(id)?.detach();
+            clients.delete(id);
+        });
+    };
+
+    const handleRequest = async (name: string, request: http.IncomingMessage, response: http.ServerResponse) => {
+        try {
+            if (!isRequestName(name))
+                throw new HostError("unknown-request", `unknown request "${name}"`);
+            const clientId = request.headers["x-tensorwise-client"];
+            const entry = typeof clientId === "string" ? clients.get(clientId) : undefined;
+            if (entry == null)
+                throw new HostError("no-event-stream", "open the event stream first (GET /api/events) and send its client id");
+            const body = await readBody(request);
+            const parsed = body === "" ? {} : JSON.parse(body) as {arg?: unknown};
+            const result = await options.host.handle(name, parsed.arg, entry.client);
+            sendJson(response, 200, {ok: true, result: result ?? null});
+        } catch (error) {
+            const contractError = error instanceof SyntaxError
+                ? {code: "bad-request", message: "the request body is not JSON"}
+                : HostError.toContract(error);
+            sendJson(response, 200, {ok: false, error: contractError});
+        }
+    };
+
+    await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+    });
+    port = (server.address() as AddressInfo).port;
+    const url = `http://127.0.0.1:${port}/`;
+
+    return {
+        url: `${url}#token=${token}`,
+        port,
+        token,
+        close: async () => {
+            for (const {detach, response} of clients.values()) {
+                detach();
+                response.end();
+            }
+            clients.clear();
+            await new Promise<void>((resolve) => server.close(() => resolve()));
+            server.closeAllConnections();
+        }
+    };
+}
+
+function setSecurityHeaders(response: http.ServerResponse): void {
+    response.setHeader("Content-Security-Policy", CONTENT_SECURITY_POLICY);
+    response.setHeader("X-Content-Type-Options", "nosniff");
+    response.setHeader("Referrer-Policy", "no-referrer");
+    response.setHeader("X-Frame-Options", "DENY");
+    response.setHeader("Cross-Origin-Opener-Policy", "same-origin");
+    response.setHeader("Cross-Origin-Resource-Policy", "same-origin");
+}
+
+export function sendJson(response: http.ServerResponse, status: number, body: unknown): void {
+    if (response.headersSent) {
+        response.end();
+        return;
+    }
+    const text = JSON.stringify(body);
+    response.writeHead(status, {"Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(text)});
+    response.end(text);
+}
+
+async function readBody(request: http.IncomingMessage): Promise<string> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of request as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_REQUEST_BYTES)
+            throw new HostError("too-large", "the request body is too large");
+        chunks.push(chunk);
+    }
+    return Buffer.concat(chunks).toString("utf8");
+}
+
+async function serveStatic(root: string, pathname: string, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    if (request.method !== "GET" && request.method !== "HEAD") {
+        sendJson(response, 405, {ok: false, error: {code: "method", message: "method not allowed"}});
+        return;
+    }
+    let relative: string;
+    try {
+        relative = decodeURIComponent(pathname === "/" ? "/index.html" : pathname);
+    } catch {
+        sendJson(response, 400, {ok: false, error: {code: "bad-path", message: "bad path"}});
+        return;
+    }
+    const file = path.resolve(root, `.${relative}`);
+    if (!file.startsWith(root + path.sep) || relative.includes("\0")) {
+        sendJson(response, 404, {ok: false, error: {code: "not-found", message: "not found"}});
+        return;
+    }
+    try {
+        const stat = await fs.stat(file);
+        if (!stat.isFile())
+            throw new Error("not a file");
+        response.writeHead(200, {
+            "Content-Type": CONTENT_TYPES[path.extname(file)] ?? "application/octet-stream",
+            "Content-Length": stat.size,
+            "Cache-Control": relative.startsWith("/assets/") ? "public, max-age=31536000, immutable" : "no-cache"
+        });
+        if (request.method === "HEAD")
+            response.end();
+        else
+            createReadStream(file).pipe(response);
+    } catch {
+        sendJson(response, 404, {ok: false, error: {code: "not-found", message: `not found: ${relative}`}});
+    }
+}

@@ -1,0 +1,40 @@
+/**
+ * Web mode entry: the engine host and the renderer on 127.0.0.1, for machines without an Electron binary (and for
+ * e2e tests in Chromium). Prints the URL with its per-launch token; serves until Ctrl-C.
+ *
+ * Usage: node dist/electron/web/webMain.js [--data-dir DIR] [--port N]
+ * Env: TENSORWISE_DATA_DIR (default ~/.tensorwise); the engine's own env (TENSORWISE_GPU, TENSORWISE_THREADS,
+ * GGML_VK_VISIBLE_DEVICES) passes through.
+ */
+import os from "node:os";
+import path from "node:path";
+import {fileURLToPath} from "node:url";
+import {parseArgs} from "node:util";
+import {startHost} from "../host/startHost.js";
+import {serveWeb} from "./serveWeb.js";
+
+const {values} = parseArgs({
+    options: {"data-dir": {type: "string"}, port: {type: "string"}, "renderer-dir": {type: "string"}},
+    strict: true
+});
+const dataDir = path.resolve(values["data-dir"] ?? process.env.TENSORWISE_DATA_DIR ?? path.join(os.homedir(), ".tensorwise"));
+const rendererDir = values["renderer-dir"] ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../renderer");
+
+const host = await startHost({dataDir, onEngineLog: (stream, line) => process.stderr.write(`[engine ${stream}] ${line}\n`)});
+const server = await serveWeb({host: host.service, rendererDir, dataDir, port: values.port != null ? Number(values.port) : 0});
+
+process.stdout.write(`No Electron window here: tensorwise is serving web mode.\nOpen ${server.url}\n`);
+process.stdout.write(`data dir: ${dataDir}\n`);
+
+let closing = false;
+async function shutdown(): Promise<void> {
+    if (closing)
+        return;
+    closing = true;
+    process.stdout.write("\nstopping…\n");
+    await server.close();
+    await host.dispose();
+    process.exit(0);
+}
+process.on("SIGINT", () => void shutdown());
+process.on("SIGTERM", () => void shutdown());
