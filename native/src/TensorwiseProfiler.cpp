@@ -1,6 +1,432 @@
 #include "TensorwiseProfiler.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "ggml.h"
+
+std::atomic<unsigned> tensorwiseProfileCancelGeneration{0};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double elapsedUs(Clock::time_point since) {
+    return std::chrono::duration<double, std::micro>(Clock::now() - since).count();
+}
+
+double median(std::vector<double> values) {
+    if (values.empty()) return -1;
+    std::sort(values.begin(), values.end());
+    size_t mid = values.size() / 2;
+    return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+struct OpRequest {
+    ggml_type type;
+    int64_t rows;  // output features (ne1 of the weight)
+    int64_t cols;  // input features (ne0 of the weight, the row length)
+};
+
+struct Request {
+    std::vector<OpRequest> ops;
+    std::vector<int64_t> batchSizes;     // token counts timed on GPU devices
+    std::vector<int64_t> cpuBatchSizes;  // token counts timed on the CPU (prefill on the CPU is rare on a GPU machine)
+    std::vector<std::string> devices;    // device names; empty = every CPU and GPU device
+    int threads = 1;
+    int warmup = 2;
+    int repeats = 7;
+    double maxMsPerPoint = 400;          // stop repeating one measurement after this much time
+    double timeLimitMs = 60000;          // whole profile
+    size_t transferBytes = 64u << 20;
+    size_t switchBytes = 16384;
+    size_t cpuScanBytes = 256u << 20;
+};
+
+struct MatmulResult {
+    std::string device;
+    OpRequest op;
+    int64_t batch;
+    double medianUs;
+    double minUs;
+    int samples;
+    bool supported;
+};
+
+struct TransferResult {
+    std::string device;
+    double pinnedH2dBytesPerSec = -1;
+    double pageableH2dBytesPerSec = -1;
+    double d2hBytesPerSec = -1;
+    double switchUs = -1;       // one small activation copy + sync + an (almost) empty graph launch on the device
+    double copySmallUs = -1;    // just the small copy + sync
+    double launchUs = -1;       // just the tiny graph compute
+};
+
+struct Response {
+    std::vector<MatmulResult> matmuls;
+    std::vector<TransferResult> transfers;
+    std::vector<std::pair<std::string, std::string>> devices;  // name, type
+    double cpuReadBytesPerSec = -1;
+    double elapsedMs = 0;
+    bool truncated = false;
+    bool cancelled = false;
+};
+
+struct BackendDeleter { void operator()(ggml_backend_t b) const { if (b) ggml_backend_free(b); } };
+struct BufferDeleter { void operator()(ggml_backend_buffer_t b) const { if (b) ggml_backend_buffer_free(b); } };
+struct ContextDeleter { void operator()(ggml_context* c) const { if (c) ggml_free(c); } };
+using BackendPtr = std::unique_ptr<ggml_backend, BackendDeleter>;
+using BufferPtr = std::unique_ptr<ggml_backend_buffer, BufferDeleter>;
+using ContextPtr = std::unique_ptr<ggml_context, ContextDeleter>;
+
+ContextPtr newContext(size_t tensors) {
+    ggml_init_params params = {ggml_tensor_overhead() * tensors + ggml_graph_overhead(), nullptr, true};
+    return ContextPtr(ggml_init(params));
+}
+
+// Same as llama.cpp's CPU backend setup: the thread count goes through the registry's proc address
+// (source: llama_context constructor, "ggml_backend_set_n_threads").
+void setThreads(ggml_backend_t backend, ggml_backend_dev_t dev, int threads) {
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(dev);
+    if (reg == nullptr) return;
+    auto fn = (ggml_backend_set_n_threads_t) ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads");
+    if (fn != nullptr) fn(backend, threads);
+}
+
+class Profiler {
+public:
+    Profiler(const Request& request, unsigned generation)
+        : req(request), generation(generation), started(Clock::now()) {}
+
+    bool stop(Response& out) {
+        if (tensorwiseProfileCancelGeneration.load() != generation) { out.cancelled = true; return true; }
+        if (elapsedUs(started) / 1000 > req.timeLimitMs) { out.truncated = true; return true; }
+        return false;
+    }
+
+    // Runs `fn` warmup + repeats times (bounded by maxMsPerPoint); returns the per-run times in µs.
+    template <typename Fn>
+    std::vector<double> time(Fn fn, Response& out) {
+        std::vector<double> samples;
+        for (int i = 0; i < req.warmup; i++) {
+            auto t0 = Clock::now();
+            fn();
+            if (elapsedUs(t0) / 1000 > req.maxMsPerPoint) break;  // a slow op needs no long warm-up
+        }
+        double spent = 0;
+        for (int i = 0; i < req.repeats; i++) {
+            auto t0 = Clock::now();
+            fn();
+            double us = elapsedUs(t0);
+            samples.push_back(us);
+            spent += us;
+            if (spent / 1000 > req.maxMsPerPoint || stop(out)) break;
+        }
+        return samples;
+    }
+
+    void matmul(ggml_backend_t backend, const std::string& dev, const OpRequest& op, int64_t batch, Response& out) {
+        MatmulResult result{dev, op, batch, -1, -1, 0, false};
+        ContextPtr ctx = newContext(4);
+        ggml_tensor* w = ggml_new_tensor_2d(ctx.get(), op.type, op.cols, op.rows);
+        ggml_tensor* x = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, op.cols, batch);
+        ggml_tensor* y = ggml_mul_mat(ctx.get(), w, x);
+        if (!ggml_backend_supports_op(backend, y)) {
+            out.matmuls.push_back(result);
+            return;
+        }
+        BufferPtr buffer(ggml_backend_alloc_ctx_tensors(ctx.get(), backend));
+        if (!buffer) {
+            out.matmuls.push_back(result);
+            return;
+        }
+        // 0x11 bytes are small normal numbers in f32/f16/bf16 and in every quant block's scale: no NaN/denormal slow paths.
+        ggml_backend_tensor_memset(w, 0x11, 0, ggml_nbytes(w));
+        ggml_backend_tensor_memset(x, 0x3c, 0, ggml_nbytes(x));
+        ggml_cgraph* graph = ggml_new_graph(ctx.get());
+        ggml_build_forward_expand(graph, y);
+        auto samples = time([&] { ggml_backend_graph_compute(backend, graph); }, out);
+        result.supported = true;
+        result.medianUs = median(samples);
+        result.minUs = samples.empty() ? -1 : *std::min_element(samples.begin(), samples.end());
+        result.samples = (int) samples.size();
+        out.matmuls.push_back(result);
+    }
+
+    void transfers(ggml_backend_t backend, ggml_backend_dev_t dev, const std::string& name, Response& out) {
+        TransferResult result;
+        result.device = name;
+        ContextPtr ctx = newContext(4);
+        ggml_tensor* big = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_I8, (int64_t) req.transferBytes);
+        ggml_tensor* small = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_I8, (int64_t) req.switchBytes);
+        ggml_tensor* tiny = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_F32, 16);
+        ggml_tensor* sum = ggml_add(ctx.get(), tiny, tiny);
+        BufferPtr buffer(ggml_backend_alloc_ctx_tensors(ctx.get(), backend));
+        if (!buffer) {
+            out.transfers.push_back(result);
+            return;
+        }
+        const double bytes = (double) req.transferBytes;
+
+        // pageable host memory → device: what llama.cpp does for host weights loaded with mmap (source: BRIEF §7).
+        std::vector<uint8_t> pageable(req.transferBytes, 0x11);
+        auto pageableUs = time([&] { ggml_backend_tensor_set(big, pageable.data(), 0, req.transferBytes); }, out);
+        result.pageableH2dBytesPerSec = bytes / (median(pageableUs) * 1e-6);
+        auto d2hUs = time([&] { ggml_backend_tensor_get(big, pageable.data(), 0, req.transferBytes); }, out);
+        result.d2hBytesPerSec = bytes / (median(d2hUs) * 1e-6);
+        pageable.clear();
+        pageable.shrink_to_fit();
+
+        // pinned host memory (the device's host buffer type, CUDA_Host / Vulkan_Host) → device: what the scheduler's
+        // copy of a host-resident weight costs when the model is loaded without mmap.
+        if (ggml_backend_buffer_type_t hostBuft = ggml_backend_dev_host_buffer_type(dev)) {
+            BufferPtr pinned(ggml_backend_buft_alloc_buffer(hostBuft, req.transferBytes));
+            if (pinned) {
+                void* base = ggml_backend_buffer_get_base(pinned.get());
+                std::memset(base, 0x11, req.transferBytes);
+                auto pinnedUs = time([&] { ggml_backend_tensor_set(big, base, 0, req.transferBytes); }, out);
+                result.pinnedH2dBytesPerSec = bytes / (median(pinnedUs) * 1e-6);
+            }
+        }
+
+        // one CPU↔GPU switch: the scheduler copies the activations across and synchronises, then launches the split.
+        std::vector<uint8_t> activations(req.switchBytes, 0x11);
+        auto copyUs = time([&] {
+            ggml_backend_tensor_set(small, activations.data(), 0, req.switchBytes);
+            ggml_backend_synchronize(backend);
+        }, out);
+        result.copySmallUs = median(copyUs);
+        ggml_backend_tensor_memset(tiny, 0, 0, ggml_nbytes(tiny));
+        ggml_cgraph* graph = ggml_new_graph(ctx.get());
+        ggml_build_forward_expand(graph, sum);
+        auto launchUs = time([&] { ggml_backend_graph_compute(backend, graph); }, out);
+        result.launchUs = median(launchUs);
+        result.switchUs = result.copySmallUs + result.launchUs;
+        out.transfers.push_back(result);
+    }
+
+    // CPU read bandwidth: a scan of a large buffer with the inference thread count.
+    void cpuRead(Response& out) {
+        size_t words = req.cpuScanBytes / sizeof(uint64_t);
+        std::vector<uint64_t> data(words, 0x1111111111111111ull);
+        int threads = std::max(1, req.threads);
+        std::vector<uint64_t> sums(threads, 0);
+        auto scan = [&] {
+            std::vector<std::thread> pool;
+            for (int t = 0; t < threads; t++) {
+                pool.emplace_back([&, t] {
+                    size_t from = words * t / threads, to = words * (t + 1) / threads;
+                    uint64_t s = 0;
+                    for (size_t i = from; i < to; i++) s += data[i];
+                    sums[t] = s;
+                });
+            }
+            for (auto& th : pool) th.join();
+        };
+        auto us = time(scan, out);
+        out.cpuReadBytesPerSec = (double) (words * sizeof(uint64_t)) / (median(us) * 1e-6);
+    }
+
+    void run(Response& out) {
+        struct Dev { ggml_backend_dev_t dev; std::string name; bool isCpu; };
+        std::vector<Dev> devs;
+        for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
+            ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+            auto type = ggml_backend_dev_type(dev);
+            if (type != GGML_BACKEND_DEVICE_TYPE_CPU && type != GGML_BACKEND_DEVICE_TYPE_GPU &&
+                type != GGML_BACKEND_DEVICE_TYPE_IGPU) continue;
+            std::string name = ggml_backend_dev_name(dev);
+            if (!req.devices.empty() && std::find(req.devices.begin(), req.devices.end(), name) == req.devices.end()) continue;
+            devs.push_back({dev, name, type == GGML_BACKEND_DEVICE_TYPE_CPU});
+            out.devices.push_back({name, type == GGML_BACKEND_DEVICE_TYPE_CPU ? "cpu" : "gpu"});
+        }
+        if (!stop(out)) cpuRead(out);
+        for (const Dev& d : devs) {
+            if (stop(out)) break;
+            BackendPtr backend(ggml_backend_dev_init(d.dev, nullptr));
+            if (!backend) continue;
+            if (d.isCpu) setThreads(backend.get(), d.dev, req.threads);
+            else transfers(backend.get(), d.dev, d.name, out);
+            const auto& batches = d.isCpu ? req.cpuBatchSizes : req.batchSizes;
+            for (const OpRequest& op : req.ops) {
+                for (int64_t batch : batches) {
+                    if (stop(out)) break;
+                    matmul(backend.get(), d.name, op, batch, out);
+                }
+            }
+        }
+        out.elapsedMs = elapsedUs(started) / 1000;
+    }
+
+private:
+    const Request& req;
+    unsigned generation;
+    Clock::time_point started;
+};
+
+class ProfileWorker : public Napi::AsyncWorker {
+public:
+    ProfileWorker(Napi::Env env, Request request)
+        : Napi::AsyncWorker(env, "tensorwiseProfile"), deferred(Napi::Promise::Deferred::New(env)),
+          request(std::move(request)), generation(tensorwiseProfileCancelGeneration.load()) {}
+
+    Napi::Promise promise() { return deferred.Promise(); }
+
+    void Execute() override {
+        try {
+            Profiler(request, generation).run(response);
+        } catch (const std::exception& e) {
+            SetError(std::string("profile failed: ") + e.what());
+        }
+    }
+
+    void OnOK() override {
+        Napi::Env env = Env();
+        Napi::Object result = Napi::Object::New(env);
+        Napi::Array devices = Napi::Array::New(env);
+        for (size_t i = 0; i < response.devices.size(); i++) {
+            Napi::Object d = Napi::Object::New(env);
+            d.Set("name", response.devices[i].first);
+            d.Set("type", response.devices[i].second);
+            devices.Set((uint32_t) i, d);
+        }
+        result.Set("devices", devices);
+        Napi::Array matmuls = Napi::Array::New(env);
+        for (size_t i = 0; i < response.matmuls.size(); i++) {
+            const MatmulResult& m = response.matmuls[i];
+            Napi::Object o = Napi::Object::New(env);
+            o.Set("device", m.device);
+            o.Set("type", ggml_type_name(m.op.type));
+            o.Set("rows", (double) m.op.rows);
+            o.Set("cols", (double) m.op.cols);
+            o.Set("batch", (double) m.batch);
+            o.Set("supported", m.supported);
+            o.Set("medianUs", m.medianUs);
+            o.Set("minUs", m.minUs);
+            o.Set("samples", m.samples);
+            matmuls.Set((uint32_t) i, o);
+        }
+        result.Set("matmuls", matmuls);
+        Napi::Array transfers = Napi::Array::New(env);
+        for (size_t i = 0; i < response.transfers.size(); i++) {
+            const TransferResult& t = response.transfers[i];
+            Napi::Object o = Napi::Object::New(env);
+            o.Set("device", t.device);
+            o.Set("pinnedH2dBytesPerSec", t.pinnedH2dBytesPerSec);
+            o.Set("pageableH2dBytesPerSec", t.pageableH2dBytesPerSec);
+            o.Set("d2hBytesPerSec", t.d2hBytesPerSec);
+            o.Set("switchUs", t.switchUs);
+            o.Set("copySmallUs", t.copySmallUs);
+            o.Set("launchUs", t.launchUs);
+            transfers.Set((uint32_t) i, o);
+        }
+        result.Set("transfers", transfers);
+        result.Set("cpuReadBytesPerSec", response.cpuReadBytesPerSec);
+        result.Set("elapsedMs", response.elapsedMs);
+        result.Set("truncated", response.truncated);
+        result.Set("cancelled", response.cancelled);
+        deferred.Resolve(result);
+    }
+
+    void OnError(const Napi::Error& error) override { deferred.Reject(error.Value()); }
+
+private:
+    Napi::Promise::Deferred deferred;
+    Request request;
+    Response response;
+    unsigned generation;
+};
+
+ggml_type typeByName(const std::string& name) {
+    for (int i = 0; i < GGML_TYPE_COUNT; i++) {
+        const char* n = ggml_type_name((ggml_type) i);
+        if (n != nullptr && ggml_blck_size((ggml_type) i) > 0 && name == n) return (ggml_type) i;
+    }
+    return GGML_TYPE_COUNT;
+}
+
+std::vector<int64_t> intList(Napi::Object o, const char* key, std::vector<int64_t> fallback) {
+    if (!o.Has(key) || !o.Get(key).IsArray()) return fallback;
+    Napi::Array a = o.Get(key).As<Napi::Array>();
+    std::vector<int64_t> out;
+    for (uint32_t i = 0; i < a.Length(); i++) {
+        int64_t v = a.Get(i).As<Napi::Number>().Int64Value();
+        if (v < 1 || v > 65536) throw std::runtime_error(std::string(key) + " entries must be in 1..65536");
+        out.push_back(v);
+    }
+    return out;
+}
+
+double number(Napi::Object o, const char* key, double fallback) {
+    return o.Has(key) && o.Get(key).IsNumber() ? o.Get(key).As<Napi::Number>().DoubleValue() : fallback;
+}
+
+// tensorwiseProfileOperators({ops: [{type, rows, cols}], batchSizes, cpuBatchSizes, devices, threads, ...}) → Promise
+Napi::Value profileOperators(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsObject()) {
+        Napi::TypeError::New(env, "tensorwiseProfileOperators(request) needs a request object").ThrowAsJavaScriptException();
+        return env.Undefined();
+    }
+    Napi::Object o = info[0].As<Napi::Object>();
+    Request req;
+    try {
+        Napi::Array ops = o.Get("ops").As<Napi::Array>();
+        for (uint32_t i = 0; i < ops.Length(); i++) {
+            Napi::Object op = ops.Get(i).As<Napi::Object>();
+            std::string typeName = op.Get("type").As<Napi::String>().Utf8Value();
+            ggml_type type = typeByName(typeName);
+            int64_t rows = op.Get("rows").As<Napi::Number>().Int64Value();
+            int64_t cols = op.Get("cols").As<Napi::Number>().Int64Value();
+            if (type == GGML_TYPE_COUNT) throw std::runtime_error("unknown ggml type \"" + typeName + "\"");
+            if (rows < 1 || cols < 1 || rows > (1 << 20) || cols > (1 << 20) || cols % ggml_blck_size(type) != 0)
+                throw std::runtime_error("bad shape for " + typeName + ": " + std::to_string(rows) + "×" + std::to_string(cols));
+            req.ops.push_back({type, rows, cols});
+        }
+        req.batchSizes = intList(o, "batchSizes", {1, 32, 128, 512});
+        req.cpuBatchSizes = intList(o, "cpuBatchSizes", {1, 32});
+        if (o.Has("devices") && o.Get("devices").IsArray()) {
+            Napi::Array d = o.Get("devices").As<Napi::Array>();
+            for (uint32_t i = 0; i < d.Length(); i++) req.devices.push_back(d.Get(i).As<Napi::String>().Utf8Value());
+        }
+        req.threads = std::max(1, (int) number(o, "threads", 1));
+        req.warmup = std::clamp((int) number(o, "warmup", 2), 0, 100);
+        req.repeats = std::clamp((int) number(o, "repeats", 7), 1, 1000);
+        req.maxMsPerPoint = number(o, "maxMsPerPoint", 400);
+        req.timeLimitMs = number(o, "timeLimitMs", 60000);
+        req.transferBytes = (size_t) std::clamp(number(o, "transferBytes", 64.0 * (1 << 20)), 4096.0, 4.0 * (1 << 30));
+        req.switchBytes = (size_t) std::clamp(number(o, "switchBytes", 16384), 4.0, 64.0 * (1 << 20));
+        req.cpuScanBytes = (size_t) std::clamp(number(o, "cpuScanBytes", 256.0 * (1 << 20)), 1.0 * (1 << 20), 8.0 * (1 << 30));
+    } catch (const std::exception& e) {
+        Napi::TypeError::New(env, std::string("tensorwiseProfileOperators: ") + e.what()).ThrowAsJavaScriptException();
+        return env.Undefined();
+    }
+    auto* worker = new ProfileWorker(env, std::move(req));
+    Napi::Promise promise = worker->promise();
+    worker->Queue();
+    return promise;
+}
+
+Napi::Value cancelProfiles(const Napi::CallbackInfo& info) {
+    tensorwiseProfileCancelGeneration++;
+    return info.Env().Undefined();
+}
+
+}  // namespace
+
 void tensorwiseRegisterProfilerExports(Napi::Env env, Napi::Object exports) {
-    (void) env;
-    (void) exports;
+    exports.DefineProperties({
+        Napi::PropertyDescriptor::Function("tensorwiseProfileOperators", profileOperators),
+        Napi::PropertyDescriptor::Function("tensorwiseCancelProfiles", cancelProfiles),
+    });
+    tensorwiseRegisterFitExports(env, exports);
 }
