@@ -1,0 +1,62 @@
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import type {EngineLlama} from "../native/getEngineLlama.js";
+import {probeEngine} from "../testing/probeEngine.js";
+import {makeTestModel} from "../testing/testModels.js";
+import {PlacedModel} from "./PlacedModel.js";
+import {generateGreedy} from "./generateGreedy.js";
+
+const probe = await probeEngine("cpu");
+if (probe.reason != null)
+    console.warn(`[skip] CPU runtime tests: ${probe.reason}`);
+
+describe.skipIf(probe.reason != null)("CPU-only load and generation (patched CPU build)", () => {
+    let engine: EngineLlama;
+    let modelPath: string;
+
+    beforeAll(async () => {
+        engine = probe.engine!;
+        modelPath = await makeTestModel("cpu-tiny", {preset: "tiny", type: "q8_0"});
+    });
+    afterAll(async () => {
+        await engine?.llama.dispose();
+    });
+
+    it("loads, generates deterministically, and accounts every weight to the CPU", async () => {
+        const placed = await PlacedModel.load(engine, {modelPath, contextSize: 1024});
+        try {
+            expect(engine.llama.gpu).toBe(false);
+            expect(engine.llama.buildType).toBe("localBuild");
+            const first = await generateGreedy(placed, "Hello world", {maxTokens: 12, stopAtEog: false});
+            const second = await generateGreedy(placed, "Hello world", {maxTokens: 12, stopAtEog: false});
+            expect(first.tokens).toHaveLength(12);
+            expect(second.tokens).toEqual(first.tokens);
+            expect(first.timing.promptTokens).toBeGreaterThan(0);
+            expect(first.timing.ttftMs).toBeGreaterThan(0);
+            expect(first.timing.tpotMs).toBeGreaterThan(0);
+
+            const memory = placed.memory();
+            expect(memory.device.weightsBytes).toBe(0);
+            expect(memory.host.weightsBytes).toBeGreaterThan(0);
+            expect(memory.host.kvCacheBytes).toBeGreaterThan(0);
+        } finally {
+            await placed.dispose();
+        }
+    });
+
+    it("stops a generation when its signal aborts", async () => {
+        const placed = await PlacedModel.load(engine, {modelPath, contextSize: 1024});
+        try {
+            const controller = new AbortController();
+            const result = await generateGreedy(placed, "Hello world", {
+                maxTokens: 200, stopAtEog: false, signal: controller.signal,
+                onToken: (_token, _elapsed) => {
+                    controller.abort();
+                }
+            });
+            expect(result.aborted).toBe(true);
+            expect(result.tokens.length).toBe(1);
+        } finally {
+            await placed.dispose();
+        }
+    });
+});
