@@ -36,6 +36,57 @@ export type NativeBufferTypeMemory = NativeBufferType & {
     compute: number;
 };
 
+/** Request of `tensorwiseProfileOperators` (native/src/TensorwiseProfiler.cpp). */
+export type NativeProfileRequest = {
+    ops: {type: string; rows: number; cols: number}[];
+    /** Token counts timed on GPU devices. */
+    batchSizes?: number[];
+    /** Token counts timed on the CPU. */
+    cpuBatchSizes?: number[];
+    /** Device names; omitted = every CPU and GPU device. */
+    devices?: string[];
+    threads?: number;
+    warmup?: number;
+    repeats?: number;
+    maxMsPerPoint?: number;
+    timeLimitMs?: number;
+    transferBytes?: number;
+    switchBytes?: number;
+    cpuScanBytes?: number;
+};
+
+/** Result of `tensorwiseProfileOperators`. */
+export type NativeProfileResult = {
+    devices: {name: string; type: "cpu" | "gpu"}[];
+    matmuls: {device: string; type: string; rows: number; cols: number; batch: number; supported: boolean; medianUs: number; minUs: number; samples: number}[];
+    transfers: {device: string; pinnedH2dBytesPerSec: number; pageableH2dBytesPerSec: number; d2hBytesPerSec: number; switchUs: number; copySmallUs: number; launchUs: number}[];
+    cpuReadBytesPerSec: number;
+    elapsedMs: number;
+    truncated: boolean;
+    cancelled: boolean;
+};
+
+/** Request of `tensorwiseFitParams` (llama.cpp's common_fit_params, native/src/TensorwiseFit.cpp). */
+export type NativeFitRequest = {
+    modelPath: string;
+    /** Device name → bytes llama.cpp must leave free on it. */
+    margins?: Record<string, number>;
+    defaultMargin?: number;
+    contextSize?: number;
+    batchSize?: number;
+    minContext?: number;
+    useMmap?: boolean;
+};
+
+/** Result of `tensorwiseFitParams`: llama.cpp's chosen `-ngl` and overflow overrides. */
+export type NativeFitResult = {
+    status: "success" | "failure" | "error";
+    gpuLayers: number;
+    contextSize: number;
+    overrides: [pattern: string, bufferType: string][];
+    margins: Record<string, number>;
+};
+
 /** The functions the tensorwise patch adds to node-llama-cpp's addon. */
 export type TensorwiseBindings = {
     tensorwiseExtVersion(): number;
@@ -44,6 +95,12 @@ export type TensorwiseBindings = {
     tensorwiseValidateTensorBufferOverrides(list: [pattern: string, bufferType: string][]): number;
     tensorwiseGetModelMemoryBreakdown(addonModel: object): NativeBufferTypeMemory[];
     tensorwiseGetContextMemoryBreakdown(addonContext: object): NativeBufferTypeMemory[];
+    /** Times weight matmuls and transfers in a worker thread. Missing in binaries built before the profiler. */
+    tensorwiseProfileOperators?(request: NativeProfileRequest): Promise<NativeProfileResult>;
+    /** Makes every running profile stop at its next measurement. */
+    tensorwiseCancelProfiles?(): void;
+    /** llama.cpp's own fitting (`--fit`) in a worker thread. */
+    tensorwiseFitParams?(request: NativeFitRequest): Promise<NativeFitResult>;
 };
 
 /** Thrown when the loaded llama.cpp binary is not the tensorwise-patched build. */

@@ -1,0 +1,112 @@
+/** Measured costs of this machine's devices, as the operator profiler records them (JSON-serialisable, cached). */
+
+/** One weight operator: a matrix multiplication by a weight of this ggml type and shape. */
+export type OperatorShape = {
+    /** ggml type name, e.g. `"q4_K"`, `"f16"`. */
+    readonly type: string;
+    /** Output features (`ne[1]` of the weight). */
+    readonly rows: number;
+    /** Input features (`ne[0]`, the row length). */
+    readonly cols: number;
+};
+
+/** The time of `ggml_mul_mat(weight, activations[batch])` on one device. */
+export type MatmulPoint = OperatorShape & {
+    readonly device: string;
+    readonly batch: number;
+    readonly supported: boolean;
+    /** Median of the timed runs, µs (-1 when unsupported). */
+    readonly medianUs: number;
+    readonly minUs: number;
+    readonly samples: number;
+};
+
+/** Transfer costs between the host and one GPU device. */
+export type TransferPoint = {
+    readonly device: string;
+    /** Host→device from the device's pinned host buffer type (CUDA_Host / Vulkan_Host). */
+    readonly pinnedH2dBytesPerSec: number;
+    /** Host→device from ordinary (pageable) memory, as for mmap'ed weights. */
+    readonly pageableH2dBytesPerSec: number;
+    readonly d2hBytesPerSec: number;
+    /** One CPU↔GPU switch: a small activation copy + sync + one graph launch on the device, µs. */
+    readonly switchUs: number;
+    readonly copySmallUs: number;
+    readonly launchUs: number;
+};
+
+/** Everything the cost model needs to know about this machine for one model's operator set. */
+export type MachineProfile = {
+    readonly version: 1;
+    /** Cache key: machine + llama.cpp release + build + threads + operator set + batch sizes. */
+    readonly key: string;
+    readonly createdAt: string;
+    readonly llamaCppRelease: string;
+    readonly backend: string;
+    readonly threads: number;
+    readonly devices: readonly {readonly name: string; readonly type: "cpu" | "gpu"}[];
+    readonly operators: readonly OperatorShape[];
+    readonly matmuls: readonly MatmulPoint[];
+    readonly transfers: readonly TransferPoint[];
+    /** Multi-threaded scan of a large buffer with the inference thread count. */
+    readonly cpuReadBytesPerSec: number;
+    readonly elapsedMs: number;
+    /** The time limit cut the profile short; missing points are extrapolated. */
+    readonly truncated: boolean;
+};
+
+/** Which statistic of the timed runs the cost model uses. */
+export type ProfileStatistic = "median" | "min";
+
+function pointUs(point: MatmulPoint, statistic: ProfileStatistic): number {
+    return statistic === "min" ? point.minUs : point.medianUs;
+}
+
+function sameOp(a: OperatorShape, b: OperatorShape): boolean {
+    return a.type === b.type && a.rows === b.rows && a.cols === b.cols;
+}
+
+/**
+ * Time of one weight matmul on `device` at `batch` tokens, µs. Between measured batch sizes it interpolates linearly;
+ * above the largest it scales linearly with the batch (matmuls are compute-bound there); below the smallest it takes
+ * the smallest. An operator the profile lacks (a truncated profile) is scaled from the measured one of the same type
+ * with the nearest size, by weight elements. Throws when the device has no usable point at all.
+ */
+export function matmulUs(profile: MachineProfile, device: string, op: OperatorShape, batch: number,
+    statistic: ProfileStatistic = "median"): number {
+    const onDevice = profile.matmuls.filter((p) => p.device === device && p.supported && p.medianUs > 0);
+    let points = onDevice.filter((p) => sameOp(p, op));
+    let scale = 1;
+    if (points.length === 0) {
+        const elements = op.rows * op.cols;
+        const sameType = onDevice.filter((p) => p.type === op.type);
+        const pool = sameType.length > 0 ? sameType : onDevice;
+        const nearest = pool.reduce<MatmulPoint | null>((best, p) =>
+            best == null || Math.abs(Math.log(p.rows * p.cols / elements)) < Math.abs(Math.log(best.rows * best.cols / elements)) ? p : best, null);
+        if (nearest == null)
+            throw new Error(`the profile has no matmul timing on ${device}`);
+        points = onDevice.filter((p) => sameOp(p, nearest));
+        scale = elements / (nearest.rows * nearest.cols);
+    }
+    const sorted = [...points].sort((a, b) => a.batch - b.batch);
+    const first = sorted[0]!;
+    const last = sorted[sorted.length - 1]!;
+    if (batch <= first.batch) return pointUs(first, statistic) * scale;
+    if (batch >= last.batch) return pointUs(last, statistic) * batch / last.batch * scale;
+    for (let i = 1; i < sorted.length; i++) {
+        const hi = sorted[i]!;
+        const lo = sorted[i - 1]!;
+        if (batch <= hi.batch) {
+            const f = (batch - lo.batch) / (hi.batch - lo.batch);
+            return (pointUs(lo, statistic) * (1 - f) + pointUs(hi, statistic) * f) * scale;
+        }
+    }
+    return pointUs(last, statistic) * scale;
+}
+
+/** Transfer costs for `device`; throws when the profile has none (a CPU-only profile). */
+export function transfersOf(profile: MachineProfile, device: string): TransferPoint {
+    const found = profile.transfers.find((t) => t.device === device);
+    if (found == null) throw new Error(`the profile has no transfer costs for ${device}`);
+    return found;
+}

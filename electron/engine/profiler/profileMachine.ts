@@ -1,0 +1,123 @@
+import {createHash} from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type {EngineLlama} from "../native/getEngineLlama.js";
+import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
+import type {MachineProfile, OperatorShape} from "./MachineProfile.js";
+
+/** Prefill micro-batch sizes timed on GPUs by default (llama.cpp offloads host-weight ops from 32 tokens up). */
+export const DEFAULT_GPU_BATCH_SIZES = [1, 32, 128, 512, 2048] as const;
+/** Batch sizes timed on the CPU: decode, and one prefill size that larger ones are scaled from. */
+export const DEFAULT_CPU_BATCH_SIZES = [1, 32] as const;
+/** A whole profile stops after this long; missing points are extrapolated. */
+export const DEFAULT_PROFILE_TIME_LIMIT_MS = 45_000;
+const PROFILE_FORMAT = 1;
+
+/** Options of {@link profileMachine}. */
+export type ProfileMachineOptions = {
+    /** CPU threads, the same as inference uses. Defaults to the engine's `maxThreads`. */
+    threads?: number;
+    /** Defaults to {@link DEFAULT_GPU_BATCH_SIZES}. */
+    batchSizes?: readonly number[];
+    /** Defaults to {@link DEFAULT_CPU_BATCH_SIZES}. */
+    cpuBatchSizes?: readonly number[];
+    /** Defaults to {@link DEFAULT_PROFILE_TIME_LIMIT_MS}. */
+    timeLimitMs?: number;
+    /** Timed runs per point (after warm-up). Defaults to 7. */
+    repeats?: number;
+    /** Folder of the JSON cache; omitted = no caching. */
+    cacheDir?: string;
+    /** Ignore a cached profile. Defaults to `false`. */
+    refresh?: boolean;
+    /** Aborting stops the native profiler at its next measurement (and rejects). */
+    signal?: AbortSignal;
+    onProgress?: (message: string) => void;
+};
+
+function cacheKey(engine: EngineLlama, ops: readonly OperatorShape[], request: NativeProfileRequest): string {
+    const devices = engine.bindings.tensorwiseGetDevices().map((d) => `${d.name}:${d.description}:${d.totalBytes}`);
+    const cpu = os.cpus()[0]?.model ?? "cpu";
+    const parts = [
+        PROFILE_FORMAT, os.hostname(), cpu, os.totalmem(), engine.llama.llamaCppRelease.release, engine.llama.buildType,
+        engine.llama.gpu === false ? "cpu" : engine.llama.gpu, devices.join(","), request.threads,
+        [...ops].map((o) => `${o.type}:${o.rows}x${o.cols}`).sort().join(","), request.batchSizes?.join(","), request.cpuBatchSizes?.join(",")
+    ];
+    return createHash("sha256").update(parts.join("|")).digest("hex").slice(0, 20);
+}
+
+async function readCache(file: string, key: string): Promise<MachineProfile | null> {
+    try {
+        const cached = JSON.parse(await fs.readFile(file, "utf8")) as MachineProfile;
+        return cached.version === 1 && cached.key === key && !cached.truncated ? cached : null;
+    } catch {
+        return null;
+    }
+}
+
+/**
+ * Profiles this machine for a model's weight operators: each operator's matmul time on the CPU and every GPU at
+ * decode and prefill batch sizes, host→GPU bandwidth (pinned and pageable), the cost of one CPU↔GPU switch and the
+ * CPU's read bandwidth — measured through ggml on the real backends, in a native worker thread. Cached per machine,
+ * llama.cpp release, build, thread count and operator set.
+ */
+export async function profileMachine(engine: EngineLlama, ops: readonly OperatorShape[], options: ProfileMachineOptions = {}): Promise<MachineProfile> {
+    const {bindings, llama} = engine;
+    if (bindings.tensorwiseProfileOperators == null)
+        throw new Error("this tensorwise native build has no operator profiler; run `npm run native`");
+    const request: NativeProfileRequest = {
+        ops: ops.map((o) => ({type: o.type, rows: o.rows, cols: o.cols})),
+        batchSizes: [...(options.batchSizes ?? DEFAULT_GPU_BATCH_SIZES)],
+        cpuBatchSizes: [...(options.cpuBatchSizes ?? DEFAULT_CPU_BATCH_SIZES)],
+        threads: options.threads ?? llama.maxThreads,
+        repeats: options.repeats ?? 7,
+        timeLimitMs: options.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS
+    };
+    const key = cacheKey(engine, ops, request);
+    const file = options.cacheDir == null ? null : path.join(options.cacheDir, `profile-${key}.json`);
+    if (file != null && options.refresh !== true) {
+        const cached = await readCache(file, key);
+        if (cached != null) {
+            options.onProgress?.(`profile: cached (${file})`);
+            return cached;
+        }
+    }
+    options.signal?.throwIfAborted();
+    options.onProgress?.(`profile: timing ${ops.length} operators on ${bindings.tensorwiseGetDevices().length} devices`);
+    const onAbort = (): void => bindings.tensorwiseCancelProfiles?.();
+    options.signal?.addEventListener("abort", onAbort, {once: true});
+    let result;
+    try {
+        result = await bindings.tensorwiseProfileOperators(request);
+    } finally {
+        options.signal?.removeEventListener("abort", onAbort);
+    }
+    options.signal?.throwIfAborted();
+    if (result.cancelled) throw new Error("the profile was cancelled");
+    const profile: MachineProfile = {
+        version: 1,
+        key,
+        createdAt: new Date().toISOString(),
+        llamaCppRelease: llama.llamaCppRelease.release,
+        backend: llama.gpu === false ? "cpu" : llama.gpu,
+        threads: request.threads ?? 1,
+        devices: result.devices,
+        operators: [...ops],
+        matmuls: result.matmuls,
+        transfers: result.transfers,
+        cpuReadBytesPerSec: result.cpuReadBytesPerSec,
+        elapsedMs: result.elapsedMs,
+        truncated: result.truncated
+    };
+    if (file != null) {
+        await fs.mkdir(path.dirname(file), {recursive: true});
+        await fs.writeFile(file, `${JSON.stringify(profile, null, 2)}\n`);
+    }
+    options.onProgress?.(`profile: done in ${(result.elapsedMs / 1000).toFixed(1)} s${result.truncated ? " (time limit hit; the rest is extrapolated)" : ""}`);
+    return profile;
+}
+
+/** The default profile cache folder: `$XDG_CACHE_HOME/tensorwise` or `~/.cache/tensorwise`. */
+export function defaultProfileCacheDir(): string {
+    return path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "tensorwise");
+}
