@@ -117,7 +117,7 @@ public:
     template <typename Fn>
     std::vector<double> time(Fn fn, Response& out) {
         std::vector<double> samples;
-        for (int i = 0; i < req.warmup; i++) {
+        for (int i = 0; i < req.warmup && !stop(out); i++) {
             auto t0 = Clock::now();
             fn();
             if (elapsedUs(t0) / 1000 > req.maxMsPerPoint) break;  // a slow op needs no long warm-up
@@ -250,6 +250,8 @@ public:
             out.devices.push_back({name, type == GGML_BACKEND_DEVICE_TYPE_CPU ? "cpu" : "gpu"});
         }
         if (!stop(out)) cpuRead(out);
+        // the CPU first: it is what every plan falls back to, and GPU pipelines compile lazily (slow on llvmpipe)
+        std::stable_sort(devs.begin(), devs.end(), [](const Dev& a, const Dev& b) { return a.isCpu && !b.isCpu; });
         for (const Dev& d : devs) {
             if (stop(out)) break;
             BackendPtr backend(ggml_backend_dev_init(d.dev, nullptr));
