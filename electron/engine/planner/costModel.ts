@@ -1,0 +1,257 @@
+/**
+ * Predicts TTFT, TPOT and VRAM of a placement + runtime settings from a machine profile. Every term names the
+ * llama.cpp behaviour it models (BRIEF §7 lists the measurements behind them).
+ */
+import {matmulUs, transfersOf, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
+import type {PlanPrediction, PlanSettings, PlannerModel, PlannerTensor, ResolvedPlacement, VramNeed, Workload} from "./types.js";
+
+/**
+ * Smallest batch for which a GPU backend runs an op whose weight is in host memory (copying the weight over first).
+ * source: ggml_backend_cuda_device_offload_op / ggml_backend_vk_device_offload_op, GGML_OP_OFFLOAD_MIN_BATCH = 32.
+ */
+export const OFFLOAD_MIN_BATCH = 32;
+/** KV cache element size: node-llama-cpp's default F16 K and V caches. */
+const KV_ELEMENT_BYTES = 2;
+/** Activations are F32 in llama.cpp graphs. */
+const ACTIVATION_BYTES = 4;
+
+/** Machine facts the cost model reads. */
+export type CostInputs = {
+    readonly model: PlannerModel;
+    readonly profile: MachineProfile;
+    /** The GPU device name in the profile (`"CUDA0"`, `"Vulkan0"`), or `null` for a CPU-only machine. */
+    readonly gpuDevice: string | null;
+    /** Defaults to `"median"`. */
+    readonly statistic?: ProfileStatistic;
+};
+
+/** One node of the per-layer execution order that matters for device switches. */
+type SeqNode = {readonly kind: "op"; readonly tensor: PlannerTensor} | {readonly kind: "attn"; readonly layer: number};
+
+// Graph order of llm_build_llama (src/models/llama.cpp): Q, K, V projections, attention, output projection, FFN.
+const ROLE_ORDER = ["attn_qkv", "attn_q", "attn_k", "attn_v", "@attn", "attn_output", "ffn_gate_inp", "ffn_gate", "ffn_up", "ffn_down"];
+
+/** Weight matmuls in execution order, with an attention node per layer between V and the output projection. */
+export function executionOrder(model: PlannerModel): SeqNode[] {
+    const byLayer = new Map<number, PlannerTensor[]>();
+    let output: PlannerTensor | null = null;
+    for (const t of model.tensors) {
+        if (t.op == null) continue;
+        if (t.layer == null) {
+            if (t.role === "output") output = t;
+            continue;
+        }
+        byLayer.set(t.layer, [...(byLayer.get(t.layer) ?? []), t]);
+    }
+    const rank = (role: string): number => {
+        const i = ROLE_ORDER.indexOf(role);
+        return i < 0 ? ROLE_ORDER.length : i;
+    };
+    const nodes: SeqNode[] = [];
+    for (let layer = 0; layer < model.layerCount; layer++) {
+        const ops = [...(byLayer.get(layer) ?? [])].sort((a, b) => rank(a.role) - rank(b.role));
+        const attnAt = ops.findIndex((t) => rank(t.role) > rank("@attn"));
+        ops.forEach((t, i) => {
+            if (i === attnAt) nodes.push({kind: "attn", layer});
+            nodes.push({kind: "op", tensor: t});
+        });
+        if (attnAt < 0) nodes.push({kind: "attn", layer});
+    }
+    if (output != null) nodes.push({kind: "op", tensor: output});
+    return nodes;
+}
+
+/** KV cache bytes of one layer: K and V, `contextSize` cells of n_embd_k_gqa each (source: llama_kv_cache ctor). */
+export function kvBytesPerLayer(model: PlannerModel, contextSize: number): number {
+    const headDim = model.embd / Math.max(1, model.headCount);
+    return 2 * contextSize * headDim * model.headCountKv * KV_ELEMENT_BYTES;
+}
+
+/**
+ * GPU compute buffer (scratch) of the worst-case micro-batch graph llama.cpp reserves (llama_context::graph_reserve,
+ * no flash attention): the larger of the KQ scores (+ softmax) and the FFN intermediates, the residual stream and
+ * the logits, plus one host weight copied for an offloaded op (ggml_backend_sched starts a new split per host weight,
+ * "so the memory of previously offloaded weights can be reused"). Calibrated against node-llama-cpp's no-alloc
+ * simulation by autoPlan.
+ */
+export function scratchBytes(model: PlannerModel, settings: Pick<PlanSettings, "batchSize" | "contextSize">, maxHostWeightBytes: number): number {
+    const u = Math.min(settings.batchSize, settings.contextSize);
+    const kq = 2 * model.headCount * u * settings.contextSize * ACTIVATION_BYTES;
+    const ffn = 3 * u * model.ff * ACTIVATION_BYTES;
+    const residual = 8 * u * model.embd * ACTIVATION_BYTES;
+    const logits = model.vocab * u * ACTIVATION_BYTES;
+    const copies = u >= OFFLOAD_MIN_BATCH ? maxHostWeightBytes : 0;
+    return Math.max(kq, ffn) + residual + logits + copies;
+}
+
+/** Precomputed rates for one profile + settings. */
+export type CostContext = {
+    readonly inputs: CostInputs;
+    readonly settings: PlanSettings;
+    readonly workload: Workload;
+    readonly order: readonly SeqNode[];
+    /** Micro-batch sizes the prompt is split into (source: llama_batch_allocr::split_simple, n_ubatch). */
+    readonly ubatches: readonly number[];
+    readonly h2dBytesPerUs: number;
+    readonly switchUs: number;
+    readonly launchUs: number;
+    readonly gpuReadBytesPerUs: number;
+    readonly cpuReadBytesPerUs: number;
+    readonly gpuFlopsPerUs: number;
+    readonly cpuFlopsPerUs: number;
+};
+
+function peak(profile: MachineProfile, device: string, minBatch: number, perPoint: (rows: number, cols: number, batch: number, type: string) => number): number {
+    let best = 0;
+    for (const p of profile.matmuls) {
+        if (p.device !== device || !p.supported || p.medianUs <= 0 || p.batch < minBatch) continue;
+        best = Math.max(best, perPoint(p.rows, p.cols, p.batch, p.type) / p.medianUs);
+    }
+    return best;
+}
+
+/** Builds the rates the cost model uses for these settings and workload. */
+export function costContext(inputs: CostInputs, settings: PlanSettings, workload: Workload): CostContext {
+    const {profile, gpuDevice, model} = inputs;
+    const u = Math.max(1, Math.min(settings.batchSize, settings.contextSize));
+    const ubatches: number[] = [];
+    for (let left = workload.promptTokens; left > 0; left -= u) ubatches.push(Math.min(u, left));
+    const transfer = gpuDevice == null ? null : transfersOf(profile, gpuDevice);
+    // bytes per element of a weight: from the op shape and the tensor's bytes, for bandwidth estimates
+    const bytesOf = new Map<string, number>();
+    for (const t of model.tensors) if (t.op != null) bytesOf.set(`${t.type}:${t.op.rows}x${t.op.cols}`, t.bytes);
+    const weightBytes = (rows: number, cols: number, _b: number, type: string): number => bytesOf.get(`${type}:${rows}x${cols}`) ?? rows * cols * 2;
+    const flops = (rows: number, cols: number, batch: number): number => 2 * rows * cols * batch;
+    const cpuFlops = peak(profile, "CPU", OFFLOAD_MIN_BATCH, flops) || peak(profile, "CPU", 1, flops);
+    return {
+        inputs, settings, workload, ubatches, order: executionOrder(model),
+        // pinned host buffer when mmap is off, pageable (mmap'ed file pages) when on (BRIEF §3, §7)
+        h2dBytesPerUs: transfer == null ? 0 : (settings.useMmap ? transfer.pageableH2dBytesPerSec : transfer.pinnedH2dBytesPerSec) / 1e6,
+        switchUs: transfer?.switchUs ?? 0,
+        launchUs: transfer?.launchUs ?? 0,
+        gpuReadBytesPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, 1, weightBytes),
+        cpuReadBytesPerUs: Math.max(profile.cpuReadBytesPerSec / 1e6, peak(profile, "CPU", 1, weightBytes)),
+        gpuFlopsPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, OFFLOAD_MIN_BATCH, flops),
+        cpuFlopsPerUs: cpuFlops
+    };
+}
+
+function mm(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): number {
+    const device = gpu ? cx.inputs.gpuDevice : "CPU";
+    return matmulUs(cx.inputs.profile, device ?? "CPU", t.op!, batch, cx.inputs.statistic);
+}
+
+/** One decode step of a weight op: it runs where its weight lives (batch 1 < OFFLOAD_MIN_BATCH: no offload). */
+export function decodeOpUs(cx: CostContext, t: PlannerTensor, gpu: boolean): number {
+    return mm(cx, t, gpu, 1);
+}
+
+/**
+ * The whole prompt's cost of a weight op. Micro-batches ≥ OFFLOAD_MIN_BATCH run it on the GPU; a host weight is first
+ * copied over, once per micro-batch, in its own scheduler split (copy + sync). Smaller micro-batches run it where it
+ * lives. `output` runs once, at batch 1: llama.cpp keeps only the rows that need logits (inp_out_ids).
+ */
+export function prefillOpUs(cx: CostContext, t: PlannerTensor, gpu: boolean): number {
+    if (t.role === "output") return mm(cx, t, gpu, 1);
+    let total = 0;
+    for (const b of cx.ubatches) {
+        if (cx.inputs.gpuDevice != null && b >= OFFLOAD_MIN_BATCH)
+            total += mm(cx, t, true, b) + (gpu ? 0 : t.bytes / cx.h2dBytesPerUs + cx.launchUs);
+        else total += mm(cx, t, gpu, b);
+    }
+    return total;
+}
+
+/** Attention of one layer runs where its KV cache is (KV follows the layer's device, llama_kv_cache). */
+function attentionUs(cx: CostContext, kvGpu: boolean, tokens: number, keys: number): number {
+    const {model} = cx.inputs;
+    const headDim = model.embd / Math.max(1, model.headCount);
+    if (tokens === 1) {
+        // decode reads the K and V cells: memory-bound
+        const bytes = 2 * keys * headDim * model.headCountKv * KV_ELEMENT_BYTES;
+        return bytes / (kvGpu ? cx.gpuReadBytesPerUs : cx.cpuReadBytesPerUs);
+    }
+    // KQ and KQV matmuls, 2 flops per multiply-add
+    const flops = 4 * model.headCount * headDim * tokens * keys;
+    return flops / (kvGpu ? cx.gpuFlopsPerUs : cx.cpuFlopsPerUs);
+}
+
+function hops(devices: readonly boolean[]): number {
+    let count = 0;
+    let previous = false; // embeddings: get_rows on token_embd, an input-layer tensor llama.cpp keeps on the CPU
+    for (const gpu of devices) {
+        if (gpu !== previous) count++;
+        previous = gpu;
+    }
+    return count + (previous ? 1 : 0); // logits go back to the host
+}
+
+/** Device of each execution-order node in one step of `batch` tokens. */
+function nodeDevices(cx: CostContext, p: ResolvedPlacement, batch: number): boolean[] {
+    const offloadAll = cx.inputs.gpuDevice != null && batch >= OFFLOAD_MIN_BATCH;
+    return cx.order.map((n) => n.kind === "attn"
+        ? p.kvOnGpu[n.layer] === true
+        : (offloadAll && n.tensor.role !== "output") || p.onGpu.has(n.tensor.name));
+}
+
+/** Number of CPU↔GPU switches in one decode step. */
+export function decodeHops(cx: CostContext, p: ResolvedPlacement): number {
+    return cx.inputs.gpuDevice == null ? 0 : hops(nodeDevices(cx, p, 1));
+}
+
+/** VRAM the plan needs: GPU weights, KV of GPU layers, scratch. */
+export function vramNeed(cx: CostContext, p: ResolvedPlacement): VramNeed {
+    const {model} = cx.inputs;
+    if (cx.inputs.gpuDevice == null || (p.onGpu.size === 0 && !p.kvOnGpu.some(Boolean)))
+        return {weights: 0, kv: 0, scratch: 0, total: 0};
+    let weights = 0;
+    let maxHost = 0;
+    for (const t of model.tensors) {
+        if (p.onGpu.has(t.name)) weights += t.bytes;
+        else if (t.op != null && t.role !== "output") maxHost = Math.max(maxHost, t.bytes);
+    }
+    const kv = p.kvOnGpu.filter(Boolean).length * kvBytesPerLayer(model, cx.settings.contextSize);
+    const scratch = scratchBytes(model, cx.settings, maxHost);
+    return {weights, kv, scratch, total: weights + kv + scratch};
+}
+
+/** Predicts TTFT, TPOT and VRAM for a resolved placement under the context's settings and workload. */
+export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
+    const {workload, order} = cx;
+    const hasGpu = cx.inputs.gpuDevice != null;
+    // decode: average context position over the reply
+    const decodeKeys = workload.promptTokens + workload.genTokens / 2;
+    let tpot = 0;
+    for (const n of order) {
+        tpot += n.kind === "attn" ? attentionUs(cx, p.kvOnGpu[n.layer] === true, 1, decodeKeys) : decodeOpUs(cx, n.tensor, p.onGpu.has(n.tensor.name));
+    }
+    const dHops = decodeHops(cx, p);
+    tpot += dHops * cx.switchUs;
+
+    let ttft = 0;
+    let start = 0;
+    for (const b of cx.ubatches) {
+        for (const n of order) if (n.kind === "attn") ttft += attentionUs(cx, p.kvOnGpu[n.layer] === true, b, start + b / 2);
+        if (hasGpu) {
+            // every switch copies the micro-batch's activations across
+            const hopUs = cx.switchUs + b * cx.inputs.model.embd * ACTIVATION_BYTES / Math.max(cx.h2dBytesPerUs, 1e-9);
+            ttft += hops(nodeDevices(cx, p, b)) * hopUs;
+        }
+        start += b;
+    }
+    for (const n of order) if (n.kind === "op") ttft += prefillOpUs(cx, n.tensor, p.onGpu.has(n.tensor.name));
+
+    let hostWeightBytes = 0;
+    for (const t of cx.inputs.model.tensors) if (!p.onGpu.has(t.name)) hostWeightBytes += t.bytes;
+    const ttftMs = ttft / 1000;
+    const tpotMs = tpot / 1000;
+    return {
+        ttftMs, tpotMs,
+        requestMs: ttftMs + Math.max(0, workload.genTokens - 1) * tpotMs,
+        promptTokens: workload.promptTokens,
+        genTokens: workload.genTokens,
+        vram: vramNeed(cx, p),
+        hostWeightBytes,
+        decodeHops: dHops
+    };
+}

@@ -1,0 +1,103 @@
+import {describe, expect, it} from "vitest";
+import {weightBudget} from "./budget.js";
+import {costContext, vramNeed} from "./costModel.js";
+import {planStrategy} from "./planStrategy.js";
+import {layerSplit, withOverrides} from "./resolvePlacement.js";
+import {fillInOrder, oato, rankByAffinity} from "./strategies/oatoStrategy.js";
+import type {FitFunction, StrategyInputs} from "./strategies/StrategyResult.js";
+import {fakeModel, fakeProfile} from "./testing/fakeProfile.js";
+import type {PlannerModel} from "./types.js";
+
+const MiB = 1024 * 1024;
+
+function inputsFor(model: PlannerModel, budgetBytes: number, workload = {promptTokens: 512, genTokens: 128}): StrategyInputs {
+    const cost = {model, profile: fakeProfile(model), gpuDevice: "CUDA0"};
+    const settings = {useMmap: true, batchSize: 512, contextSize: 2048, threads: 16};
+    // a stand-in for common_fit_params: whole layers from the end, then the next layer's FFN overflows to the CPU
+    const fit: FitFunction = async ({budgetBytes: budget, settings: s}) => {
+        const cx = costContext(cost, s, workload);
+        let n = 0;
+        for (let k = model.layerCount + 1; k >= 1; k--) if (vramNeed(cx, layerSplit(model, k)).total <= budget) { n = k; break; }
+        const il = model.layerCount - n - 1;
+        if (il >= 0) {
+            const overrides: [string, string][] = [[`blk\\.${il}\\.ffn_(gate|up|gate_up|down).*`, "CPU"]];
+            if (vramNeed(cx, withOverrides(model, n + 1, overrides, (b) => b === "CPU")).total <= budget) return {gpuLayers: n + 1, overrides, status: "success"};
+        }
+        return {gpuLayers: n, overrides: [], status: "success"};
+    };
+    return {cost, gpuBufferType: "CUDA0", budgetBytes, settings, workload, fit};
+}
+
+describe("OATO (Algorithm 1, seed 000 §3.3)", () => {
+    const ops = [
+        {name: "A", tc: 100, tg: 10, m: 10}, // B = 9
+        {name: "B", tc: 50, tg: 5, m: 5},    // B = 9
+        {name: "C", tc: 30, tg: 10, m: 2},   // B = 10
+        {name: "D", tc: 20, tg: 19, m: 1}    // B = 1
+    ];
+
+    it("ranks by min-max normalised B = (Tc − Tg)/M, ties in input order", () => {
+        const {order, affinity} = rankByAffinity(ops, () => 0);
+        expect(order).toEqual(["C", "A", "B", "D"]);
+        expect(affinity.get("A")).toBeCloseTo(8 / 9);
+        expect(affinity.get("C")).toBe(1);
+        expect(affinity.get("D")).toBe(0);
+    });
+
+    it("re-ranks with the transfer delay T′ until the order is stable", () => {
+        // T′(A) = 50 µs: B_A = (100 − 10 − 50)/10 = 4 < B_B = 9, so B overtakes A
+        const result = oato(ops, 20, (name) => (name === "A" ? 50 : 0));
+        expect(result.order).toEqual(["C", "B", "A", "D"]);
+        expect(result.iterations).toBe(2);
+    });
+
+    it("fills to 90% of available memory and stops at the first operator that overflows", () => {
+        const bytes = new Map(ops.map((op) => [op.name, op.m]));
+        expect([...fillInOrder(["C", "B", "A", "D"], bytes, 20)]).toEqual(["C", "B", "A", "D"]); // 18 ≤ 18
+        expect([...fillInOrder(["C", "B", "A", "D"], bytes, 15)]).toEqual(["C", "B"]); // A overflows 13.5; D is not tried
+    });
+});
+
+describe("planner on fake profiles", () => {
+    const model = fakeModel();
+    const weights = model.weightBytes;
+
+    for (const share of [0.3, 0.5, 0.75]) {
+        it(`respects a ${share * 100}% budget to the byte and optimal is never predicted worse`, async () => {
+            const inputs = inputsFor(model, Math.floor(weights * share) + 96 * MiB);
+            const results = Object.fromEntries(await Promise.all(
+                (["cpu", "layers", "fit", "oato", "optimal"] as const).map(async (s) => [s, await planStrategy(s, inputs)] as const)));
+            for (const r of Object.values(results)) {
+                if (r.strategy !== "cpu" && r.fits) expect(r.prediction.vram.total).toBeLessThanOrEqual(inputs.budgetBytes);
+            }
+            const optimal = results.optimal!;
+            expect(optimal.fits).toBe(true);
+            for (const s of ["layers", "fit", "oato"] as const) {
+                const other = results[s]!;
+                if (other.fits) expect(optimal.prediction.requestMs).toBeLessThanOrEqual(other.prediction.requestMs + 1e-9);
+            }
+            console.log(`budget ${share * 100}%: ` + Object.values(results).map((r) =>
+                `${r.strategy} ttft ${r.prediction.ttftMs.toFixed(2)} ms tpot ${r.prediction.tpotMs.toFixed(3)} ms vram ${(r.prediction.vram.total / MiB).toFixed(1)} MiB${r.fits ? "" : " (does not fit)"}`).join("; ") +
+                ` | optimal: ${optimal.notes.join("; ")}`);
+        });
+    }
+
+    it("says why a budget too small for the KV cache and scratch cannot fit", async () => {
+        const result = await planStrategy("layers", inputsFor(model, 1 * MiB));
+        expect(result.gpuLayers).toBe(0);
+        const inputs = inputsFor(model, 1 * MiB);
+        expect(weightBudget(model, inputs.settings, inputs.budgetBytes).reason).toMatch(/cannot hold the KV cache/);
+        // nothing on the GPU is the only plan that fits: optimal degrades to it rather than overshooting
+        const optimal = await planStrategy("optimal", inputs);
+        expect(optimal.fits).toBe(true);
+        expect(optimal.prediction.vram.total).toBe(0);
+    });
+
+    it("weighs prefill against decode by the workload", async () => {
+        const budget = Math.floor(weights * 0.5);
+        const chat = await planStrategy("optimal", inputsFor(model, budget, {promptTokens: 64, genTokens: 512}));
+        const summarise = await planStrategy("optimal", inputsFor(model, budget, {promptTokens: 4096, genTokens: 8}));
+        expect(chat.prediction.requestMs).toBeGreaterThan(0);
+        expect(summarise.settings.batchSize).toBeGreaterThanOrEqual(chat.settings.batchSize);
+    });
+});

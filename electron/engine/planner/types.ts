@@ -1,0 +1,99 @@
+/** Shared planner types: the model as the planner sees it, the workload, runtime settings and predictions. */
+import type {InspectedModel} from "../gguf/inspectGguf.js";
+import type {OperatorShape} from "../profiler/MachineProfile.js";
+import {operatorOf} from "../profiler/operatorShapes.js";
+
+/** One tensor with the operator it feeds (`null`: not a matmul weight — norms, `token_embd`). */
+export type PlannerTensor = {
+    readonly name: string;
+    readonly layer: number | null;
+    readonly role: string;
+    readonly type: string;
+    readonly bytes: number;
+    readonly op: OperatorShape | null;
+};
+
+/** What the planner needs of a model. */
+export type PlannerModel = {
+    readonly tensors: readonly PlannerTensor[];
+    readonly layerCount: number;
+    readonly embd: number;
+    readonly ff: number;
+    readonly headCount: number;
+    readonly headCountKv: number;
+    readonly vocab: number;
+    /** Sum of every tensor's bytes. */
+    readonly weightBytes: number;
+};
+
+function firstNumber(value: number | number[] | null, fallback: number): number {
+    if (value == null) return fallback;
+    return Array.isArray(value) ? Math.max(...value) : value;
+}
+
+/** The planner's view of an inspected GGUF model. */
+export function plannerModelFrom(model: InspectedModel): PlannerModel {
+    const layers = model.layerCount ?? 1 + Math.max(-1, ...model.tensors.map((t) => t.layer ?? -1));
+    const embd = model.embeddingLength ?? 0;
+    const headCount = firstNumber(model.headCount, 1);
+    return {
+        tensors: model.tensors.map((t) => ({name: t.name, layer: t.layer, role: t.role, type: t.type, bytes: t.bytes, op: operatorOf(t)})),
+        layerCount: layers,
+        embd,
+        ff: firstNumber(model.feedForwardLength, 4 * embd),
+        headCount,
+        headCountKv: firstNumber(model.headCountKv, headCount),
+        vocab: model.vocabSize ?? 0,
+        weightBytes: model.tensorBytes
+    };
+}
+
+/** The expected request: prompt and reply lengths. */
+export type Workload = {readonly promptTokens: number; readonly genTokens: number};
+
+/**
+ * Default workload: the paper's short-chat setting (seed 000 §2.1 caps text at 1024 tokens): a 512-token prompt and a
+ * 128-token reply.
+ */
+export const DEFAULT_WORKLOAD: Workload = {promptTokens: 512, genTokens: 128};
+
+/** Runtime settings a plan chooses along with the placement. */
+export type PlanSettings = {
+    /** mmap the file: host weights are then pageable; otherwise they live in the GPU's pinned host buffer. */
+    readonly useMmap: boolean;
+    /** node-llama-cpp batchSize = llama.cpp n_batch = n_ubatch (the micro-batch). */
+    readonly batchSize: number;
+    readonly contextSize: number;
+    readonly threads: number;
+};
+
+/**
+ * A placement resolved to devices, for either family llama.cpp supports: a layer split (`gpuLayers` N, whose KV cache
+ * follows the layers) and per-tensor overrides on top of `gpuLayers` = all (KV cache all on the GPU).
+ */
+export type ResolvedPlacement = {
+    /** llama.cpp `-ngl`: `"max"` = every layer and the output on the GPU. */
+    readonly gpuLayers: number | "max";
+    /** Names of the tensors that live in GPU memory. */
+    readonly onGpu: ReadonlySet<string>;
+    /** Per repeating layer: its KV cache (and attention) is on the GPU. */
+    readonly kvOnGpu: readonly boolean[];
+};
+
+/** VRAM a plan needs, bytes. */
+export type VramNeed = {readonly weights: number; readonly kv: number; readonly scratch: number; readonly total: number};
+
+/** What the cost model predicts for a placement + settings + workload. */
+export type PlanPrediction = {
+    readonly ttftMs: number;
+    readonly tpotMs: number;
+    /** The planner's objective: one request of the workload, TTFT + (genTokens − 1) × TPOT. */
+    readonly requestMs: number;
+    readonly promptTokens: number;
+    readonly genTokens: number;
+    readonly vram: VramNeed;
+    /** Bytes of weights in host memory. */
+    readonly hostWeightBytes: number;
+    /** CPU↔GPU switches in one decode step. */
+    readonly decodeHops: number;
+};
