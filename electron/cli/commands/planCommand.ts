@@ -1,0 +1,55 @@
+import type {Budget} from "../../contract/ipc.js";
+import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama.js";
+import {renderLayerSplitFlags, renderOverrideFlags} from "../../engine/placement/llamaCppFlags.js";
+import {autoPlan} from "../../engine/planner/autoPlan.js";
+import type {StrategyName} from "../../engine/planner/strategies/StrategyResult.js";
+import type {CliIo} from "../CliIo.js";
+
+const MiB = 1024 * 1024;
+
+/** `tensorwise plan <gguf> --budget <MiB|N%> --strategy <…> [--prompt-tokens N --gen-tokens N] [--json]`. */
+export async function planCommand(io: CliIo, modelPath: string, options: {
+    gpu: EngineGpu; budget: Budget; strategy: StrategyName; promptTokens: number; genTokens: number; contextSize: number; threads?: number; json: boolean;
+}): Promise<number> {
+    const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.threads});
+    try {
+        const {result, model} = await autoPlan(engine, modelPath, {
+            budget: options.budget, strategy: options.strategy, workload: {promptTokens: options.promptTokens, genTokens: options.genTokens},
+            settings: {contextSize: options.contextSize}, onProgress: options.json ? undefined : (m) => io.err(m)
+        });
+        const bytes: Record<string, number> = {};
+        const perLayer = new Map<string, Record<string, number>>();
+        for (const t of model.tensors) {
+            const where = result.resolved.onGpu.has(t.name) ? result.placement.defaultBufferType : "CPU";
+            bytes[where] = (bytes[where] ?? 0) + t.bytes;
+            const row = t.layer == null ? "global" : `blk.${t.layer}`;
+            const cells = perLayer.get(row) ?? {};
+            cells[t.role] = where === "CPU" ? 0 : 1;
+            perLayer.set(row, cells);
+        }
+        const flags = result.gpuLayers === "max" || result.overrides.length > 0
+            ? renderOverrideFlags(result.overrides)
+            : renderLayerSplitFlags(result.gpuLayers);
+        if (options.json) {
+            io.out(JSON.stringify({strategy: result.strategy, fits: result.fits, reason: result.reason, gpuLayers: result.gpuLayers,
+                settings: result.settings, prediction: result.prediction, bytesPerBufferType: bytes, overrides: result.overrides,
+                placement: result.placement, llamaCppFlags: flags, notes: result.notes}, null, 2));
+            return 0;
+        }
+        io.out(`strategy ${result.strategy}: -ngl ${result.gpuLayers}, micro-batch ${result.settings.batchSize}, ${result.settings.useMmap ? "mmap" : "pinned host memory"}`);
+        io.out(`bytes per buffer type: ${Object.entries(bytes).map(([b, n]) => `${b} ${(n / MiB).toFixed(1)} MiB`).join(", ")}`);
+        for (const [row, cells] of perLayer)
+            io.out(`  ${row.padEnd(7)} ${Object.entries(cells).map(([role, gpu]) => `${role}:${gpu === 1 ? "G" : "c"}`).join(" ")}`);
+        io.out(`overrides (${result.overrides.length}):`);
+        for (const o of result.overrides) io.out(`  ${o.pattern} → ${o.bufferType}`);
+        io.out(`llama.cpp: ${JSON.stringify(flags)}`);
+        const p = result.prediction;
+        io.out(`predicted: TTFT ${p.ttftMs.toFixed(1)} ms (prompt ${p.promptTokens}), TPOT ${p.tpotMs.toFixed(2)} ms, ` +
+            `VRAM ${(p.vram.total / MiB).toFixed(1)} MiB = weights ${(p.vram.weights / MiB).toFixed(1)} + KV ${(p.vram.kv / MiB).toFixed(1)} + scratch ${(p.vram.scratch / MiB).toFixed(1)} ` +
+            `(budget ${(result.budgetBytes / MiB).toFixed(1)} MiB)`);
+        io.out(`notes: ${result.notes.join("; ")}`);
+        return 0;
+    } finally {
+        await engine.llama.dispose();
+    }
+}

@@ -1,0 +1,32 @@
+import {inspectGguf} from "../../engine/gguf/inspectGguf.js";
+import {validateGgufOutOfProcess} from "../../engine/gguf/validateGgufOutOfProcess.js";
+import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama.js";
+import {distinctOperators} from "../../engine/profiler/operatorShapes.js";
+import {defaultProfileCacheDir, profileMachine} from "../../engine/profiler/profileMachine.js";
+import type {CliIo} from "../CliIo.js";
+
+/** `tensorwise profile <gguf> [--gpu …] [--threads N] [--refresh] [--json]`: time the model's weight operators here. */
+export async function profileCommand(io: CliIo, modelPath: string, options: {gpu: EngineGpu; threads?: number; refresh: boolean; json: boolean}): Promise<number> {
+    const model = inspectGguf(await validateGgufOutOfProcess(modelPath, {timeoutMs: 30_000}));
+    const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.threads});
+    try {
+        const profile = await profileMachine(engine, distinctOperators(model.tensors), {
+            cacheDir: defaultProfileCacheDir(), refresh: options.refresh, onProgress: options.json ? undefined : (m) => io.err(m)
+        });
+        if (options.json) {
+            io.out(JSON.stringify(profile, null, 2));
+            return 0;
+        }
+        io.out(`profile ${profile.key}: ${profile.elapsedMs.toFixed(0)} ms, ${profile.threads} threads${profile.truncated ? " (truncated)" : ""}`);
+        io.out(`CPU read bandwidth: ${(profile.cpuReadBytesPerSec / 1e9).toFixed(1)} GB/s`);
+        for (const t of profile.transfers)
+            io.out(`${t.device}: H2D pinned ${(t.pinnedH2dBytesPerSec / 1e9).toFixed(1)} GB/s, pageable ${(t.pageableH2dBytesPerSec / 1e9).toFixed(1)} GB/s, ` +
+                `D2H ${(t.d2hBytesPerSec / 1e9).toFixed(1)} GB/s, switch ${t.switchUs.toFixed(1)} µs`);
+        for (const m of profile.matmuls)
+            io.out(`${m.device.padEnd(8)} ${m.type.padEnd(6)} ${`${m.rows}×${m.cols}`.padEnd(12)} batch ${String(m.batch).padStart(5)}: ` +
+                (m.supported ? `${(m.medianUs / 1000).toFixed(3)} ms (min ${(m.minUs / 1000).toFixed(3)}, n=${m.samples})` : "unsupported"));
+        return 0;
+    } finally {
+        await engine.llama.dispose();
+    }
+}

@@ -1,0 +1,88 @@
+/** Auto-offload: profile this machine for a model, then plan its placement under a VRAM budget (the caller loads). */
+import type {Budget} from "../../contract/ipc.js";
+import {inspectGguf, type InspectedModel} from "../gguf/inspectGguf.js";
+import {validateGgufOutOfProcess} from "../gguf/validateGgufOutOfProcess.js";
+import {describeMachine} from "../hardware/describeMachine.js";
+import type {EngineLlama} from "../native/getEngineLlama.js";
+import type {TensorBufferOverride} from "../placement/Placement.js";
+import type {MachineProfile} from "../profiler/MachineProfile.js";
+import {distinctOperators} from "../profiler/operatorShapes.js";
+import {defaultProfileCacheDir, profileMachine, type ProfileMachineOptions} from "../profiler/profileMachine.js";
+import {budgetBytes} from "./budget.js";
+import {planStrategy} from "./planStrategy.js";
+import type {FitFunction, StrategyName, StrategyResult} from "./strategies/StrategyResult.js";
+import {DEFAULT_WORKLOAD, plannerModelFrom, type PlanSettings, type Workload} from "./types.js";
+
+/** Options of {@link autoPlan}. */
+export type AutoPlanOptions = {
+    /** Defaults to `{kind: "auto"}` (free VRAM minus a safety margin). */
+    budget?: Budget;
+    /** Defaults to {@link DEFAULT_WORKLOAD}. */
+    workload?: Workload;
+    /** Defaults to `"optimal"`. */
+    strategy?: StrategyName;
+    /** Context size (default 2048), threads (default the engine's), micro-batch (default 512) and mmap to start from. */
+    settings?: Partial<PlanSettings>;
+    /** Profile options (cache folder defaults to {@link defaultProfileCacheDir}). */
+    profile?: Omit<ProfileMachineOptions, "signal" | "onProgress">;
+    signal?: AbortSignal;
+    onProgress?: (message: string) => void;
+};
+
+/** The plan and everything needed to load it with `PlacedModel.load`. */
+export type AutoPlanResult = {
+    readonly result: StrategyResult;
+    /** = `result.overrides`: pass with `gpuLayers: result.gpuLayers`, `useMmap: result.settings.useMmap`, `batchSize`… */
+    readonly overrides: readonly TensorBufferOverride[];
+    readonly model: InspectedModel;
+    readonly profile: MachineProfile;
+};
+
+/** llama.cpp's `common_fit_params` through the native binding, with margin = free − budget on the GPU. */
+export function nativeFit(engine: EngineLlama, modelPath: string, gpu: {name: string; freeBytes: number}): FitFunction {
+    return async ({budgetBytes: budget, settings}) => {
+        const fit = engine.bindings.tensorwiseFitParams;
+        if (fit == null) throw new Error("this tensorwise native build has no common_fit_params binding; run `npm run native`");
+        const result = await fit({
+            modelPath, margins: {[gpu.name]: Math.max(0, gpu.freeBytes - budget)},
+            contextSize: settings.contextSize, batchSize: settings.batchSize, useMmap: settings.useMmap
+        });
+        return {gpuLayers: result.gpuLayers, overrides: result.overrides, status: result.status};
+    };
+}
+
+/**
+ * Validates and inspects the model, profiles this machine for its weight operators (cached), and plans with the
+ * chosen strategy under the budget. Throws with the reason when the model cannot be planned.
+ */
+export async function autoPlan(engine: EngineLlama, modelPath: string, options: AutoPlanOptions = {}): Promise<AutoPlanResult> {
+    const {signal, onProgress} = options;
+    onProgress?.("validating the model");
+    const model = inspectGguf(await validateGgufOutOfProcess(modelPath, {signal, timeoutMs: 30_000}));
+    const planner = plannerModelFrom(model);
+    const machine = describeMachine(engine);
+    const gpu = machine.gpu;
+    const settings: PlanSettings = {
+        contextSize: options.settings?.contextSize ?? 2048,
+        batchSize: options.settings?.batchSize ?? 512,
+        threads: options.settings?.threads ?? engine.llama.maxThreads,
+        useMmap: options.settings?.useMmap ?? gpu == null
+    };
+    const profile = await profileMachine(engine, distinctOperators(model.tensors), {
+        cacheDir: defaultProfileCacheDir(), threads: settings.threads, ...options.profile, signal, onProgress
+    });
+    const budget = budgetBytes(options.budget ?? {kind: "auto"}, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: model.tensorBytes});
+    const strategy = options.strategy ?? "optimal";
+    onProgress?.(`planning (${strategy}, budget ${(budget / 2 ** 20).toFixed(0)} MiB)`);
+    const result = await planStrategy(strategy, {
+        cost: {model: planner, profile, gpuDevice: gpu?.name ?? null},
+        gpuBufferType: gpu?.bufferType ?? null,
+        budgetBytes: budget,
+        settings,
+        workload: options.workload ?? DEFAULT_WORKLOAD,
+        fit: gpu == null ? undefined : nativeFit(engine, modelPath, gpu),
+        isHostBufferType: (name) => machine.bufferTypes.find((b) => b.name === name)?.isHost ?? name === "CPU"
+    });
+    if (!result.fits) throw new Error(`cannot plan ${strategy} under the budget: ${result.reason}`);
+    return {result, overrides: result.overrides, model, profile};
+}
