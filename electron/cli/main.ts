@@ -5,6 +5,10 @@ import {UsageError} from "./UsageError.js";
 import {inspectCommand} from "./commands/inspectCommand.js";
 import {makeModelCommand} from "./commands/makeModelCommand.js";
 import {chatCommand} from "./commands/chatCommand.js";
+import {planCommand} from "./commands/planCommand.js";
+import {profileCommand} from "./commands/profileCommand.js";
+import {STRATEGY_NAMES} from "../engine/planner/planStrategy.js";
+import type {StrategyName} from "../engine/planner/strategies/StrategyResult.js";
 import type {Budget} from "../contract/ipc.js";
 import type {EngineGpu} from "../engine/native/getEngineLlama.js";
 
@@ -40,6 +44,33 @@ const commands: Record<string, Command> = {
         },
         run: (io, values, positionals) => makeModelCommand(io, onePositional(positionals, "out.gguf"), values)
     },
+    profile: {
+        summary: "time the model's weight operators on every device here, and the transfer costs (cached)",
+        usage: "tensorwise profile <model.gguf> [--gpu auto|cpu|cuda|vulkan] [--threads N] [--refresh] [--json]",
+        options: {...gpuOption, ...jsonOption, threads: {type: "string"}, refresh: {type: "boolean", default: false}},
+        run: (io, values, positionals) => profileCommand(io, onePositional(positionals, "model.gguf"), {
+            gpu: parseGpu(values.gpu), threads: optionalInt(values.threads, "threads", 1), refresh: values.refresh === true, json: values.json === true
+        })
+    },
+    plan: {
+        summary: "plan where each tensor lives under a VRAM budget, with predicted TTFT/TPOT/VRAM and llama.cpp flags",
+        usage: "tensorwise plan <model.gguf> --budget <MiB|N%|auto> --strategy <cpu|layers|fit|oato|optimal> [--prompt-tokens N] [--gen-tokens N] " +
+            "[--context N] [--gpu …] [--threads N] [--json]",
+        options: {
+            ...gpuOption, ...jsonOption, budget: {type: "string", default: "auto"}, strategy: {type: "string", default: "optimal"},
+            "prompt-tokens": {type: "string"}, "gen-tokens": {type: "string"}, context: {type: "string"}, threads: {type: "string"}
+        },
+        run: (io, values, positionals) => planCommand(io, onePositional(positionals, "model.gguf"), {
+            gpu: parseGpu(values.gpu),
+            budget: parseBudget(String(values.budget)),
+            strategy: parseStrategy(values.strategy),
+            promptTokens: optionalInt(values["prompt-tokens"], "prompt-tokens", 1) ?? 512,
+            genTokens: optionalInt(values["gen-tokens"], "gen-tokens", 1) ?? 128,
+            contextSize: optionalInt(values.context, "context", 1) ?? 2048,
+            threads: optionalInt(values.threads, "threads", 1),
+            json: values.json === true
+        })
+    },
     chat: {
         summary: "load a model with a placement, reply to one prompt, print TTFT/TPOT and memory per buffer type",
         usage: "tensorwise chat <model.gguf> --prompt <text> [--placement file.json | --gpu-layers N | --auto [--budget MiB|N%]] " +
@@ -71,6 +102,13 @@ const commands: Record<string, Command> = {
         }
     }
 };
+
+function parseStrategy(value: string | boolean | undefined): StrategyName {
+    const name = String(value ?? "optimal");
+    if (!(STRATEGY_NAMES as readonly string[]).includes(name))
+        throw new UsageError(`--strategy must be one of ${STRATEGY_NAMES.join(", ")} (got "${name}")`);
+    return name as StrategyName;
+}
 
 function onePositional(positionals: string[], name: string): string {
     const [first, ...extra] = positionals;

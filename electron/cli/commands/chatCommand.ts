@@ -2,6 +2,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type {Budget, LoadedModelState} from "../../contract/ipc.js";
 import {formatBytes, formatMs, formatTable} from "../../engine/format/formatBytes.js";
+import {terminalSafe} from "../../engine/format/terminalSafe.js";
 import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.js";
 import {placementFromJson} from "../../engine/placement/Placement.js";
 import {EngineService} from "../../engine/service/EngineService.js";
@@ -68,7 +69,7 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
             (text) => {
                 streamed += text;
                 if (!options.json)
-                    process.stdout.write(text);
+                    process.stdout.write(terminalSafe(text));
             }
         );
         const memory = comparePlannedMemory(state.placement.bytesPerBufferType, state.measured);

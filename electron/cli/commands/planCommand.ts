@@ -27,9 +27,10 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
             cells[t.role] = where === "CPU" ? 0 : 1;
             perLayer.set(row, cells);
         }
+        const flagOptions = {modelPath, ubatch: result.settings.batchSize, threads: result.settings.threads, noMmap: !result.settings.useMmap};
         const flags = result.gpuLayers === "max" || result.overrides.length > 0
-            ? renderOverrideFlags(result.overrides)
-            : renderLayerSplitFlags(result.gpuLayers);
+            ? renderOverrideFlags(result.overrides, {...flagOptions, gpuLayers: result.gpuLayers === "max" ? undefined : result.gpuLayers})
+            : renderLayerSplitFlags(result.gpuLayers, {...flagOptions, layerCount: model.layerCount ?? undefined});
         if (options.json) {
             io.out(JSON.stringify({strategy: result.strategy, fits: result.fits, reason: result.reason, gpuLayers: result.gpuLayers,
                 settings: result.settings, prediction: result.prediction, bytesPerBufferType: bytes, overrides: result.overrides,
@@ -42,7 +43,9 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
             io.out(`  ${row.padEnd(7)} ${Object.entries(cells).map(([role, gpu]) => `${role}:${gpu === 1 ? "G" : "c"}`).join(" ")}`);
         io.out(`overrides (${result.overrides.length}):`);
         for (const o of result.overrides) io.out(`  ${o.pattern} → ${o.bufferType}`);
-        io.out(`llama.cpp: ${JSON.stringify(flags)}`);
+        io.out(`llama.cpp: ${flags.command}`);
+        for (const note of flags.notes)
+            io.out(`  note: ${note}`);
         const p = result.prediction;
         io.out(`predicted: TTFT ${p.ttftMs.toFixed(1)} ms (prompt ${p.promptTokens}), TPOT ${p.tpotMs.toFixed(2)} ms, ` +
             `VRAM ${(p.vram.total / MiB).toFixed(1)} MiB = weights ${(p.vram.weights / MiB).toFixed(1)} + KV ${(p.vram.kv / MiB).toFixed(1)} + scratch ${(p.vram.scratch / MiB).toFixed(1)} ` +

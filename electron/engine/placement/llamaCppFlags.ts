@@ -92,9 +92,12 @@ function finish(options: LlamaCppFlagsOptions, args: string[], notes: string[]):
  * override, in order, then micro-batch, threads and mmap flags. Throws if a pattern or buffer type would not
  * survive llama.cpp's `-ot` parser (a `,` anywhere, a `=` in the pattern).
  */
-export function renderOverrideFlags(overrides: readonly TensorBufferOverride[], options: LlamaCppFlagsOptions = {}): LlamaCppCommand {
+export function renderOverrideFlags(overrides: readonly TensorBufferOverride[], options: LlamaCppFlagsOptions & {
+    /** `-ngl` to pair with the overrides (llama.cpp's own fitting returns both). Defaults to every layer. */
+    readonly gpuLayers?: number;
+} = {}): LlamaCppCommand {
     const notes: string[] = [];
-    const args = ["-ngl", String(ALL_LAYERS)];
+    const args = ["-ngl", String(options.gpuLayers ?? ALL_LAYERS)];
     overrides.forEach(({ pattern, bufferType }, i) => {
         if (pattern.includes(",") || pattern.includes("=")) {
             throw new Error(`override ${i}: pattern ${JSON.stringify(pattern)} contains "," or "=", which llama.cpp's -ot parser splits on; write them as \\x2C / \\x3D`);

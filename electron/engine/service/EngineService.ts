@@ -62,18 +62,19 @@ export class EngineService {
         });
     }
 
-    /** Profile → plan → load with the best strategy available, within the budget. */
+    /** Profile → plan → load with the best strategy (default `optimal`), within the budget. */
     async autoOffload(request: {path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string}): Promise<LoadedModelState> {
         const model = await this.inspectForTask(request.path, request.taskId);
         const settings = {...DEFAULT_SETTINGS, ...request.settings};
-        this.progress(request.taskId, "plan", null, "choosing where each tensor lives");
+        this.progress(request.taskId, "profile", null, "measuring this machine's operators");
         const plan = await planForBudget({
-            engine: this.engine, machine: this.describe(), modelPath: request.path, model, budget: request.budget,
-            settings, strategy: request.strategy
+            engine: this.engine, modelPath: request.path, budget: request.budget, settings, strategy: request.strategy,
+            onProgress: (message) => this.progress(request.taskId, message.startsWith("planning") ? "plan" : "profile", null, message)
         });
-        return await this.loadWithPlacement({
-            path: request.path, placement: plan.placement, settings: plan.settings, strategy: plan.strategy,
-            prediction: plan.prediction, taskId: request.taskId
+        return await this.loadPlaced({
+            path: request.path, model, taskId: request.taskId, placement: plan.placement, settings: plan.settings,
+            strategy: plan.strategy, gpuLayers: plan.gpuLayers, overrides: plan.overrides, llamaCppFlags: plan.llamaCppFlags,
+            prediction: plan.prediction
         });
     }
 
