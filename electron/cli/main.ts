@@ -82,11 +82,11 @@ const commands: Record<string, Command> = {
             "show-overrides": {type: "boolean", default: false}
         },
         run: (io, values, positionals) => {
-            if (typeof values.prompt !== "string" || values.prompt === "")
-                throw new UsageError("--prompt is required");
+            if ((typeof values.prompt !== "string" || values.prompt === "") && !(process.stdin.isTTY && io === processIo))
+                throw new UsageError("--prompt is required (or run in a terminal for an interactive chat)");
             return chatCommand(io, onePositional(positionals, "model.gguf"), {
                 gpu: parseGpu(values.gpu),
-                prompt: values.prompt,
+                prompt: typeof values.prompt === "string" && values.prompt !== "" ? values.prompt : undefined,
                 placement: values.placement as string | undefined,
                 gpuLayers: optionalInt(values["gpu-layers"], "gpu-layers", 0),
                 auto: values.auto === true,

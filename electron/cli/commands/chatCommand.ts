@@ -12,7 +12,8 @@ import type {CliIo} from "../CliIo.js";
 
 export type ChatCommandOptions = {
     gpu: EngineGpu;
-    prompt: string;
+    /** One prompt; without it, an interactive conversation on the terminal. */
+    prompt?: string;
     placement?: string;
     gpuLayers?: number;
     auto: boolean;
@@ -63,6 +64,9 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
         else
             state = await service.load({path: resolved, gpuLayers: options.gpuLayers ?? "max", settings, taskId: "cli"});
 
+        if (options.prompt == null)
+            return await interactiveChat(io, service, state, options);
+
         let streamed = "";
         const reply = await service.chat(
             {streamId: "cli", history: [], message: options.prompt, maxTokens: options.maxTokens, temperature: options.temperature},
@@ -103,4 +107,46 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
     } finally {
         await service.dispose();
     }
+}
+
+/** A conversation on the terminal: one reply per line typed, with its TTFT/TPOT; `/exit` or Ctrl-D ends it. */
+async function interactiveChat(io: CliIo, service: EngineService, state: LoadedModelState, options: ChatCommandOptions): Promise<number> {
+    const {createInterface} = await import("node:readline/promises");
+    const memory = comparePlannedMemory(state.placement.bytesPerBufferType, state.measured);
+    io.out(`loaded ${state.card.fileName} (${state.placement.strategy}): host ${formatBytes(memory.measured.hostBytes)}, ` +
+        `device ${formatBytes(memory.measured.deviceBytes)} of weights. Type a message; /exit to quit.`);
+    const history: {role: "user" | "assistant"; text: string}[] = [];
+    const terminal = createInterface({input: process.stdin, output: process.stdout});
+    const controller = {current: null as AbortController | null};
+    terminal.on("SIGINT", () => {
+        if (controller.current != null)
+            service.stop("cli");
+        else
+            terminal.close();
+    });
+    try {
+        for (;;) {
+            let message: string;
+            try {
+                message = (await terminal.question("> ")).trim();
+            } catch {
+                break; // closed (Ctrl-D / Ctrl-C at the prompt)
+            }
+            if (message === "/exit" || message === "/quit")
+                break;
+            if (message === "")
+                continue;
+            controller.current = new AbortController();
+            const reply = await service.chat(
+                {streamId: "cli", history, message, maxTokens: options.maxTokens, temperature: options.temperature || 0.7},
+                (text) => process.stdout.write(terminalSafe(text))
+            );
+            controller.current = null;
+            history.push({role: "user", text: message}, {role: "assistant", text: reply.text});
+            io.out(`\n[TTFT ${formatMs(reply.timing.ttftMs)}, TPOT ${formatMs(reply.timing.tpotMs)}, ${reply.timing.generatedTokens} tokens${reply.aborted ? ", stopped" : ""}]`);
+        }
+    } finally {
+        terminal.close();
+    }
+    return 0;
 }
