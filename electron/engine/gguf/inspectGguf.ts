@@ -1,0 +1,127 @@
+import {llamaFileTypeName} from "./llamaFileType.js";
+import {metadataArrayLength, metadataNumber, metadataNumberOrNumbers, metadataString} from "./metadataValue.js";
+import {parseTensorName} from "./tensorRole.js";
+import type {TensorRole} from "./tensorRole.js";
+import type {ValidatedGguf} from "./types/ValidatedGguf.js";
+
+/**
+ * One row of the tensor table. Counts are numbers: exact for any tensor that fits in a file (< 2^53 bytes).
+ */
+export type InspectedTensor = {
+    readonly name: string;
+    /** `N` of a `blk.N.` name, else `null`. */
+    readonly layer: number | null;
+    readonly role: TensorRole;
+    /** ggml type name, e.g. `"q4_K"`. */
+    readonly type: string;
+    /** Elements per dimension, `ne` order (`shape[0]` is the row length). */
+    readonly shape: number[];
+    readonly elements: number;
+    readonly bytes: number;
+};
+
+/** Tensors of one ggml type. */
+export type QuantMixEntry = {
+    readonly type: string;
+    readonly tensorCount: number;
+    readonly elements: number;
+    readonly bytes: number;
+};
+
+/**
+ * What a GGUF file holds, summarised for display: JSON-serialisable (no bigints, Maps or `undefined`), so it can go
+ * over IPC as is. Hyperparameters come from `<architecture>.*` metadata and are `null` when absent.
+ */
+export type InspectedModel = {
+    readonly ggufVersion: number;
+    readonly fileSize: number;
+    /** `general.architecture`, e.g. `"llama"`. */
+    readonly architecture: string | null;
+    /** `general.name`. */
+    readonly name: string | null;
+    /** `general.file_type` and its llama.cpp name (e.g. `{id: 15, name: "Q4_K_M"}`; name `null` if unknown). */
+    readonly fileType: {readonly id: number; readonly name: string | null} | null;
+    /** Sum of all tensors' elements. */
+    readonly parameterCount: number;
+    /** Sum of all tensors' data bytes. */
+    readonly tensorBytes: number;
+    /** Bytes and tensors per ggml type, most bytes first. */
+    readonly quantMix: QuantMixEntry[];
+    /** `<arch>.block_count`. */
+    readonly layerCount: number | null;
+    readonly contextLength: number | null;
+    readonly embeddingLength: number | null;
+    /** `<arch>.feed_forward_length`; an array when it varies per layer. */
+    readonly feedForwardLength: number | number[] | null;
+    /** `<arch>.attention.head_count`; an array when it varies per layer. */
+    readonly headCount: number | number[] | null;
+    /** `<arch>.attention.head_count_kv`; an array when it varies per layer. */
+    readonly headCountKv: number | number[] | null;
+    /** `<arch>.expert_count` (MoE models). */
+    readonly expertCount: number | null;
+    /** `<arch>.expert_used_count` (MoE models). */
+    readonly expertUsedCount: number | null;
+    /** Length of `tokenizer.ggml.tokens`, else `<arch>.vocab_size`. */
+    readonly vocabSize: number | null;
+    /** Tensors in file order. */
+    readonly tensors: InspectedTensor[];
+};
+
+/** Summarises a validated GGUF file: architecture, sizes, quantization mix and a tensor table with roles. */
+export function inspectGguf(gguf: ValidatedGguf): InspectedModel {
+    const {metadata} = gguf;
+    const architecture = metadataString(metadata, "general.architecture") ?? null;
+    const archNumber = (key: string): number | null =>
+        architecture === null ? null : metadataNumber(metadata, `${architecture}.${key}`) ?? null;
+    const archNumbers = (key: string): number | number[] | null =>
+        architecture === null ? null : metadataNumberOrNumbers(metadata, `${architecture}.${key}`) ?? null;
+    const fileTypeId = metadataNumber(metadata, "general.file_type");
+
+    const tensors = gguf.tensors.map((tensor): InspectedTensor => ({
+        name: tensor.name,
+        ...parseTensorName(tensor.name),
+        type: tensor.type.name,
+        shape: tensor.shape.map(Number),
+        elements: Number(tensor.elements),
+        bytes: Number(tensor.bytes)
+    }));
+
+    return {
+        ggufVersion: gguf.version,
+        fileSize: Number(gguf.fileSize),
+        architecture,
+        name: metadataString(metadata, "general.name") ?? null,
+        fileType: fileTypeId === undefined ? null : {id: fileTypeId, name: llamaFileTypeName(fileTypeId) ?? null},
+        parameterCount: sum(tensors.map((tensor) => tensor.elements)),
+        tensorBytes: sum(tensors.map((tensor) => tensor.bytes)),
+        quantMix: quantMix(tensors),
+        layerCount: archNumber("block_count"),
+        contextLength: archNumber("context_length"),
+        embeddingLength: archNumber("embedding_length"),
+        feedForwardLength: archNumbers("feed_forward_length"),
+        headCount: archNumbers("attention.head_count"),
+        headCountKv: archNumbers("attention.head_count_kv"),
+        expertCount: archNumber("expert_count"),
+        expertUsedCount: archNumber("expert_used_count"),
+        vocabSize: metadataArrayLength(metadata, "tokenizer.ggml.tokens") ?? archNumber("vocab_size"),
+        tensors
+    };
+}
+
+function quantMix(tensors: readonly InspectedTensor[]): QuantMixEntry[] {
+    const byType = new Map<string, QuantMixEntry>();
+    for (const tensor of tensors) {
+        const entry = byType.get(tensor.type) ?? {type: tensor.type, tensorCount: 0, elements: 0, bytes: 0};
+        byType.set(tensor.type, {
+            type: tensor.type,
+            tensorCount: entry.tensorCount + 1,
+            elements: entry.elements + tensor.elements,
+            bytes: entry.bytes + tensor.bytes
+        });
+    }
+    return [...byType.values()].sort((a, b) => b.bytes - a.bytes || a.type.localeCompare(b.type));
+}
+
+function sum(values: readonly number[]): number {
+    return values.reduce((total, value) => total + value, 0);
+}

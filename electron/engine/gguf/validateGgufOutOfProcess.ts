@@ -1,0 +1,125 @@
+import {fork} from "node:child_process";
+import {existsSync} from "node:fs";
+import {fileURLToPath} from "node:url";
+import {GgufValidationError} from "./errors/GgufValidationError.js";
+import {getGgmlType} from "./ggmlTypes.js";
+import type {ValidatedGguf, ValidatedGgufTensor, ValidateGgufOptions} from "./types/ValidatedGguf.js";
+import {isValidateGgufResponse} from "./validate/childProtocol.js";
+import type {ValidateGgufRequest, ValidateGgufResponse} from "./validate/childProtocol.js";
+import {transpileForChild} from "./validate/transpileForChild.js";
+
+const defaultTimeoutMs = 5_000;
+const defaultMaxOldSpaceSizeMb = 256;
+/** Metadata budget inside the child: half its heap, leaving room for tensor infos and the reply's copy. */
+const defaultChildMaxMetadataBytes = 128 * 2 ** 20;
+const stderrTailBytes = 4096;
+
+/** Options of `validateGgufOutOfProcess`. */
+export type ValidateGgufOutOfProcessOptions = ValidateGgufOptions & {
+    /** Kill the child and reject with code `timeout` after this long (child start-up included). Defaults to 5000. */
+    timeoutMs?: number;
+    /** V8 old-space limit of the child (`--max-old-space-size`), in MiB. Defaults to 256. */
+    maxOldSpaceSizeMb?: number;
+    /** Kills the child and rejects with `signal.reason`. */
+    signal?: AbortSignal;
+};
+
+/**
+ * `validateGgufFile` in a child process with a time and memory limit, so a file that defeats the validator can cost
+ * at most a killed child. Rejects with a `GgufValidationError`: the file's own error, or `timeout`, `out-of-memory`
+ * or `child-failed`. `maxMetadataBytes` defaults to 128 MiB here (half the child's default heap).
+ */
+export async function validateGgufOutOfProcess(
+    path: string, options: ValidateGgufOutOfProcessOptions = {}
+): Promise<ValidatedGguf> {
+    const {timeoutMs = defaultTimeoutMs, maxOldSpaceSizeMb = defaultMaxOldSpaceSizeMb, signal, ...limits} = options;
+    signal?.throwIfAborted();
+    let entry: string;
+    try {
+        entry = await resolveChildEntry();
+    } catch (error) {
+        throw new GgufValidationError("child-failed", `cannot prepare the validator child: ${String(error)}`);
+    }
+    signal?.throwIfAborted();
+    const request: ValidateGgufRequest = {
+        path,
+        options: {...limits, maxMetadataBytes: limits.maxMetadataBytes ?? defaultChildMaxMetadataBytes}
+    };
+    const response = await runChild(entry, request, timeoutMs, maxOldSpaceSizeMb, signal);
+    if (!response.ok)
+        throw new GgufValidationError(response.error.code, response.error.detail, response.error.offset);
+    return rehydrate(response.result);
+}
+
+/** The compiled sibling when running from `dist/`, else (tests on TypeScript sources) a transpiled copy. */
+async function resolveChildEntry(): Promise<string> {
+    const compiled = fileURLToPath(new URL("./validate/validateGgufChild.js", import.meta.url));
+    if (import.meta.url.endsWith(".js") && existsSync(compiled))
+        return compiled;
+    return transpileForChild(fileURLToPath(new URL("./validate/validateGgufChild.ts", import.meta.url)));
+}
+
+function runChild(
+    entry: string, request: ValidateGgufRequest, timeoutMs: number, maxOldSpaceSizeMb: number, signal?: AbortSignal
+): Promise<ValidateGgufResponse> {
+    return new Promise((resolvePromise, reject) => {
+        const child = fork(entry, [], {
+            execArgv: [`--max-old-space-size=${maxOldSpaceSizeMb}`],
+            serialization: "advanced",
+            stdio: ["ignore", "ignore", "pipe", "ipc"]
+        });
+        let stderr = "";
+        let settled = false;
+        const finish = (outcome: () => void): void => {
+            if (settled)
+                return;
+            settled = true;
+            clearTimeout(timer);
+            signal?.removeEventListener("abort", onAbort);
+            if (child.exitCode === null && child.signalCode === null)
+                child.kill("SIGKILL");
+            outcome();
+        };
+        const fail = (code: "timeout" | "out-of-memory" | "child-failed", detail: string): void =>
+            finish(() => reject(new GgufValidationError(code, detail)));
+        const onAbort = (): void => finish(() => reject(signal?.reason));
+        const timer = setTimeout(
+            () => fail("timeout", `validating ${request.path} took longer than ${timeoutMs} ms; the validator was killed`),
+            timeoutMs
+        );
+        signal?.addEventListener("abort", onAbort, {once: true});
+
+        child.stderr?.on("data", (chunk: Buffer) => {
+            stderr = (stderr + chunk.toString("utf8")).slice(-stderrTailBytes);
+        });
+        child.on("message", (message: unknown) => {
+            if (isValidateGgufResponse(message))
+                finish(() => resolvePromise(message));
+            else
+                fail("child-failed", "the validator child sent a malformed reply");
+        });
+        child.on("error", (error) => fail("child-failed", `could not run the validator child: ${error.message}`));
+        child.on("close", (code, exitSignal) => {
+            if (/heap limit|out of memory/i.test(stderr))
+                fail("out-of-memory", `validating ${request.path} needed more than ${maxOldSpaceSizeMb} MiB`);
+            else
+                fail("child-failed", `the validator child exited (${exitSignal ?? `code ${code}`}) without a reply` +
+                    (stderr === "" ? "" : `: ${stderr.trim()}`));
+        });
+        child.send(request, (error) => {
+            if (error !== null)
+                fail("child-failed", `could not send the request to the validator child: ${error.message}`);
+        });
+    });
+}
+
+/** Structured clone gives back plain objects: restore canonical ggml type infos (and check the reply's shape). */
+function rehydrate(result: ValidatedGguf): ValidatedGguf {
+    const tensors = result.tensors.map((tensor): ValidatedGgufTensor => {
+        const type = getGgmlType(tensor.type.id);
+        if (type === undefined)
+            throw new GgufValidationError("child-failed", `validator child returned unknown ggml type ${tensor.type.id}`);
+        return {...tensor, type};
+    });
+    return {...result, tensors};
+}
