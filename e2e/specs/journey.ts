@@ -1,0 +1,211 @@
+/**
+ * The user's journey, shared by the web-mode run (Chromium) and the Electron run: open a model by dragging it in,
+ * auto-offload it onto the Vulkan device, check the memory panel against the plan, chat with streaming and timing,
+ * stop a reply, reload, survive an engine kill, and get a clear error for a malformed file.
+ */
+import {mkdtemp, writeFile} from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type {Page} from "playwright-core";
+import {afterAll, beforeAll, describe, expect, it, onTestFailed} from "vitest";
+import {makeSyntheticModel} from "../../electron/engine/writer/makeSyntheticModel.js";
+import {keepScreenshot} from "../support/browser.js";
+import {AppShell} from "../pages/AppShell.js";
+import {ChatPage} from "../pages/ChatPage.js";
+import {DashboardsPage} from "../pages/DashboardsPage.js";
+import {MemoryPage} from "../pages/MemoryPage.js";
+import {ModelPage} from "../pages/ModelPage.js";
+import {OffloadPage} from "../pages/OffloadPage.js";
+
+/** What a launcher (web mode or Electron) gives the journey. */
+export type LaunchedApp = {
+    page: Page;
+    /** Loads the app again in the same window (a page reload). */
+    reload(): Promise<void>;
+    enginePid(): Promise<number>;
+    output(): string;
+    /** Saves a trace and screenshot when `failedTest` is set. */
+    close(failedTest?: string): Promise<void>;
+};
+
+const LONG_REPLY_TOKENS = 2000;
+
+export function defineJourney(mode: string, launch: (dataDir: string) => Promise<LaunchedApp>): void {
+    describe(`${mode}: chat with a model that is placed tensor by tensor`, () => {
+        let app: LaunchedApp;
+        let modelsDir: string;
+        let failed: string | undefined;
+        const shot = (name: string) => keepScreenshot(app.page, `${mode}-${name}`);
+        const markFailure = () => onTestFailed(({task}) => {
+            failed ??= `${mode}-${task.name}`;
+            process.stderr.write(`\n--- app output (${mode}) ---\n${app.output().slice(-4000)}\n`);
+        });
+
+        beforeAll(async () => {
+            modelsDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-models-"));
+            await makeSyntheticModel(path.join(modelsDir, "tiny-chat.gguf"), {preset: "tiny", name: "tiny-chat"});
+            // a GGUF header with nothing valid after it: the app must say so, not hang or crash
+            await writeFile(path.join(modelsDir, "broken.gguf"), Buffer.concat([Buffer.from("GGUF"), Buffer.from([3, 0, 0, 0]), Buffer.alloc(24, 0xff)]));
+            app = await launch(await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-data-")));
+        });
+        afterAll(async () => {
+            await app?.close(failed);
+        });
+
+        it("drag in a generated model → inspection card", async () => {
+            markFailure();
+            const shell = new AppShell(app.page);
+            await shell.waitForEngineState("idle");
+            await keepScreenshot(app.page, `${mode}-chat-empty`);
+            await shell.show("model");
+            await shot("model-empty");
+            const model = new ModelPage(app.page);
+            await model.dropFile(path.join(modelsDir, "tiny-chat.gguf"));
+            await model.card.waitFor({timeout: 30_000});
+            expect(await model.architecture()).toBe("llama");
+            expect(await app.page.getByTestId("model-name").textContent()).toBe("tiny-chat");
+            expect(await model.tensorRowCount()).toBeGreaterThan(10);
+            await model.filterTensors("ffn_down");
+            expect(await model.tensorRowCount()).toBe(2);
+            await model.filterTensors("");
+            await shot("model-card");
+        });
+
+        it("a malformed file → clear error, and the engine keeps running", async () => {
+            markFailure();
+            const model = new ModelPage(app.page);
+            await model.openPath(path.join(modelsDir, "broken.gguf"));
+            await model.error.waitFor({timeout: 30_000});
+            const message = (await model.error.textContent()) ?? "";
+            expect(message).toContain("cannot be opened");
+            expect(message.length).toBeGreaterThan(40);
+            await shot("model-malformed");
+            expect(await new AppShell(app.page).engineState()).not.toBe("crashed");
+            // a path that does not exist gets its own message
+            await model.openPath(path.join(modelsDir, "does-not-exist.gguf"));
+            await app.page.locator("[data-testid='model-error'][data-code='not-found']").waitFor();
+            // back to the good model for the next steps
+            await model.openPath(path.join(modelsDir, "tiny-chat.gguf"));
+            await model.card.waitFor();
+        });
+
+        it("auto-offload → progress, placement map, memory panel with device and host buffers matching the plan", async () => {
+            markFailure();
+            const shell = new AppShell(app.page);
+            await shell.show("offload");
+            const offload = new OffloadPage(app.page);
+            await offload.setContextSize(1024);
+            await offload.run();
+            await offload.waitForResult();
+            expect(await offload.stepNames()).toEqual(expect.arrayContaining(["plan", "load"]));
+            await shell.waitForEngineState("ready");
+            expect(await offload.llamaFlags()).toContain("-m ");
+            const planned = await offload.plannedBytes();
+            await shot("offload-result");
+
+            await shell.show("memory");
+            const memory = new MemoryPage(app.page);
+            const rows = await memory.rows();
+            const device = rows.filter((row) => !row.isHost && (row.measuredWeights ?? 0) > 0);
+            const host = rows.filter((row) => row.isHost && (row.measuredWeights ?? 0) > 0);
+            expect(device.map((row) => row.bufferType)).toContain("Vulkan0");
+            expect(host.length).toBeGreaterThan(0);
+            for (const row of [...device, ...host]) {
+                expect(row.plannedWeights, `planned weights of ${row.bufferType}`).not.toBeNull();
+                // measured = planned up to llama.cpp's per-buffer alignment padding
+                expect(Math.abs(row.measuredWeights! - row.plannedWeights!), row.bufferType).toBeLessThanOrEqual(Math.max(4096, row.plannedWeights! * 0.01));
+            }
+            // and the sides add up to what the placement map's legend (the plan) says
+            const plannedHost = Object.entries(planned).filter(([name]) => name === "CPU" || name.endsWith("_Host")).reduce((sum, [, bytes]) => sum + bytes, 0);
+            const measuredHost = host.reduce((sum, row) => sum + row.measuredWeights!, 0);
+            expect(Math.abs(measuredHost - plannedHost)).toBeLessThanOrEqual(Math.max(4096, plannedHost * 0.01));
+            expect(device.some((row) => (row.measuredKv ?? 0) > 0)).toBe(true);
+            expect(await memory.deviceCount()).toBeGreaterThan(0);
+            await shot("memory");
+        });
+
+        it("send a message → tokens stream, TTFT/TPOT appear", async () => {
+            markFailure();
+            const shell = new AppShell(app.page);
+            await shell.show("chat");
+            const chat = new ChatPage(app.page);
+            await chat.newConversation();
+            await chat.setOptions({maxTokens: 48, temperature: 0});
+            await chat.send("What does a KV cache store?");
+            await chat.streaming.waitFor({timeout: 30_000});
+            await chat.waitForReplyCount(1);
+            const timing = await chat.lastTiming();
+            expect(timing.ttftMs).toBeGreaterThan(0);
+            expect(timing.tpotMs).toBeGreaterThan(0);
+            expect(timing.text).toMatch(/TTFT .*ms/);
+            expect(timing.text).toMatch(/tok\/s/);
+            await expect.poll(() => chat.title()).toBe("What does a KV cache store?");
+            await shot("chat-reply");
+
+            await chat.send("And the scratch buffers?");
+            await chat.waitForReplyCount(2);
+            await shell.show("dashboards");
+            const dashboards = new DashboardsPage(app.page);
+            expect(await dashboards.replyCount()).toBe(2);
+            expect(await dashboards.chartPoints("ttft")).toBe(2);
+            expect(await dashboards.chartHasCanvas("tpot")).toBe(true);
+            await shot("dashboards");
+        });
+
+        it("stop mid-reply keeps what came and marks it stopped", async () => {
+            markFailure();
+            const shell = new AppShell(app.page);
+            await shell.show("chat");
+            const chat = new ChatPage(app.page);
+            await chat.setOptions({maxTokens: LONG_REPLY_TOKENS, temperature: 0});
+            await chat.send("Write a very long story.");
+            await app.page.waitForFunction(() => Number(document.querySelector("[data-testid='message-streaming']")?.getAttribute("data-tokens") ?? 0) >= 5, undefined, {timeout: 60_000});
+            await shot("chat-streaming");
+            await chat.stop();
+            await chat.waitForReplyCount(3, 30_000);
+            expect(await chat.lastAssistantStopped()).toBe("user");
+            const stoppedTiming = await chat.lastTiming();
+            expect(stoppedTiming.text).not.toContain(`${LONG_REPLY_TOKENS} tokens`);
+            await shot("chat-stopped");
+        });
+
+        it("reload the page → the conversation is still there", async () => {
+            markFailure();
+            const chat = new ChatPage(app.page);
+            const title = await chat.title();
+            await app.reload();
+            await new AppShell(app.page).waitForEngineState("ready");
+            await app.page.getByTestId("message-assistant").first().waitFor();
+            expect(await chat.title()).toBe(title);
+            expect(await chat.userMessages().count()).toBe(3);
+            expect(await chat.assistantMessages().count()).toBe(3);
+            expect(await chat.lastAssistantStopped()).toBe("user");
+        });
+
+        it("kill the engine process mid-reply → the UI reports it, keeps the conversation, and recovers after restart", async () => {
+            markFailure();
+            const shell = new AppShell(app.page);
+            const chat = new ChatPage(app.page);
+            await chat.setOptions({maxTokens: LONG_REPLY_TOKENS, temperature: 0});
+            await chat.send("Tell me everything about GPUs.");
+            await app.page.waitForFunction(() => Number(document.querySelector("[data-testid='message-streaming']")?.getAttribute("data-tokens") ?? 0) >= 3, undefined, {timeout: 60_000});
+            process.kill(await app.enginePid(), "SIGKILL");
+
+            await shell.crashBanner.waitFor({timeout: 20_000});
+            expect(await shell.crashBanner.textContent()).toContain("SIGKILL");
+            await app.page.getByTestId("stopped-crash").waitFor({timeout: 20_000});
+            expect(await chat.userMessages().count()).toBe(4);
+            await shot("engine-crashed");
+
+            await shell.restartEngine();
+            await shell.crashBanner.waitFor({state: "detached", timeout: 60_000});
+            // the host replays the last placement on the fresh engine
+            await shell.waitForEngineState("ready", 120_000);
+            await chat.setOptions({maxTokens: 16, temperature: 0});
+            await chat.send("Are you back?");
+            await chat.waitForReplyCount(5);
+            expect((await chat.lastTiming()).ttftMs).toBeGreaterThan(0);
+            await shot("engine-recovered");
+        });
+    });
+}

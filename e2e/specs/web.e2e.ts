@@ -1,0 +1,28 @@
+import {describe} from "vitest";
+import {chromiumMissingReason, openBrowser} from "../support/browser.js";
+import {startWebApp} from "../support/webApp.js";
+import {defineJourney} from "./journey.js";
+
+const missing = chromiumMissingReason();
+if (missing != null) {
+    console.warn(`skipping the web-mode e2e run: ${missing}`);
+    describe.skip(`web mode (${missing})`, () => {});
+} else {
+    defineJourney("web", async (dataDir) => {
+        const server = await startWebApp(dataDir);
+        const browser = await openBrowser();
+        await browser.page.goto(server.url);
+        return {
+            page: browser.page,
+            reload: async () => {
+                await browser.page.reload();
+            },
+            enginePid: () => server.enginePid(),
+            output: () => server.output(),
+            close: async (failedTest) => {
+                await browser.close(failedTest);
+                await server.stop();
+            }
+        };
+    });
+}

@@ -1,0 +1,117 @@
+/**
+ * Electron main: one window showing the renderer over app://, the engine host (store + engine child process) behind
+ * the typed contract, and the security posture: context isolation, sandbox, strict CSP, sender validation, no
+ * navigation, no new windows, no permissions.
+ */
+import {app, BrowserWindow, dialog, session, shell, type WebContents} from "electron";
+import path from "node:path";
+import {fileURLToPath} from "node:url";
+import type {EventName, Events} from "../contract/ipc.js";
+import {eventChannel} from "../contract/bridge.js";
+import type {HostClient} from "../host/HostService.js";
+import {startHost, type StartedHost} from "../host/startHost.js";
+import {APP_ORIGIN, registerAppScheme, serveRenderer} from "./appProtocol.js";
+import {registerRequests} from "./registerRequests.js";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const rendererDir = path.resolve(here, "../../renderer");
+const clients = new Map<number, {client: HostClient; detach: () => void}>();
+let host: StartedHost | null = null;
+
+registerAppScheme();
+
+function attachWindow(contents: WebContents): void {
+    clients.get(contents.id)?.detach();
+    if (host == null || contents.isDestroyed())
+        return;
+    const client: HostClient = {
+        id: `window-${contents.id}-${Date.now()}`,
+        emit<Name extends EventName>(name: Name, payload: Events[Name]) {
+            if (!contents.isDestroyed())
+                contents.send(eventChannel(name), payload);
+        }
+    };
+    clients.set(contents.id, {client, detach: host.service.attach(client)});
+}
+
+function detachWindow(contentsId: number): void {
+    clients.get(contentsId)?.detach();
+    clients.delete(contentsId);
+}
+
+function createWindow(): void {
+    const window = new BrowserWindow({
+        width: 1360, height: 880, minWidth: 960, minHeight: 600, backgroundColor: "#0d0f14", show: false, title: "tensorwise",
+        webPreferences: {
+            preload: path.join(here, "preload.cjs"),
+            contextIsolation: true, sandbox: true, nodeIntegration: false, webSecurity: true, spellcheck: false
+        }
+    });
+    const {webContents} = window;
+    const id = webContents.id;
+    attachWindow(webContents);
+    // a reload starts a new page: its streams die with the old one
+    webContents.on("did-start-navigation", (details) => {
+        if (details.isMainFrame && !details.isSameDocument)
+            attachWindow(webContents);
+    });
+    webContents.on("render-process-gone", () => detachWindow(id));
+    webContents.on("destroyed", () => detachWindow(id));
+    window.once("ready-to-show", () => window.show());
+    void window.loadURL(`${APP_ORIGIN}/index.html`);
+}
+
+app.on("web-contents-created", (_event, contents) => {
+    contents.on("will-navigate", (event, url) => {
+        if (!url.startsWith(`${APP_ORIGIN}/`))
+            event.preventDefault();
+    });
+    contents.on("will-redirect", (event) => event.preventDefault());
+    contents.on("will-attach-webview", (event) => event.preventDefault());
+    contents.setWindowOpenHandler(({url}) => {
+        // links in model output open in the user's browser, never in the app
+        if (/^https?:\/\//i.test(url))
+            void shell.openExternal(url);
+        return {action: "deny"};
+    });
+});
+
+app.whenReady().then(async () => {
+    session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+    serveRenderer(rendererDir);
+    host = await startHost({
+        dataDir: app.getPath("userData"),
+        engine: {execPath: process.execPath, env: {...process.env, ELECTRON_RUN_AS_NODE: "1"}},
+        platform: {
+            async openModelDialog() {
+                const focused = BrowserWindow.getFocusedWindow();
+                const options = {title: "Open a GGUF model", properties: ["openFile" as const], filters: [{name: "GGUF models", extensions: ["gguf"]}]};
+                const result = focused != null ? await dialog.showOpenDialog(focused, options) : await dialog.showOpenDialog(options);
+                return result.canceled ? null : result.filePaths[0] ?? null;
+            }
+        },
+        onEngineLog: (stream, line) => (stream === "stderr" ? process.stderr : process.stdout).write(`[engine ${stream}] ${line}\n`)
+    });
+    registerRequests(host.service, (contents) => clients.get(contents.id)?.client);
+    createWindow();
+    app.on("activate", () => {
+        if (BrowserWindow.getAllWindows().length === 0)
+            createWindow();
+    });
+}).catch((error: unknown) => {
+    dialog.showErrorBox("tensorwise could not start", error instanceof Error ? error.stack ?? error.message : String(error));
+    app.exit(1);
+});
+
+let quitting = false;
+app.on("before-quit", (event) => {
+    if (quitting || host == null)
+        return;
+    event.preventDefault();
+    quitting = true;
+    void host.dispose().finally(() => app.quit());
+});
+app.on("window-all-closed", () => {
+    if (process.platform !== "darwin")
+        app.quit();
+});

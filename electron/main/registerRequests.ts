@@ -1,0 +1,40 @@
+/**
+ * The one place that touches `ipcMain`: a handler per contract request, each checking that the sender is the main
+ * frame of one of our windows showing our own page, and answering with an envelope (errors keep their code).
+ */
+import {ipcMain, type IpcMainInvokeEvent, type WebContents} from "electron";
+import {requestChannel, type Envelope} from "../contract/bridge.js";
+import type {RequestName} from "../contract/ipc.js";
+import {requestNames} from "../contract/requestNames.js";
+import {HostError} from "../host/HostError.js";
+import type {HostClient, HostService} from "../host/HostService.js";
+import {APP_ORIGIN} from "./appProtocol.js";
+
+export function isTrustedSender(event: IpcMainInvokeEvent, clientOf: (contents: WebContents) => HostClient | undefined): boolean {
+    const frame = event.senderFrame;
+    if (frame == null || frame !== event.sender.mainFrame)
+        return false;
+    if (clientOf(event.sender) == null)
+        return false;
+    try {
+        return new URL(frame.url).origin === APP_ORIGIN;
+    } catch {
+        return false;
+    }
+}
+
+export function registerRequests(service: HostService, clientOf: (contents: WebContents) => HostClient | undefined): () => void {
+    for (const name of requestNames) {
+        ipcMain.handle(requestChannel(name), async (event, arg: unknown): Promise<Envelope<unknown>> => {
+            const client = clientOf(event.sender);
+            if (client == null || !isTrustedSender(event, clientOf))
+                return {ok: false, error: {code: "untrusted-sender", message: "request refused: unknown sender frame"}};
+            try {
+                return {ok: true, result: await service.handle(name as RequestName, arg as never, client) ?? null};
+            } catch (error) {
+                return {ok: false, error: HostError.toContract(error)};
+            }
+        });
+    }
+    return () => requestNames.forEach((name) => ipcMain.removeHandler(requestChannel(name)));
+}

@@ -1,0 +1,36 @@
+import {useEffect} from "react";
+import {CrashBanner} from "../components/CrashBanner/CrashBanner";
+import {DropOverlay} from "../components/DropOverlay/DropOverlay";
+import {Sidebar} from "../components/Sidebar/Sidebar";
+import {Chat} from "../screens/Chat/Chat";
+import {Dashboards} from "../screens/Dashboards/Dashboards";
+import {Memory} from "../screens/Memory/Memory";
+import {Model} from "../screens/Model/Model";
+import {Offload} from "../screens/Offload/Offload";
+import {useUiStore} from "../stores/uiStore";
+import {useWindowDrop} from "./useWindowDrop";
+import "./App.css";
+
+export function App() {
+    const screen = useUiStore((state) => state.screen);
+    useWindowDrop();
+    useEffect(() => {
+        document.title = `tensorwise · ${screen}`;
+    }, [screen]);
+    return (
+        <div className="app">
+            <Sidebar/>
+            <main className="app-main">
+                <CrashBanner/>
+                <div className="app-screen" data-screen={screen}>
+                    {screen === "chat" && <Chat/>}
+                    {screen === "model" && <Model/>}
+                    {screen === "offload" && <Offload/>}
+                    {screen === "memory" && <Memory/>}
+                    {screen === "dashboards" && <Dashboards/>}
+                </div>
+            </main>
+            <DropOverlay/>
+        </div>
+    );
+}

@@ -1,0 +1,36 @@
+import {useChatStore} from "../stores/chatStore";
+import {useEngineStore} from "../stores/engineStore";
+import {usePlanStore} from "../stores/planStore";
+import type {Transport} from "../transport/Transport";
+import {refreshConversations, reloadConversation} from "./chatActions";
+import {refreshLoaded, refreshMachine} from "./engineActions";
+
+/** Feeds every domain store from the host's typed events. Returns an unsubscribe function. */
+export function wireEvents(transport: Transport): () => void {
+    const offs = [
+        transport.on("engine.state", (state) => {
+            const previous = useEngineStore.getState().engine;
+            useEngineStore.getState().setEngine(state);
+            if (state.state === "crashed" || state.state === "starting")
+                usePlanStore.getState().setLoaded(null);
+            else if (state.state === "ready" && previous.state !== "ready")
+                void refreshLoaded();
+            if (state.state !== "crashed" && previous.state === "starting")
+                void refreshMachine();
+        }),
+        transport.on("task.progress", (progress) => usePlanStore.getState().progress(progress)),
+        transport.on("chat.delta", (delta) => useChatStore.getState().appendDelta(delta)),
+        transport.on("chat.done", ({streamId, message}) => {
+            useChatStore.getState().finishStream(streamId, message);
+            void refreshConversations();
+        }),
+        transport.on("chat.error", ({streamId, conversationId, error}) => {
+            useChatStore.getState().finishStream(streamId, null);
+            useChatStore.getState().setError(conversationId, error);
+            // the host kept what came before the failure; show exactly what is on disk
+            void reloadConversation(conversationId);
+            void refreshConversations();
+        })
+    ];
+    return () => offs.forEach((off) => off());
+}

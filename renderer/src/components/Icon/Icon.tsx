@@ -1,0 +1,20 @@
+/** Small line icons drawn inline (no icon font, no emoji font needed). */
+const paths = {
+    chat: "M4 5h16v10H8l-4 4z",
+    model: "M12 3l8 4.5v9L12 21l-8-4.5v-9zM12 12l8-4.5M12 12v9M12 12L4 7.5",
+    offload: "M13 2L4 14h7l-1 8 9-12h-7z",
+    memory: "M4 6h16v12H4zM8 6v12M12 6v12M16 6v12",
+    dashboards: "M4 19V5M4 19h16M8 15l3-4 3 2 5-7",
+    drop: "M12 4v11M7 10l5 5 5-5M5 20h14"
+} as const;
+
+export type IconName = keyof typeof paths;
+
+export function Icon({name, size = 16}: {name: IconName; size?: number}) {
+    return (
+        <svg width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth={1.8}
+            strokeLinecap="round" strokeLinejoin="round" aria-hidden="true">
+            <path d={paths[name]}/>
+        </svg>
+    );
+}

@@ -1,0 +1,65 @@
+import type {EngineState} from "../../../../electron/contract/ipc";
+import {useEngineStore} from "../../stores/engineStore";
+import {usePlanStore} from "../../stores/planStore";
+import {useUiStore, type Screen} from "../../stores/uiStore";
+import {Icon} from "../Icon/Icon";
+import "./Sidebar.css";
+
+const items: {screen: Screen; label: string}[] = [
+    {screen: "chat", label: "Chat"},
+    {screen: "model", label: "Model"},
+    {screen: "offload", label: "Auto-offload"},
+    {screen: "memory", label: "Memory"},
+    {screen: "dashboards", label: "Dashboards"}
+];
+
+function describeState(engine: EngineState): {label: string; tone: string} {
+    switch (engine.state) {
+        case "starting": return {label: "Engine starting", tone: "warn"};
+        case "idle": return {label: "No model loaded", tone: "idle"};
+        case "busy": return {label: `Busy: ${engine.task}`, tone: "warn"};
+        case "ready": return {label: "Model ready", tone: "ok"};
+        case "crashed": return {label: "Engine stopped", tone: "danger"};
+    }
+}
+
+export function Sidebar() {
+    const screen = useUiStore((state) => state.screen);
+    const show = useUiStore((state) => state.show);
+    const engine = useEngineStore((state) => state.engine);
+    const machine = useEngineStore((state) => state.machine);
+    const loaded = usePlanStore((state) => state.loaded);
+    const status = describeState(engine);
+    return (
+        <nav className="sidebar">
+            <div className="sidebar-brand">
+                <span className="sidebar-logo">tw</span>
+                <div>
+                    <div className="sidebar-name">tensorwise</div>
+                    <div className="sidebar-tagline">every tensor, placed</div>
+                </div>
+            </div>
+            <ul className="sidebar-nav">
+                {items.map((item) => (
+                    <li key={item.screen}>
+                        <button className={`sidebar-item ${screen === item.screen ? "active" : ""}`} data-testid={`nav-${item.screen}`}
+                            onClick={() => show(item.screen)}>
+                            <span className="sidebar-icon"><Icon name={item.screen}/></span>{item.label}
+                        </button>
+                    </li>
+                ))}
+            </ul>
+            <div className="sidebar-status">
+                <div className={`sidebar-engine tone-${status.tone}`} data-testid="engine-status" data-state={engine.state}>
+                    <span className="dot"/>{status.label}
+                </div>
+                {loaded != null && <div className="sidebar-model" title={loaded.card.path}>{loaded.card.name ?? loaded.card.fileName}</div>}
+                {machine != null && (
+                    <div className="sidebar-machine faint">
+                        {machine.gpu != null ? `${machine.gpu.description || machine.gpu.name} · ${machine.backend}` : `CPU only · ${machine.cpu.cores} cores`}
+                    </div>
+                )}
+            </div>
+        </nav>
+    );
+}

@@ -1,0 +1,57 @@
+/** Number formatting shared by the screens. */
+
+export function formatBytes(bytes: number | null | undefined): string {
+    if (bytes == null || !Number.isFinite(bytes))
+        return "—";
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let value = Math.abs(bytes);
+    let unit = 0;
+    while (value >= 1024 && unit < units.length - 1) {
+        value /= 1024;
+        unit++;
+    }
+    const digits = unit === 0 ? 0 : value >= 100 ? 0 : value >= 10 ? 1 : 2;
+    return `${bytes < 0 ? "-" : ""}${value.toFixed(digits)} ${units[unit]}`;
+}
+
+export function formatCount(count: number | null | undefined): string {
+    if (count == null || !Number.isFinite(count))
+        return "—";
+    if (count >= 1e9)
+        return `${(count / 1e9).toFixed(2)} B`;
+    if (count >= 1e6)
+        return `${(count / 1e6).toFixed(1)} M`;
+    if (count >= 1e3)
+        return `${(count / 1e3).toFixed(1)} K`;
+    return String(count);
+}
+
+export function formatMs(ms: number | null | undefined): string {
+    if (ms == null || !Number.isFinite(ms))
+        return "—";
+    if (ms >= 10_000)
+        return `${(ms / 1000).toFixed(1)} s`;
+    if (ms >= 100)
+        return `${ms.toFixed(0)} ms`;
+    return `${ms.toFixed(1)} ms`;
+}
+
+/** Tokens per second from a time per output token. */
+export function tokensPerSecond(tpotMs: number | null | undefined): number | null {
+    return tpotMs == null || tpotMs <= 0 ? null : 1000 / tpotMs;
+}
+
+export function formatRate(perSecond: number | null): string {
+    return perSecond == null ? "—" : `${perSecond >= 100 ? perSecond.toFixed(0) : perSecond.toFixed(1)} tok/s`;
+}
+
+export function formatRelativeTime(at: number, now = Date.now()): string {
+    const seconds = Math.max(0, Math.round((now - at) / 1000));
+    if (seconds < 60)
+        return "just now";
+    if (seconds < 3600)
+        return `${Math.floor(seconds / 60)} min ago`;
+    if (seconds < 86_400)
+        return `${Math.floor(seconds / 3600)} h ago`;
+    return new Date(at).toLocaleDateString();
+}

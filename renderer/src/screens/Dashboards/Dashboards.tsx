@@ -1,0 +1,65 @@
+import {useMemo} from "react";
+import {formatMs, formatRate, tokensPerSecond} from "../../format/format";
+import {useChatStore} from "../../stores/chatStore";
+import {usePlanStore} from "../../stores/planStore";
+import {LiveChart} from "./components/LiveChart/LiveChart";
+import "./Dashboards.css";
+
+/** TTFT, TPOT and tokens/s per reply of the open conversation, from engine timing, updating as replies finish. */
+export function Dashboards() {
+    const activeId = useChatStore((state) => state.activeId);
+    const conversation = useChatStore((state) => activeId == null ? null : state.conversations[activeId] ?? null);
+    const stream = useChatStore((state) => Object.values(state.streams).find((candidate) => candidate.conversationId === activeId) ?? null);
+    const loaded = usePlanStore((state) => state.loaded);
+
+    const replies = useMemo(() => (conversation?.messages ?? []).filter((message) => message.role === "assistant" && message.timing != null), [conversation]);
+    const data = useMemo(() => {
+        const x = replies.map((_, index) => index + 1);
+        const predictedTtft = loaded?.prediction?.ttftMs ?? null;
+        const predictedTpot = loaded?.prediction?.tpotMs ?? null;
+        return {
+            x,
+            ttft: [
+                {label: "TTFT", color: "#6ea8fe", values: replies.map((message) => message.timing!.ttftMs)},
+                ...(predictedTtft != null ? [{label: "predicted", color: "#5f687c", values: x.map(() => predictedTtft)}] : [])
+            ],
+            tpot: [
+                {label: "TPOT", color: "#2dd4bf", values: replies.map((message) => message.timing!.tpotMs)},
+                ...(predictedTpot != null ? [{label: "predicted", color: "#5f687c", values: x.map(() => predictedTpot)}] : [])
+            ],
+            rate: [{label: "tok/s", color: "#f472b6", values: replies.map((message) => tokensPerSecond(message.timing!.tpotMs))}]
+        };
+    }, [replies, loaded]);
+
+    const last = replies.at(-1)?.timing;
+    const mean = (values: (number | null)[]) => {
+        const present = values.filter((value): value is number => value != null);
+        return present.length === 0 ? null : present.reduce((sum, value) => sum + value, 0) / present.length;
+    };
+    return (
+        <div className="screen dashboards-screen">
+            <div className="screen-header">
+                <div>
+                    <h1>Dashboards</h1>
+                    <p>{conversation != null ? <>Per reply in <b>{conversation.title}</b>, timed by the engine.</> : "Open a conversation in Chat to see its timing."}</p>
+                </div>
+                {stream != null && <span className="pill" data-testid="live-stream"><span className="dot live"/>replying · {stream.tokens} tokens · {formatMs(stream.elapsedMs)}</span>}
+            </div>
+            <div className="stack">
+                <section className="panel dashboards-stats">
+                    <div className="stat"><span className="label">Replies</span><span className="value" data-testid="reply-count">{replies.length}</span></div>
+                    <div className="stat"><span className="label">Last TTFT</span><span className="value">{formatMs(last?.ttftMs)}</span></div>
+                    <div className="stat"><span className="label">Last TPOT</span><span className="value">{formatMs(last?.tpotMs)}</span></div>
+                    <div className="stat"><span className="label">Mean TTFT</span><span className="value">{formatMs(mean(data.ttft[0]!.values))}</span></div>
+                    <div className="stat"><span className="label">Mean TPOT</span><span className="value">{formatMs(mean(data.tpot[0]!.values))}</span></div>
+                    <div className="stat"><span className="label">Mean speed</span><span className="value">{formatRate(mean(data.rate[0]!.values))}</span></div>
+                </section>
+                <div className="grid-2">
+                    <LiveChart testId="chart-ttft" title="Time to first token" unit="ms" x={data.x} series={data.ttft}/>
+                    <LiveChart testId="chart-tpot" title="Time per output token" unit="ms" x={data.x} series={data.tpot}/>
+                </div>
+                <LiveChart testId="chart-rate" title="Decode speed" unit="tok/s" x={data.x} series={data.rate}/>
+            </div>
+        </div>
+    );
+}

@@ -1,0 +1,54 @@
+import {useEffect, useRef} from "react";
+import uPlot from "uplot";
+import "./LiveChart.css";
+
+export type Series = {label: string; color: string; values: (number | null)[]};
+
+/** A uPlot line chart that updates in place as data arrives (no re-creation per point). */
+export function LiveChart({title, unit, x, series, testId}: {title: string; unit: string; x: number[]; series: Series[]; testId?: string}) {
+    const host = useRef<HTMLDivElement>(null);
+    const plot = useRef<uPlot | null>(null);
+    const seriesKey = series.map((entry) => entry.label).join("|");
+
+    useEffect(() => {
+        const element = host.current;
+        if (element == null)
+            return;
+        const axis = {stroke: "#8d96aa", grid: {stroke: "#232a37", width: 1}, ticks: {stroke: "#232a37", width: 1}, font: "11px DejaVu Sans, sans-serif"};
+        plot.current = new uPlot({
+            width: Math.max(200, element.clientWidth),
+            height: 220,
+            legend: {show: true},
+            cursor: {points: {size: 7}},
+            scales: {x: {time: false}},
+            axes: [
+                {...axis, label: "reply #", labelSize: 16, labelFont: "11px DejaVu Sans, sans-serif"},
+                {...axis, label: unit, labelSize: 16, labelFont: "11px DejaVu Sans, sans-serif", size: 56}
+            ],
+            series: [
+                {label: "reply"},
+                ...series.map((entry) => ({label: entry.label, stroke: entry.color, width: 2, points: {show: true, size: 6, fill: entry.color}, spanGaps: true}))
+            ]
+        }, [[], ...series.map(() => [])], element);
+        const observer = new ResizeObserver(() => plot.current?.setSize({width: Math.max(200, element.clientWidth), height: 220}));
+        observer.observe(element);
+        return () => {
+            observer.disconnect();
+            plot.current?.destroy();
+            plot.current = null;
+        };
+        // the chart is rebuilt only when its set of series changes
+        // eslint-disable-next-line react-hooks/exhaustive-deps
+    }, [seriesKey, unit]);
+
+    useEffect(() => {
+        plot.current?.setData([x, ...series.map((entry) => entry.values)] as uPlot.AlignedData);
+    }, [x, series]);
+
+    return (
+        <section className="panel live-chart" data-testid={testId} data-points={x.length}>
+            <h2>{title}</h2>
+            <div ref={host} className="live-chart-plot"/>
+        </section>
+    );
+}

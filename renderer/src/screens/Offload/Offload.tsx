@@ -1,0 +1,70 @@
+import {autoOffload} from "../../actions/modelActions";
+import {formatBytes, formatMs, formatRate, tokensPerSecond} from "../../format/format";
+import {useEngineStore} from "../../stores/engineStore";
+import {useModelStore} from "../../stores/modelStore";
+import {usePlanStore} from "../../stores/planStore";
+import {useUiStore} from "../../stores/uiStore";
+import {OffloadControls} from "./components/OffloadControls/OffloadControls";
+import {PlacementMap} from "./components/PlacementMap/PlacementMap";
+import {TaskSteps} from "./components/TaskSteps/TaskSteps";
+import "./Offload.css";
+
+export function Offload() {
+    const inspection = useModelStore((state) => state.inspection);
+    const run = usePlanStore((state) => state.run);
+    const loaded = usePlanStore((state) => state.loaded);
+    const engine = useEngineStore((state) => state.engine);
+    const show = useUiStore((state) => state.show);
+    const card = inspection.status === "ready" ? inspection.card : loaded?.card ?? null;
+    const running = run.status === "running" || engine.state === "busy";
+    return (
+        <div className="screen offload-screen">
+            <div className="screen-header">
+                <div>
+                    <h1>Auto-offload</h1>
+                    <p>Profiles this machine, plans where every weight tensor lives, loads the model that way, and measures the result.</p>
+                </div>
+            </div>
+            <div className="stack">
+                <section className="panel offload-hero">
+                    <div className="offload-model">
+                        <h3>Model</h3>
+                        {card != null
+                            ? <div><b>{card.name ?? card.fileName}</b> <span className="muted">· {formatBytes(card.fileBytes)} · {card.layerCount ?? "?"} layers</span></div>
+                            : <div className="muted">No model open. <button className="button small" onClick={() => show("model")}>Open one</button></div>}
+                    </div>
+                    <OffloadControls disabled={running}/>
+                    <button className="button primary large" data-testid="auto-offload" disabled={card == null || running || engine.state === "crashed"}
+                        onClick={() => card != null && void autoOffload(card.path)}>
+                        {running ? "Working…" : "⚡ Auto-offload"}
+                    </button>
+                </section>
+                {run.status !== "idle" && <TaskSteps steps={run.steps} running={run.status === "running"}/>}
+                {run.status === "failed" && <div className="error-box" data-testid="offload-error">{run.message}</div>}
+                {loaded != null && (
+                    <>
+                        <section className="panel offload-result" data-testid="offload-result">
+                            <div className="offload-stats">
+                                <div className="stat"><span className="label">Strategy</span><span className="value" data-testid="plan-strategy">{loaded.placement.strategy}</span></div>
+                                <div className="stat"><span className="label">Predicted TTFT</span><span className="value" data-testid="predicted-ttft">{formatMs(loaded.prediction?.ttftMs)}</span></div>
+                                <div className="stat"><span className="label">Predicted TPOT</span><span className="value" data-testid="predicted-tpot">{formatMs(loaded.prediction?.tpotMs)}</span></div>
+                                <div className="stat"><span className="label">Predicted speed</span><span className="value">{formatRate(tokensPerSecond(loaded.prediction?.tpotMs))}</span></div>
+                                <div className="stat"><span className="label">Load time</span><span className="value">{formatMs(loaded.loadMs)}</span></div>
+                                <div className="stat"><span className="label">Context · batch</span><span className="value">{loaded.settings.contextSize} · {loaded.settings.batchSize}</span></div>
+                            </div>
+                            {loaded.prediction != null && <div className="faint offload-note">Predictions for a {loaded.prediction.promptTokens}-token prompt. Measured TTFT/TPOT appear per message in Chat and Dashboards.</div>}
+                        </section>
+                        <PlacementMap placement={loaded.placement}/>
+                        <section className="panel">
+                            <div className="row offload-flags-head">
+                                <h2>Equivalent llama.cpp command</h2>
+                                <button className="button small" onClick={() => void navigator.clipboard?.writeText(loaded.placement.llamaCppFlags)}>Copy</button>
+                            </div>
+                            <pre className="offload-flags" data-testid="llama-flags">{loaded.placement.llamaCppFlags}</pre>
+                        </section>
+                    </>
+                )}
+            </div>
+        </div>
+    );
+}

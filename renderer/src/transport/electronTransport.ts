@@ -1,0 +1,33 @@
+import type {TensorwiseBridge} from "../../../electron/contract/bridge";
+import {TransportError, type Transport} from "./Transport";
+
+declare global {
+    interface Window {
+        tensorwise?: TensorwiseBridge;
+    }
+}
+
+/** The Electron transport: the preload's named functions (`window.tensorwise`). */
+export function electronTransport(bridge: TensorwiseBridge): Transport {
+    return {
+        kind: "electron",
+        hasNativeDialog: true,
+        async request(name, ...arg) {
+            const invoke = bridge.requests[name] as (arg: unknown) => ReturnType<TensorwiseBridge["requests"][typeof name]>;
+            const envelope = await invoke(arg[0]);
+            if (!envelope.ok)
+                throw new TransportError(envelope.error.code, envelope.error.message);
+            return envelope.result as never;
+        },
+        on(name, listener) {
+            const subscribe = bridge.events[name] as (listener: (payload: unknown) => void) => () => void;
+            return subscribe(listener as (payload: unknown) => void);
+        },
+        async modelPathForFile(file) {
+            const filePath = bridge.pathForFile(file);
+            if (filePath === "")
+                throw new TransportError("no-path", `${file.name} has no path on disk`);
+            return filePath;
+        }
+    };
+}

@@ -1,0 +1,95 @@
+import type {ContractError, EventName, Events} from "../../../electron/contract/ipc";
+import {TransportError, type Transport} from "./Transport";
+
+type Envelope = {ok: true; result: unknown} | {ok: false; error: ContractError};
+
+const eventNames: EventName[] = ["engine.state", "task.progress", "chat.delta", "chat.done", "chat.error"];
+
+/** The per-launch token: from the URL fragment the server printed, kept for reloads of this tab. */
+export function readToken(): string | null {
+    const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
+    if (fromHash != null) {
+        sessionStorage.setItem("tensorwise-token", fromHash);
+        return fromHash;
+    }
+    return sessionStorage.getItem("tensorwise-token");
+}
+
+/** Web mode: `POST /api/request/<name>` and events over Server-Sent Events, authenticated by the launch token. */
+export function webTransport(token: string): Transport {
+    const listeners = new Map<EventName, Set<(payload: never) => void>>();
+    let clientId: string | null = null;
+    let ready: Promise<void>;
+    let markReady: () => void = () => {};
+    const resetReady = () => {
+        ready = new Promise((resolve) => markReady = resolve);
+    };
+    resetReady();
+
+    const source = new EventSource(`/api/events?token=${encodeURIComponent(token)}`);
+    source.addEventListener("hello", (event) => {
+        clientId = (JSON.parse((event as MessageEvent<string>).data) as {clientId: string}).clientId;
+        markReady();
+    });
+    source.addEventListener("error", () => {
+        // EventSource reconnects by itself; requests wait for the new stream's client id
+        if (clientId != null) {
+            clientId = null;
+            resetReady();
+        }
+    });
+    for (const name of eventNames)
+        source.addEventListener(name, (event) => {
+            const payload = JSON.parse((event as MessageEvent<string>).data) as never;
+            for (const listener of listeners.get(name) ?? [])
+                listener(payload);
+        });
+
+    return {
+        kind: "web",
+        hasNativeDialog: false,
+        async request(name, ...arg) {
+            await ready;
+            const response = await fetch(`/api/request/${encodeURIComponent(name)}`, {
+                method: "POST",
+                headers: {"Authorization": `Bearer ${token}`, "Content-Type": "application/json", "X-Tensorwise-Client": clientId ?? ""},
+                body: JSON.stringify({arg: arg[0] ?? null})
+            });
+            const envelope = await response.json() as Envelope;
+            if (!envelope.ok)
+                throw new TransportError(envelope.error.code, envelope.error.message);
+            return envelope.result as never;
+        },
+        on<Name extends EventName>(name: Name, listener: (payload: Events[Name]) => void) {
+            let set = listeners.get(name);
+            if (set == null)
+                listeners.set(name, set = new Set());
+            set.add(listener as (payload: never) => void);
+            return () => set.delete(listener as (payload: never) => void);
+        },
+        modelPathForFile(file, onProgress) {
+            return new Promise((resolve, reject) => {
+                const xhr = new XMLHttpRequest();
+                xhr.open("PUT", `/api/upload?name=${encodeURIComponent(file.name)}`);
+                xhr.setRequestHeader("Authorization", `Bearer ${token}`);
+                xhr.upload.addEventListener("progress", (event) => {
+                    if (event.lengthComputable)
+                        onProgress?.(event.loaded / event.total);
+                });
+                xhr.addEventListener("load", () => {
+                    try {
+                        const envelope = JSON.parse(xhr.responseText) as {ok: true; result: {path: string}} | {ok: false; error: ContractError};
+                        if (envelope.ok)
+                            resolve(envelope.result.path);
+                        else
+                            reject(new TransportError(envelope.error.code, envelope.error.message));
+                    } catch {
+                        reject(new TransportError("upload-failed", `upload failed with HTTP ${xhr.status}`));
+                    }
+                });
+                xhr.addEventListener("error", () => reject(new TransportError("upload-failed", "the upload was interrupted")));
+                xhr.send(file);
+            });
+        }
+    };
+}
