@@ -45,6 +45,9 @@ struct Request {
     int warmup = 2;
     int repeats = 7;
     double maxMsPerPoint = 400;          // stop repeating one measurement after this much time
+    // Skip a batch size whose time, extrapolated linearly from the op's previous measured batch, exceeds this; the
+    // cost model extrapolates linearly from the largest measured batch instead (large matmuls are compute-bound).
+    double maxEstimatedMsPerPoint = 1e9;
     double timeLimitMs = 60000;          // whole profile
     size_t transferBytes = 64u << 20;
     size_t switchBytes = 16384;
@@ -258,11 +261,26 @@ public:
             if (!backend) continue;
             if (d.isCpu) setThreads(backend.get(), d.dev, req.threads);
             else transfers(backend.get(), d.dev, d.name, out);
-            const auto& batches = d.isCpu ? req.cpuBatchSizes : req.batchSizes;
-            for (const OpRequest& op : req.ops) {
-                for (int64_t batch : batches) {
+            std::vector<int64_t> batches = d.isCpu ? req.cpuBatchSizes : req.batchSizes;
+            std::sort(batches.begin(), batches.end());
+            // every op at the small batches first, so a time limit cuts only large-batch points (extrapolated)
+            std::vector<std::pair<int64_t, double>> last(req.ops.size(), {0, -1});  // op → (batch, median µs)
+            for (int64_t batch : batches) {
+                for (size_t i = 0; i < req.ops.size(); i++) {
                     if (stop(out)) break;
-                    matmul(backend.get(), d.name, op, batch, out);
+                    auto& [lastBatch, lastUs] = last[i];
+                    if (lastBatch > 0 && lastUs < 0) continue;  // unsupported or skipped before
+                    if (lastBatch > 0) {
+                        double estimatedMs = lastUs * (double) batch / (double) lastBatch / 1000;
+                        double leftMs = req.timeLimitMs - elapsedUs(started) / 1000;
+                        if (estimatedMs > req.maxEstimatedMsPerPoint || estimatedMs * (1 + req.warmup) > leftMs / 2) {
+                            lastUs = -1;
+                            continue;
+                        }
+                    }
+                    matmul(backend.get(), d.name, req.ops[i], batch, out);
+                    const MatmulResult& r = out.matmuls.back();
+                    last[i] = {batch, r.supported ? r.medianUs : -1};
                 }
             }
         }
@@ -404,6 +422,7 @@ Napi::Value profileOperators(const Napi::CallbackInfo& info) {
         req.warmup = std::clamp((int) number(o, "warmup", 2), 0, 100);
         req.repeats = std::clamp((int) number(o, "repeats", 7), 1, 1000);
         req.maxMsPerPoint = number(o, "maxMsPerPoint", 400);
+        req.maxEstimatedMsPerPoint = number(o, "maxEstimatedMsPerPoint", 1e9);
         req.timeLimitMs = number(o, "timeLimitMs", 60000);
         req.transferBytes = (size_t) std::clamp(number(o, "transferBytes", 64.0 * (1 << 20)), 4096.0, 4.0 * (1 << 30));
         req.switchBytes = (size_t) std::clamp(number(o, "switchBytes", 16384), 4.0, 64.0 * (1 << 20));

@@ -49,6 +49,8 @@ export type NativeProfileRequest = {
     warmup?: number;
     repeats?: number;
     maxMsPerPoint?: number;
+    /** Skip a batch size whose time extrapolated from the op's previous batch exceeds this (ms). */
+    maxEstimatedMsPerPoint?: number;
     timeLimitMs?: number;
     transferBytes?: number;
     switchBytes?: number;

@@ -10,7 +10,9 @@ import {distinctOperators} from "../profiler/operatorShapes.js";
 import {defaultProfileCacheDir, profileMachine, type ProfileMachineOptions} from "../profiler/profileMachine.js";
 import {budgetBytes} from "./budget.js";
 import {planStrategy} from "./planStrategy.js";
-import type {FitFunction, StrategyName, StrategyResult} from "./strategies/StrategyResult.js";
+import {createVramSimulator, type VramSimulator} from "./simulateVram.js";
+import {candidateSettings} from "./strategies/optimalStrategy.js";
+import type {FitFunction, StrategyInputs, StrategyName, StrategyResult} from "./strategies/StrategyResult.js";
 import {DEFAULT_WORKLOAD, plannerModelFrom, type PlanSettings, type Workload} from "./types.js";
 
 /** Options of {@link autoPlan}. */
@@ -73,16 +75,63 @@ export async function autoPlan(engine: EngineLlama, modelPath: string, options: 
     });
     const budget = budgetBytes(options.budget ?? {kind: "auto"}, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: model.tensorBytes});
     const strategy = options.strategy ?? "optimal";
+    // scratch per micro-batch from llama.cpp's no-alloc simulation, measured once (it barely depends on the placement)
+    let simulator: VramSimulator | null = null;
+    let scratchByBatch: Map<number, number> | undefined;
+    if (gpu != null) {
+        onProgress?.("measuring compute buffers (llama.cpp no-alloc simulation)");
+        simulator = await createVramSimulator(engine, modelPath, planner);
+        scratchByBatch = await simulator.scratchByBatch(settings.contextSize, candidateSettings(settings).map((s) => s.batchSize));
+    }
     onProgress?.(`planning (${strategy}, budget ${(budget / 2 ** 20).toFixed(0)} MiB)`);
-    const result = await planStrategy(strategy, {
-        cost: {model: planner, profile, gpuDevice: gpu?.name ?? null},
+    const inputs: StrategyInputs = {
+        cost: {model: planner, profile, gpuDevice: gpu?.name ?? null, scratchByBatch, scratchContextSize: settings.contextSize,
+            decodeOverheadUs: profile.decodeOverheadUs},
         gpuBufferType: gpu?.bufferType ?? null,
         budgetBytes: budget,
         settings,
         workload: options.workload ?? DEFAULT_WORKLOAD,
         fit: gpu == null ? undefined : nativeFit(engine, modelPath, gpu),
         isHostBufferType: (name) => machine.bufferTypes.find((b) => b.name === name)?.isHost ?? name === "CPU"
-    });
+    };
+    let result = await planStrategy(strategy, inputs);
+    if (simulator != null) result = await checkWithSimulation(simulator, inputs, strategy, result, onProgress);
     if (!result.fits) throw new Error(`cannot plan ${strategy} under the budget: ${result.reason}`);
     return {result, overrides: result.overrides, model, profile};
+}
+
+/** Replans with a smaller budget at most this many times when the simulation finds a plan over the budget. */
+const MAX_REPLANS = 3;
+
+/**
+ * The final check: llama.cpp's no-alloc simulation of the chosen plan (its exact `-ngl`, overrides, context and
+ * micro-batch). The plan's VRAM becomes the simulated one; a plan the simulation puts over the budget is replanned
+ * with the budget shrunk by the overshoot.
+ */
+export async function checkWithSimulation(simulator: VramSimulator, inputs: StrategyInputs, strategy: StrategyName,
+    first: StrategyResult, onProgress?: (message: string) => void): Promise<StrategyResult> {
+    const MiB = 2 ** 20;
+    let result = first;
+    let budget = inputs.budgetBytes;
+    for (let attempt = 0; ; attempt++) {
+        const {resolved, settings} = result;
+        const vram = await simulator.simulate({
+            gpuLayers: result.gpuLayers, overrides: result.overrides, settings,
+            kvGpuLayers: resolved.kvOnGpu.filter(Boolean).length
+        });
+        const predicted = result.prediction.vram.total;
+        const note = `VRAM by llama.cpp's no-alloc simulation: ${(vram.total / MiB).toFixed(1)} MiB (weights ${(vram.weights / MiB).toFixed(1)}, ` +
+            `KV ${(vram.kv / MiB).toFixed(1)}, scratch ${(vram.scratch / MiB).toFixed(1)}); cost model ${(predicted / MiB).toFixed(1)} MiB`;
+        const over = vram.total > inputs.budgetBytes && resolved.onGpu.size > 0;
+        const checked: StrategyResult = {
+            ...result, prediction: {...result.prediction, vram}, notes: [...result.notes, note],
+            fits: result.fits && !over,
+            reason: over ? `llama.cpp's simulation needs ${(vram.total / MiB).toFixed(1)} MiB of VRAM, over the ${(inputs.budgetBytes / MiB).toFixed(1)} MiB budget` : result.reason
+        };
+        if (!over || attempt >= MAX_REPLANS) return checked;
+        budget -= Math.max(vram.total - predicted, vram.total - inputs.budgetBytes, MiB);
+        onProgress?.(`the simulation puts the plan ${((vram.total - inputs.budgetBytes) / MiB).toFixed(1)} MiB over the budget; replanning`);
+        const replanned = await planStrategy(strategy, {...inputs, budgetBytes: Math.max(0, budget)});
+        result = {...replanned, budgetBytes: inputs.budgetBytes, notes: [...replanned.notes, `replanned under ${(budget / MiB).toFixed(1)} MiB after the simulation`]};
+    }
 }

@@ -23,6 +23,18 @@ export type CostInputs = {
     readonly gpuDevice: string | null;
     /** Defaults to `"median"`. */
     readonly statistic?: ProfileStatistic;
+    /**
+     * Measured GPU compute buffer bytes per micro-batch size at {@link scratchContextSize} (llama.cpp's no-alloc
+     * simulation, see simulateVram.ts). Missing sizes fall back to the {@link scratchBytes} formula.
+     */
+    readonly scratchByBatch?: ReadonlyMap<number, number>;
+    /** Context size the scratch measurements were taken at. */
+    readonly scratchContextSize?: number;
+    /**
+     * Fixed cost of one llama_decode call beyond its matmuls, µs: graph build + scheduling, output/sampling and
+     * node-llama-cpp's per-token JS. Defaults to 0 (fake profiles); measured by {@link calibrateOverheads}.
+     */
+    readonly decodeOverheadUs?: number;
 };
 
 /** One node of the per-layer execution order that matters for device switches. */
@@ -68,20 +80,36 @@ export function kvBytesPerLayer(model: PlannerModel, contextSize: number): numbe
 }
 
 /**
- * GPU compute buffer (scratch) of the worst-case micro-batch graph llama.cpp reserves (llama_context::graph_reserve,
- * no flash attention): the larger of the KQ scores (+ softmax) and the FFN intermediates, the residual stream and
- * the logits, plus one host weight copied for an offloaded op (ggml_backend_sched starts a new split per host weight,
- * "so the memory of previously offloaded weights can be reused"). Calibrated against node-llama-cpp's no-alloc
- * simulation by autoPlan.
+ * Fallback estimate of the GPU compute buffer (scratch) of the worst-case micro-batch graph llama.cpp reserves
+ * (llama_context::graph_reserve, no flash attention), used only where no measurement exists (fake profiles in tests):
+ * one F32 KQ score matrix (ggml-alloc reuses the softmax input's memory), the FFN intermediates and residual stream
+ * that are live beside it, the logits, plus one host weight copied in for an offloaded op (ggml_backend_sched starts a
+ * new split per host weight, "so the memory of previously offloaded weights can be reused"). Checked against
+ * llama.cpp's no-alloc simulation on llvmpipe (small model, 4 layers, ctx 2048, micro-batch 512: 75–83.5 MiB measured,
+ * 87 MiB here; the old formula gave 158 MiB). {@link CostInputs.scratchByBatch} replaces it with measured numbers.
  */
 export function scratchBytes(model: PlannerModel, settings: Pick<PlanSettings, "batchSize" | "contextSize">, maxHostWeightBytes: number): number {
     const u = Math.min(settings.batchSize, settings.contextSize);
-    const kq = 2 * model.headCount * u * settings.contextSize * ACTIVATION_BYTES;
-    const ffn = 3 * u * model.ff * ACTIVATION_BYTES;
-    const residual = 8 * u * model.embd * ACTIVATION_BYTES;
+    const kq = model.headCount * u * settings.contextSize * ACTIVATION_BYTES;
+    const live = u * (2 * model.ff + 2 * model.embd) * ACTIVATION_BYTES;
     const logits = model.vocab * u * ACTIVATION_BYTES;
     const copies = u >= OFFLOAD_MIN_BATCH ? maxHostWeightBytes : 0;
-    return Math.max(kq, ffn) + residual + logits + copies;
+    return kq + live + logits + copies;
+}
+
+/**
+ * The GPU scratch for these settings: measured (no-alloc simulation, see simulateVram.ts) when the inputs carry a
+ * measurement for this micro-batch, else {@link scratchBytes}. The measurement is the worst of all-on-GPU and
+ * all-on-host placements, so it already includes the copy of a host weight.
+ */
+export function scratchFor(inputs: CostInputs, settings: Pick<PlanSettings, "batchSize" | "contextSize">, maxHostWeightBytes: number): number {
+    return measuredScratch(inputs, settings) ?? scratchBytes(inputs.model, settings, maxHostWeightBytes);
+}
+
+/** The measured scratch for these settings, or `null` when the inputs carry none for them. */
+export function measuredScratch(inputs: CostInputs, settings: Pick<PlanSettings, "batchSize" | "contextSize">): number | null {
+    if (inputs.scratchContextSize !== settings.contextSize) return null;
+    return inputs.scratchByBatch?.get(Math.min(settings.batchSize, settings.contextSize)) ?? null;
 }
 
 /** Precomputed rates for one profile + settings. */
@@ -202,8 +230,12 @@ export function decodeHops(cx: CostContext, p: ResolvedPlacement): number {
 /** VRAM the plan needs: GPU weights, KV of GPU layers, scratch. */
 export function vramNeed(cx: CostContext, p: ResolvedPlacement): VramNeed {
     const {model} = cx.inputs;
-    if (cx.inputs.gpuDevice == null || (p.onGpu.size === 0 && !p.kvOnGpu.some(Boolean)))
-        return {weights: 0, kv: 0, scratch: 0, total: 0};
+    if (cx.inputs.gpuDevice == null) return {weights: 0, kv: 0, scratch: 0, total: 0};
+    // Nothing on the GPU (-ngl 0): llama.cpp still creates the GPU backend and, for micro-batches ≥ OFFLOAD_MIN_BATCH,
+    // reserves a compute buffer there for the ops it offloads (source: llama_context ctor, op_offload; measured on
+    // llvmpipe: 83.5 MiB Vulkan0 compute at -ngl 0, small model, ctx 2048, micro-batch 512).
+    const offloads = Math.min(cx.settings.batchSize, cx.settings.contextSize) >= OFFLOAD_MIN_BATCH;
+    if (p.onGpu.size === 0 && !p.kvOnGpu.some(Boolean) && !offloads) return {weights: 0, kv: 0, scratch: 0, total: 0};
     let weights = 0;
     let maxHost = 0;
     for (const t of model.tensors) {
@@ -211,7 +243,7 @@ export function vramNeed(cx: CostContext, p: ResolvedPlacement): VramNeed {
         else if (t.op != null && t.role !== "output") maxHost = Math.max(maxHost, t.bytes);
     }
     const kv = p.kvOnGpu.filter(Boolean).length * kvBytesPerLayer(model, cx.settings.contextSize);
-    const scratch = scratchBytes(model, cx.settings, maxHost);
+    const scratch = scratchFor(cx.inputs, cx.settings, maxHost);
     return {weights, kv, scratch, total: weights + kv + scratch};
 }
 
@@ -227,8 +259,13 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     }
     const dHops = decodeHops(cx, p);
     tpot += dHops * cx.switchUs;
+    // one llama_decode per token: graph build, scheduling, output copy, sampling, node-llama-cpp's JS
+    const overheadUs = cx.inputs.decodeOverheadUs ?? 0;
+    tpot += overheadUs;
 
-    let ttft = 0;
+    // one llama_decode per micro-batch (source: llama_context::decode loops over the ubatches of one batch, and
+    // node-llama-cpp submits the prompt as one batch of n_batch = n_ubatch tokens at a time)
+    let ttft = cx.ubatches.length * overheadUs;
     let start = 0;
     for (const b of cx.ubatches) {
         for (const n of order) if (n.kind === "attn") ttft += attentionUs(cx, p.kvOnGpu[n.layer] === true, b, start + b / 2);

@@ -86,11 +86,35 @@ describe("planner on fake profiles", () => {
         const result = await planStrategy("layers", inputsFor(model, 1 * MiB));
         expect(result.gpuLayers).toBe(0);
         const inputs = inputsFor(model, 1 * MiB);
-        expect(weightBudget(model, inputs.settings, inputs.budgetBytes).reason).toMatch(/cannot hold the KV cache/);
-        // nothing on the GPU is the only plan that fits: optimal degrades to it rather than overshooting
-        const optimal = await planStrategy("optimal", inputs);
-        expect(optimal.fits).toBe(true);
-        expect(optimal.prediction.vram.total).toBe(0);
+        expect(weightBudget(inputs.cost, inputs.settings, inputs.budgetBytes).reason).toMatch(/cannot hold the KV cache/);
+        // nothing on the GPU is the only plan that fits: optimal and oato degrade to CPU-only (-ngl 0), as llama.cpp would
+        for (const strategy of ["optimal", "oato"] as const) {
+            const plan = await planStrategy(strategy, inputs);
+            expect(plan.fits).toBe(true);
+            expect(plan.gpuLayers).toBe(0);
+            expect(plan.resolved.onGpu.size).toBe(0);
+            expect(plan.prediction.vram.weights + plan.prediction.vram.kv).toBe(0);
+        }
+        expect((await planStrategy("oato", inputs)).notes.join(" ")).toMatch(/falling back to CPU-only/);
+    });
+
+    it("uses measured scratch per micro-batch instead of the formula", async () => {
+        const inputs = inputsFor(model, Math.floor(weights * 0.5));
+        const measured = {...inputs, cost: {...inputs.cost, scratchByBatch: new Map([[128, 3 * MiB], [512, 11 * MiB], [2048, 40 * MiB]]), scratchContextSize: 2048}};
+        const plan = await planStrategy("layers", measured);
+        expect(plan.prediction.vram.scratch).toBe(11 * MiB);
+        expect(weightBudget(measured.cost, measured.settings, measured.budgetBytes).scratchBytes).toBe(11 * MiB);
+        const optimal = await planStrategy("optimal", measured);
+        expect(optimal.prediction.vram.total).toBeLessThanOrEqual(measured.budgetBytes);
+        expect(optimal.prediction.vram.scratch).toBe(measured.cost.scratchByBatch.get(optimal.settings.batchSize));
+    });
+
+    it("adds the per-decode overhead once per token and once per prompt micro-batch", async () => {
+        const inputs = inputsFor(model, Math.floor(weights * 0.5));
+        const base = await planStrategy("layers", inputs);
+        const withOverhead = await planStrategy("layers", {...inputs, cost: {...inputs.cost, decodeOverheadUs: 1000}});
+        expect(withOverhead.prediction.tpotMs - base.prediction.tpotMs).toBeCloseTo(1, 9);
+        expect(withOverhead.prediction.ttftMs - base.prediction.ttftMs).toBeCloseTo(1, 9); // 512 tokens = one micro-batch
     });
 
     it("weighs prefill against decode by the workload", async () => {

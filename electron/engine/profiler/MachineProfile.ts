@@ -51,6 +51,11 @@ export type MachineProfile = {
     /** Multi-threaded scan of a large buffer with the inference thread count. */
     readonly cpuReadBytesPerSec: number;
     readonly elapsedMs: number;
+    /**
+     * Fixed cost of one llama_decode beyond its matmuls (graph build, scheduling, sampling, node-llama-cpp's JS), µs,
+     * measured on a tiny model by {@link calibrateDecodeOverhead}; absent in profiles taken without it.
+     */
+    readonly decodeOverheadUs?: number;
     /** The time limit cut the profile short; missing points are extrapolated. */
     readonly truncated: boolean;
 };

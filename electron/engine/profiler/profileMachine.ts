@@ -6,13 +6,29 @@ import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
 import type {MachineProfile, OperatorShape} from "./MachineProfile.js";
 
-/** Prefill micro-batch sizes timed on GPUs by default (llama.cpp offloads host-weight ops from 32 tokens up). */
-export const DEFAULT_GPU_BATCH_SIZES = [1, 32, 128, 512, 2048] as const;
+/**
+ * Prefill micro-batch sizes timed on GPUs by default (llama.cpp offloads host-weight ops from 32 tokens up). Larger
+ * micro-batches (2048) are extrapolated linearly from 512, where a GPU matmul is compute-bound.
+ */
+export const DEFAULT_GPU_BATCH_SIZES = [1, 32, 128, 512] as const;
 /** Batch sizes timed on the CPU: decode, and one prefill size that larger ones are scaled from. */
 export const DEFAULT_CPU_BATCH_SIZES = [1, 32] as const;
 /** A whole profile stops after this long; missing points are extrapolated. */
-export const DEFAULT_PROFILE_TIME_LIMIT_MS = 45_000;
-const PROFILE_FORMAT = 1;
+export const DEFAULT_PROFILE_TIME_LIMIT_MS = 20_000;
+/** Timed runs per point; a point stops repeating once its runs add up to {@link MAX_MS_PER_POINT}. */
+export const DEFAULT_REPEATS = 5;
+/** Repeats of one point stop after this much time (one run longer than this is a sample of one). */
+export const MAX_MS_PER_POINT = 120;
+/**
+ * A batch size whose time, extrapolated linearly from the op's previous batch, exceeds this is not run (the cost model
+ * extrapolates it): on llvmpipe one 1024×2816 matmul at 2048 tokens took 10 s, at 512 1.7 s.
+ */
+export const MAX_ESTIMATED_MS_PER_POINT = 250;
+/** Bytes copied per H2D/D2H bandwidth sample (16 MiB is past the latency-dominated sizes on PCIe). */
+export const TRANSFER_BYTES = 16 * 1024 * 1024;
+/** Bytes scanned per CPU read-bandwidth sample (well past the last-level cache). */
+export const CPU_SCAN_BYTES = 96 * 1024 * 1024;
+const PROFILE_FORMAT = 2;
 
 /** Options of {@link profileMachine}. */
 export type ProfileMachineOptions = {
@@ -24,7 +40,7 @@ export type ProfileMachineOptions = {
     cpuBatchSizes?: readonly number[];
     /** Defaults to {@link DEFAULT_PROFILE_TIME_LIMIT_MS}. */
     timeLimitMs?: number;
-    /** Timed runs per point (after warm-up). Defaults to 7. */
+    /** Timed runs per point (after warm-up). Defaults to {@link DEFAULT_REPEATS}. */
     repeats?: number;
     /** Folder of the JSON cache; omitted = no caching. */
     cacheDir?: string;
@@ -70,7 +86,12 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         batchSizes: [...(options.batchSizes ?? DEFAULT_GPU_BATCH_SIZES)],
         cpuBatchSizes: [...(options.cpuBatchSizes ?? DEFAULT_CPU_BATCH_SIZES)],
         threads: options.threads ?? llama.maxThreads,
-        repeats: options.repeats ?? 7,
+        repeats: options.repeats ?? DEFAULT_REPEATS,
+        warmup: 1,
+        maxMsPerPoint: MAX_MS_PER_POINT,
+        maxEstimatedMsPerPoint: MAX_ESTIMATED_MS_PER_POINT,
+        transferBytes: TRANSFER_BYTES,
+        cpuScanBytes: CPU_SCAN_BYTES,
         timeLimitMs: options.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS
     };
     const key = cacheKey(engine, ops, request);

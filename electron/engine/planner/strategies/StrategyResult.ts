@@ -62,7 +62,10 @@ export function finishPlan(inputs: StrategyInputs, strategy: StrategyName, resol
     let overrides: readonly TensorBufferOverride[] = rawOverrides ?? [];
     if (rawOverrides == null && resolved.gpuLayers === "max" && inputs.gpuBufferType != null)
         overrides = compilePlacement(placement, model.tensors).overrides;
-    const fits = prediction.vram.total <= inputs.budgetBytes;
+    // a CPU-only placement always fits: what llama.cpp reserves on the GPU for it (the compute buffer of offloaded
+    // prefill ops) is no choice of the plan's
+    const cpuOnly = resolved.onGpu.size === 0 && !resolved.kvOnGpu.some(Boolean);
+    const fits = cpuOnly || prediction.vram.total <= inputs.budgetBytes;
     const MiB = 1024 * 1024;
     return {
         strategy, fits, resolved, placement, gpuLayers: resolved.gpuLayers, overrides, settings, prediction,

@@ -1,5 +1,6 @@
 /** OATO, Algorithm 1 of seed 000 (§3.3): rank weight operators by GPU affinity, fill the GPU to 90%. */
-import {costContext, decodeOpUs, executionOrder, type CostContext} from "../costModel.js";
+import {costContext, decodeOpUs, executionOrder, measuredScratch, type CostContext} from "../costModel.js";
+import {cpuStrategy} from "./cpuStrategy.js";
 import {weightBudget} from "../budget.js";
 import {perTensor} from "../resolvePlacement.js";
 import type {PlannerTensor} from "../types.js";
@@ -95,9 +96,18 @@ export async function oatoStrategy(inputs: StrategyInputs): Promise<StrategyResu
     // "available GPU memory": the budget after the KV cache, scratch and the small non-matmul tensors
     const fixed = model.tensors.filter((t) => t.op == null && t.role !== "token_embd").reduce((s, t) => s + t.bytes, 0);
     // and room for one host weight copied in for an offloaded prefill op (see scratchBytes)
-    const copyRoom = Math.max(0, ...weights.filter((t) => t.role !== "output").map((t) => t.bytes));
-    const available = Math.max(0, weightBudget(model, settings, inputs.budgetBytes).bytes - fixed - copyRoom);
-    const result = inputs.cost.gpuDevice == null ? {gpu: new Set<string>(), iterations: 0, order: []} : oato(ops, available, neighbourTransfer(cx));
+    // (already inside a measured scratch)
+    const copyRoom = measuredScratch(inputs.cost, settings) != null ? 0 : Math.max(0, ...weights.filter((t) => t.role !== "output").map((t) => t.bytes));
+    const reserve = weightBudget(inputs.cost, settings, inputs.budgetBytes);
+    const available = reserve.bytes - fixed - copyRoom;
+    if (inputs.cost.gpuDevice == null || reserve.reason != null || available <= 0) {
+        // nothing can go to the GPU: llama.cpp would run the model on the CPU (-ngl 0), so that is the plan
+        const why = inputs.cost.gpuDevice == null ? "no GPU" : reserve.reason ??
+            `after the KV cache, scratch and small tensors no memory is left for weights in the ${(inputs.budgetBytes / 2 ** 20).toFixed(0)} MiB budget`;
+        const cpu = await cpuStrategy(inputs);
+        return {...cpu, strategy: "oato", notes: [`Algorithm 1 not run: ${why}; falling back to CPU-only (-ngl 0)`, ...cpu.notes]};
+    }
+    const result = oato(ops, available, neighbourTransfer(cx));
     const host = new Set(weights.filter((t) => !result.gpu.has(t.name)).map((t) => t.name));
     return finishPlan(inputs, "oato", perTensor(model, host), settings,
         [`Algorithm 1: ${result.iterations} iterations, ${result.gpu.size}/${weights.length} operators on the GPU`]);

@@ -4,8 +4,9 @@
  * cost model prices it: per-op CPU/GPU/copy costs, CPU↔GPU switches (hops) and the scratch a host weight copy needs.
  * The baselines' placements are evaluated under every setting too, so the result is never predicted worse than them.
  */
-import {costContext, decodeOpUs, executionOrder, kvBytesPerLayer, OFFLOAD_MIN_BATCH, predict, prefillOpUs, scratchBytes, type CostContext} from "../costModel.js";
-import {perTensor} from "../resolvePlacement.js";
+import {costContext, decodeOpUs, executionOrder, kvBytesPerLayer, measuredScratch, OFFLOAD_MIN_BATCH, predict, prefillOpUs, scratchFor, type CostContext} from "../costModel.js";
+import {layerSplit, perTensor} from "../resolvePlacement.js";
+import {cpuStrategy} from "./cpuStrategy.js";
 import type {PlanSettings, ResolvedPlacement} from "../types.js";
 import {solveMilp} from "./solveMilp.js";
 import {finishPlan, type StrategyInputs, type StrategyResult} from "./StrategyResult.js";
@@ -55,9 +56,10 @@ async function solveFor(inputs: StrategyInputs, cx: CostContext): Promise<Set<st
     }
     // capacity: GPU weights + one host-weight copy (s) ≤ budget − KV − base scratch − fixed small tensors
     const fixed = model.tensors.filter((t) => t.op == null && t.role !== "token_embd").reduce((s, t) => s + t.bytes, 0);
-    const cap = inputs.budgetBytes - kvBytesPerLayer(model, cx.settings.contextSize) * model.layerCount - scratchBytes(model, cx.settings, 0) - fixed;
+    const cap = inputs.budgetBytes - kvBytesPerLayer(model, cx.settings.contextSize) * model.layerCount - scratchFor(inputs.cost, cx.settings, 0) - fixed;
     if (cap < 0) return null;
-    const useCopy = Math.min(cx.settings.batchSize, cx.settings.contextSize) >= OFFLOAD_MIN_BATCH;
+    // a measured scratch already holds the largest weight copy (it is the worst of all-GPU and all-host placements)
+    const useCopy = Math.min(cx.settings.batchSize, cx.settings.contextSize) >= OFFLOAD_MIN_BATCH && measuredScratch(inputs.cost, cx.settings) == null;
     constraints.push(` cap: ${ops.map((t) => `+ ${t.bytes} ${vars.get(t.name)}`).join(" ")}${useCopy ? " + s" : ""} <= ${cap}`);
     if (useCopy) ops.filter((t) => t.role !== "output").forEach((t, i) => constraints.push(` cp${i}: s + ${t.bytes} ${vars.get(t.name)} >= ${t.bytes}`));
     const lp = ["Minimize", ` obj: ${terms.join(" ")}`, "Subject To", ...constraints, "Bounds",
@@ -82,6 +84,7 @@ export async function optimalStrategy(inputs: StrategyInputs, baselines: readonl
     const {model} = inputs.cost;
     const candidates: {resolved: ResolvedPlacement; settings: PlanSettings; note: string; raw?: StrategyResult["overrides"]}[] = [];
     for (const settings of candidateSettings(inputs.settings)) {
+        candidates.push({resolved: layerSplit(model, 0), settings, note: `CPU-only (-ngl 0) at micro-batch ${settings.batchSize}, ${settings.useMmap ? "mmap" : "pinned"}`});
         if (inputs.cost.gpuDevice != null) {
             const host = await solveFor(inputs, costContext(inputs.cost, settings, inputs.workload));
             if (host != null) candidates.push({resolved: perTensor(model, host), settings, note: `MILP (HiGHS, exact) at micro-batch ${settings.batchSize}, ${settings.useMmap ? "mmap" : "pinned"}`});
@@ -94,12 +97,13 @@ export async function optimalStrategy(inputs: StrategyInputs, baselines: readonl
     let best: {c: (typeof candidates)[number]; ms: number} | null = null;
     for (const c of candidates) {
         const p = predict(costContext(inputs.cost, c.settings, inputs.workload), c.resolved);
-        if (p.vram.total > inputs.budgetBytes) continue;
+        // a CPU-only placement is always allowed: the GPU compute buffer llama.cpp reserves for it is no choice of ours
+        if (p.vram.total > inputs.budgetBytes && c.resolved.onGpu.size > 0) continue;
         if (best == null || p.requestMs < best.ms) best = {c, ms: p.requestMs};
     }
     if (best == null) {
-        const fallback = perTensor(model, new Set(model.tensors.filter((t) => t.op != null).map((t) => t.name)));
-        return finishPlan(inputs, "optimal", fallback, inputs.settings, ["no candidate fits the budget"]);
+        const cpu = await cpuStrategy(inputs);
+        return {...cpu, strategy: "optimal", notes: ["no candidate fits the budget; CPU-only (-ngl 0)", ...cpu.notes]};
     }
     return finishPlan(inputs, "optimal", best.c.resolved, best.c.settings, [best.c.note, `${candidates.length} candidates evaluated`], best.c.raw);
 }
