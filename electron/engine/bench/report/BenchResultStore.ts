@@ -1,0 +1,62 @@
+/**
+ * Writes benchmark results incrementally: every finished run is appended to results.jsonl and report.json,
+ * report.csv and report.html are rewritten (atomically: temp file + rename), so an interrupted or crashed benchmark
+ * leaves valid files with everything it finished.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type {BenchReport, BenchRun} from "../types.js";
+import {reportCsv} from "./reportCsv.js";
+import {reportHtml} from "./reportHtml.js";
+
+/** The files a benchmark writes into its output folder. */
+export const REPORT_FILES = {jsonl: "results.jsonl", json: "report.json", csv: "report.csv", html: "report.html"} as const;
+
+function writeAtomic(file: string, text: string): void {
+    const temp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, text);
+    fs.renameSync(temp, file);
+}
+
+/** Holds the report being built and keeps the files on disk in step with it. */
+export class BenchResultStore {
+    private current: BenchReport;
+
+    /** Creates `outDir`, starts a fresh results.jsonl with a header line and writes the (empty) reports. */
+    constructor(readonly outDir: string, initial: BenchReport) {
+        fs.mkdirSync(outDir, {recursive: true});
+        this.current = initial;
+        const {runs: _runs, ...header} = initial;
+        writeAtomic(this.file("jsonl"), JSON.stringify({type: "header", ...header}) + "\n");
+        this.rewrite();
+    }
+
+    get report(): BenchReport {
+        return this.current;
+    }
+
+    /** Path of one of the {@link REPORT_FILES}. */
+    file(kind: keyof typeof REPORT_FILES): string {
+        return path.join(this.outDir, REPORT_FILES[kind]);
+    }
+
+    /** Records a finished (or failed) run. */
+    addRun(run: BenchRun): void {
+        this.current = {...this.current, runs: [...this.current.runs, run]};
+        fs.appendFileSync(this.file("jsonl"), JSON.stringify({type: "run", ...run}) + "\n");
+        this.rewrite();
+    }
+
+    /** Marks the benchmark finished (or interrupted) and writes the final reports. */
+    finish(interrupted: boolean): void {
+        this.current = {...this.current, finishedAt: new Date().toISOString(), interrupted};
+        fs.appendFileSync(this.file("jsonl"), JSON.stringify({type: "end", finishedAt: this.current.finishedAt, interrupted}) + "\n");
+        this.rewrite();
+    }
+
+    private rewrite(): void {
+        writeAtomic(this.file("json"), JSON.stringify(this.current, null, 2) + "\n");
+        writeAtomic(this.file("csv"), reportCsv(this.current));
+        writeAtomic(this.file("html"), reportHtml(this.current));
+    }
+}

@@ -1,0 +1,162 @@
+/**
+ * report.html: a self-contained page (inline CSS and SVG, no scripts or network) with charts like seed 000's
+ * Fig. 8–10 — TTFT vs prompt length, TPOT vs generation length, speed vs budget — the speed-up tables against
+ * `layers`, `fit` and the best hand-tuned baseline, predicted-vs-measured error, and every run's plan and memory.
+ */
+import type {BenchReport, BenchRun, PointKind} from "../types.js";
+import {escapeHtml, formatNumber, lineChartSvg, type ChartSeries} from "./svgChart.js";
+import {predictionErrors, speedups, variantOrder, type BaselineName} from "./summariseReport.js";
+import {REPORT_CSS} from "./reportCss.js";
+
+const PALETTE: Readonly<Record<string, string>> = {
+    cpu: "#8a8f98", layers: "#2f6fde", fit: "#e8831a", oato: "#8e44ad", optimal: "#1e9e5a",
+    "layers-tuned": "#7aa7f0", "fit-tuned": "#f2b46b"
+};
+const EXTRA_COLORS = ["#c0392b", "#16a085", "#d35400", "#2c3e50"];
+const MiB = 1024 * 1024;
+
+function colorOf(label: string, index: number): string {
+    return PALETTE[label] ?? EXTRA_COLORS[index % EXTRA_COLORS.length]!;
+}
+
+function mib(bytes: number | null | undefined): string {
+    return bytes == null ? "–" : (bytes / MiB).toFixed(bytes < 10 * MiB ? 2 : 0);
+}
+
+/** Numeric x for a budget: the percentage when given as `N%`, else GiB. */
+function budgetX(report: BenchReport, run: BenchRun): number {
+    const percent = /^([\d.]+)%$/.exec(run.budget);
+    return report.settings.budgets.every((b) => b.endsWith("%")) && percent?.[1] != null ? Number(percent[1]) : run.budgetBytes / 2 ** 30;
+}
+
+function seriesFor(report: BenchReport, runs: readonly BenchRun[], kind: PointKind, value: (ms: number, tokens: number) => number): ChartSeries[] {
+    return variantOrder(report).map((label, i) => ({
+        name: label, color: colorOf(label, i), dashed: label.endsWith("-tuned"),
+        points: runs.filter((r) => r.variant.label === label && r.status === "ok")
+            .flatMap((r) => r.points.filter((p) => p.kind === kind).map((p) => ({x: p.tokens, y: value(p.medianMs, p.tokens)})))
+    })).filter((s) => s.points.length > 0);
+}
+
+function figures(report: BenchReport): string {
+    const parts: string[] = [];
+    const budgets = report.settings.budgets;
+    const ticks = (values: readonly number[]) => values.map((value) => ({value, label: String(value)}));
+    parts.push(`<h2>Time to first token vs prompt length <small>(cf. seed 000 Fig. 8)</small></h2><div class="charts">`);
+    for (const budget of budgets)
+        parts.push(lineChartSvg(seriesFor(report, report.runs.filter((r) => r.budget === budget), "ttft", (ms) => ms),
+            {title: `TTFT, budget ${budget}`, xLabel: "prompt tokens", yLabel: "TTFT (ms, log)", logX: true, logY: true, xTicks: ticks(report.settings.prompts)}));
+    parts.push(`</div><h2>Time per output token vs generation length <small>(cf. Fig. 9)</small></h2><div class="charts">`);
+    for (const budget of budgets)
+        parts.push(lineChartSvg(seriesFor(report, report.runs.filter((r) => r.budget === budget), "tpot", (ms) => ms),
+            {title: `TPOT, budget ${budget}`, xLabel: "generated tokens", yLabel: "TPOT (ms)", logX: true, xTicks: ticks(report.settings.gens)}));
+    parts.push(`</div><h2>Speed vs budget <small>(cf. Fig. 10)</small></h2><div class="charts">`);
+    const byBudget = (kind: PointKind, tokens: number, title: string, yLabel: string) => {
+        const xs = [...new Set(report.runs.map((r) => budgetX(report, r)))].sort((a, b) => a - b);
+        const percent = report.settings.budgets.every((b) => b.endsWith("%"));
+        const series: ChartSeries[] = variantOrder(report).map((label, i) => ({
+            name: label, color: colorOf(label, i), dashed: label.endsWith("-tuned"),
+            points: report.runs.filter((r) => r.variant.label === label && r.status === "ok").flatMap((r) => {
+                const p = r.points.find((q) => q.kind === kind && q.tokens === tokens);
+                return p == null ? [] : [{x: budgetX(report, r), y: p.tokensPerSec}];
+            })
+        })).filter((s) => s.points.length > 0);
+        return lineChartSvg(series, {title, xLabel: percent ? "VRAM budget (% of weights)" : "VRAM budget (GiB)", yLabel,
+            xTicks: xs.map((value) => ({value, label: percent ? `${value}%` : value.toFixed(2)}))});
+    };
+    const prompts = report.settings.prompts;
+    const shortPrompt = prompts.includes(64) ? 64 : prompts[0];
+    const longPrompt = prompts.at(-1);
+    const gen = report.settings.gens.at(-1);
+    if (shortPrompt != null) parts.push(byBudget("ttft", shortPrompt, `Prefill speed, ${shortPrompt}-token prompt`, "prompt tokens/s"));
+    if (longPrompt != null && longPrompt !== shortPrompt) parts.push(byBudget("ttft", longPrompt, `Prefill speed, ${longPrompt}-token prompt`, "prompt tokens/s"));
+    if (gen != null) parts.push(byBudget("tpot", gen, `Decode speed, ${gen} generated tokens`, "generated tokens/s"));
+    parts.push("</div>");
+    return parts.join("");
+}
+
+function speedupTables(report: BenchReport): string {
+    const cells = speedups(report);
+    const points = [...report.settings.prompts.map((t) => ({kind: "ttft" as const, tokens: t})), ...report.settings.gens.map((t) => ({kind: "tpot" as const, tokens: t}))];
+    const baselines: {name: BaselineName; title: string}[] = [
+        {name: "layers", title: "vs layers (llama.cpp default layer split)"},
+        {name: "fit", title: "vs fit (llama.cpp --fit)"},
+        {name: "best-tuned", title: "vs the best of layers / fit tuned by hand (pinned memory, best micro-batch)"}
+    ];
+    const parts = [`<h2>Speed-ups <small>(baseline time ÷ variant time; &gt; 1 is faster)</small></h2>`];
+    for (const {name, title} of baselines) {
+        const mine = cells.filter((c) => c.baseline === name);
+        if (mine.length === 0) continue;
+        parts.push(`<h3>${escapeHtml(title)}</h3><div class="scroll"><table class="speedups"><thead><tr><th>budget</th><th>variant</th>`,
+            ...points.map((p) => `<th>${p.kind === "ttft" ? "TTFT" : "TPOT"}<br><span>${p.kind === "ttft" ? "pp" : "tg"}${p.tokens}</span></th>`),
+            "</tr></thead><tbody>");
+        for (const budget of report.settings.budgets)
+            for (const variant of variantOrder(report)) {
+                const row = points.map((p) => mine.find((c) => c.budget === budget && c.variant === variant && c.kind === p.kind && c.tokens === p.tokens));
+                if (row.every((c) => c == null)) continue;
+                parts.push(`<tr><td>${escapeHtml(budget)}</td><td><span class="dot" style="background:${colorOf(variant, 0)}"></span>${escapeHtml(variant)}</td>`,
+                    ...row.map((c) => {
+                        if (c == null) return "<td class=\"na\">–</td>";
+                        const cls = c.speedup >= 1.05 ? "win" : c.speedup <= 0.95 ? "loss" : "tie";
+                        return `<td class="${cls}" title="${formatNumber(c.variantMs)} ms vs ${formatNumber(c.baselineMs)} ms">${c.speedup.toFixed(2)}×</td>`;
+                    }), "</tr>");
+            }
+        parts.push("</tbody></table></div>");
+    }
+    return parts.join("");
+}
+
+function errorTable(report: BenchReport): string {
+    const errors = predictionErrors(report);
+    const pct = (v: number | null) => v == null ? "–" : `${v.toFixed(1)}%`;
+    const cls = (v: number | null) => v == null ? "na" : v <= 5 ? "win" : v <= 20 ? "tie" : "loss";
+    return `<h2>Predicted vs measured <small>(median absolute % error over every budget and point)</small></h2>` +
+        `<table><thead><tr><th>variant</th><th>TTFT</th><th>TPOT</th><th>all</th><th>points</th></tr></thead><tbody>` +
+        errors.map((e) => `<tr><td>${escapeHtml(e.variant)}</td><td class="${cls(e.ttft)}">${pct(e.ttft)}</td><td class="${cls(e.tpot)}">${pct(e.tpot)}</td>` +
+            `<td class="${cls(e.all)}">${pct(e.all)}</td><td>${e.points}</td></tr>`).join("") + "</tbody></table>";
+}
+
+function runsTable(report: BenchReport): string {
+    const rows = report.runs.map((run) => {
+        const loads = run.loads.map((load) => {
+            const m = load.memory;
+            const memory = m == null ? "–" : m.bufferTypes.filter((b) => b.weightsBytes + b.kvCacheBytes + b.scratchBytes > 0)
+                .map((b) => `${escapeHtml(b.bufferType)}: W ${mib(b.weightsBytes)} / KV ${mib(b.kvCacheBytes)} / S ${mib(b.scratchBytes)}`).join("<br>");
+            return `<div class="load"><b>-ngl ${load.plan.gpuLayers}</b>, ${load.plan.overrides.length} overrides, ubatch ${load.plan.batchSize}, ` +
+                `${load.plan.useMmap ? "mmap" : "pinned (no mmap)"}, load ${(load.loadMs / 1000).toFixed(1)} s<div class="mem">${memory}</div>` +
+                `<details><summary>reproduce</summary><code>${escapeHtml(load.reproduce.bench)}</code><code>${escapeHtml(load.reproduce.cli)}</code></details></div>`;
+        }).join("");
+        const status = run.status === "ok" ? "ok" : `${run.status}: ${escapeHtml(run.error ?? "")}`;
+        return `<tr><td>${escapeHtml(run.budget)}<br><span class="muted">${mib(run.budgetBytes)} MiB</span></td><td>${escapeHtml(run.variant.label)}</td>` +
+            `<td class="${run.status === "ok" ? "" : "loss"}">${status}</td><td>${loads || "–"}</td>` +
+            `<td>${run.tpotFloorMs == null ? "–" : run.tpotFloorMs.toFixed(2) + " ms"}</td></tr>`;
+    });
+    return `<h2>Runs <small>(plan, measured memory per buffer type in MiB: weights / KV cache / scratch, and how to reproduce)</small></h2>` +
+        `<div class="scroll"><table class="runs"><thead><tr><th>budget</th><th>variant</th><th>status</th><th>loads</th><th>TPOT floor</th></tr></thead>` +
+        `<tbody>${rows.join("")}</tbody></table></div>`;
+}
+
+function header(report: BenchReport): string {
+    const {environment: env, model, settings} = report;
+    const done = report.runs.length;
+    const state = report.interrupted ? `<span class="badge loss">interrupted after ${done} of ${report.plannedRuns} runs</span>`
+        : report.finishedAt == null ? `<span class="badge tie">in progress: ${done} of ${report.plannedRuns} runs</span>`
+            : `<span class="badge win">complete: ${done} runs</span>`;
+    const gpu = env.gpu == null ? "no GPU" : `${escapeHtml(env.gpu.name)}${env.gpu.driver ? `, driver ${escapeHtml(env.gpu.driver)}` : ""}${env.gpu.memoryTotal ? `, ${escapeHtml(env.gpu.memoryTotal)}` : ""}`;
+    const quant = model.quantMix.map((q) => `${escapeHtml(q.type)} ${mib(q.bytes)} MiB`).join(", ");
+    return `<header><h1>tensorwise benchmark ${state}</h1>` +
+        `<dl><dt>model</dt><dd>${escapeHtml(model.path)} — ${model.fileType ?? "?"}, ${mib(model.weightBytes)} MiB of weights, ${model.layerCount ?? "?"} layers (${quant})</dd>` +
+        `<dt>machine</dt><dd>${escapeHtml(env.cpu.model)} (${env.cpu.threads} threads), ${(env.ramBytes / 2 ** 30).toFixed(0)} GiB RAM; ${gpu}; backend ${escapeHtml(env.backend)}</dd>` +
+        `<dt>software</dt><dd>llama.cpp ${escapeHtml(env.llamaCppRelease)}, node-llama-cpp ${escapeHtml(env.nodeLlamaCppVersion)}, Node ${escapeHtml(env.nodeVersion)}, tensorwise ${escapeHtml(env.tensorwiseVersion)}</dd>` +
+        `<dt>settings</dt><dd>budgets ${settings.budgets.join(", ")}; prompts ${settings.prompts.join(", ")}; generations ${settings.gens.join(", ")}; ` +
+        `${settings.repeats} repeats; ${settings.threads} threads; context ${settings.contextSize}; micro-batch ${settings.batchSize} ` +
+        `(hand-tuned tries ${settings.tunedBatchSizes.join(", ")}); started ${escapeHtml(report.startedAt)}</dd></dl></header>`;
+}
+
+/** Renders the whole report as one HTML document with no external references. */
+export function reportHtml(report: BenchReport): string {
+    return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+        `<title>tensorwise benchmark — ${escapeHtml(report.model.path.split("/").at(-1) ?? "")}</title><style>${REPORT_CSS}</style></head><body><main>` +
+        header(report) + figures(report) + speedupTables(report) + errorTable(report) + runsTable(report) +
+        `<footer>Generated by <code>tensorwise bench</code>. Medians over ${report.settings.repeats} repeats; TTFT = prompt processing + first token; ` +
+        `TPOT = mean decode step after the first token. The full data is in report.json / report.csv.</footer></main></body></html>\n`;
+}

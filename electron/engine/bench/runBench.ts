@@ -1,0 +1,205 @@
+/**
+ * The benchmark: for each budget × variant, plan (autoPlan with that strategy and budget; the machine profile is
+ * cached), load through the real runtime, warm up, measure TTFT/TPOT with repeats, record measured memory per buffer
+ * type and the planner's prediction per point. Results are written after every run (see {@link BenchResultStore}).
+ */
+import type {Budget} from "../../contract/ipc.js";
+import {describeMachine} from "../hardware/describeMachine.js";
+import type {EngineLlama} from "../native/getEngineLlama.js";
+import {autoPlan, type AutoPlanResult} from "../planner/autoPlan.js";
+import {costContext, predict} from "../planner/costModel.js";
+import {plannerModelFrom} from "../planner/types.js";
+import {PlacedModel} from "../runtime/PlacedModel.js";
+import {benchEnvironment, benchModel} from "./benchEnvironment.js";
+import {reproduce} from "./benchFlags.js";
+import {MeasureAborted, measureRun} from "./measureRun.js";
+import {BenchResultStore} from "./report/BenchResultStore.js";
+import type {BenchLoad, BenchPlan, BenchPoint, BenchReport, BenchRun, BenchSettings, BenchVariant, PointKind} from "./types.js";
+
+/** Micro-batches a hand-tuned variant tries by default (llama.cpp's default and a prompt-sized one). */
+export const DEFAULT_TUNED_BATCH_SIZES = [512, 2048] as const;
+
+/** Options of {@link runBench}. */
+export type RunBenchOptions = {
+    readonly modelPath: string;
+    /** Budgets with the label they were given as (`"50%"`). */
+    readonly budgets: readonly {readonly label: string; readonly budget: Budget}[];
+    readonly prompts: readonly number[];
+    readonly gens: readonly number[];
+    readonly variants: readonly BenchVariant[];
+    readonly repeats: number;
+    readonly outDir: string;
+    /** Defaults to the engine's maxThreads. */
+    readonly threads?: number;
+    /** Defaults to the longest request rounded up to 256 tokens. */
+    readonly contextSize?: number;
+    /** Defaults to 512. */
+    readonly batchSize?: number;
+    /** Defaults to {@link DEFAULT_TUNED_BATCH_SIZES}. */
+    readonly tunedBatchSizes?: readonly number[];
+    /** Defaults to 1 (llama-bench's tg starts from an empty context too). */
+    readonly tpotPromptTokens?: number;
+    /** Defaults to 8. */
+    readonly warmupTokens?: number;
+    readonly signal?: AbortSignal;
+    readonly onProgress?: (message: string) => void;
+    /** Called after each run is written. */
+    readonly onRun?: (run: BenchRun, index: number, total: number) => void;
+};
+
+function errorText(error: unknown): string {
+    return error instanceof Error ? error.message : String(error);
+}
+
+/** Context for the longest request of the grid. */
+export function benchContextSize(prompts: readonly number[], gens: readonly number[], tpotPromptTokens: number, warmupTokens: number): number {
+    const longest = Math.max(Math.max(...prompts) + 1, tpotPromptTokens + Math.max(...gens), warmupTokens + Math.max(...prompts));
+    return Math.ceil((longest + 16) / 256) * 256;
+}
+
+/** Runs the benchmark and returns the final report (also on disk in `outDir`). Stops early, keeping results, on abort. */
+export async function runBench(engine: EngineLlama, options: RunBenchOptions): Promise<BenchReport> {
+    const {modelPath, signal} = options;
+    const log = options.onProgress ?? (() => undefined);
+    const startedAt = new Date().toISOString();
+    const machine = describeMachine(engine);
+    const threads = options.threads ?? engine.llama.maxThreads;
+    const tpotPromptTokens = options.tpotPromptTokens ?? 1;
+    const warmupTokens = options.warmupTokens ?? 8;
+    const batchSize = options.batchSize ?? 512;
+    const contextSize = options.contextSize ?? benchContextSize(options.prompts, options.gens, tpotPromptTokens, warmupTokens);
+    const settings: BenchSettings = {
+        budgets: options.budgets.map((b) => b.label), prompts: options.prompts, gens: options.gens, variants: options.variants,
+        repeats: options.repeats, gpu: machine.backend, threads, contextSize, batchSize,
+        tunedBatchSizes: options.tunedBatchSizes ?? DEFAULT_TUNED_BATCH_SIZES, tpotPromptTokens, warmupTokens
+    };
+
+    // A cheap first plan validates the model and profiles the machine (cached) before anything is written.
+    const first = await autoPlan(engine, modelPath, {strategy: "cpu", budget: {kind: "mib", mib: 0}, settings: {contextSize, threads, batchSize},
+        signal, onProgress: log});
+    const total = options.budgets.length * options.variants.length;
+    const store = new BenchResultStore(options.outDir, {
+        version: 1, startedAt, finishedAt: null, plannedRuns: total, interrupted: false,
+        environment: benchEnvironment(machine, first.profile.cpuReadBytesPerSec > 0 ? first.profile.cpuReadBytesPerSec : null),
+        model: benchModel(modelPath, first.model), settings, runs: []
+    });
+    const cost = {model: plannerModelFrom(first.model), profile: first.profile, gpuDevice: machine.gpu?.name ?? null};
+
+    let index = 0;
+    let interrupted = false;
+    for (const {label: budget, budget: budgetSpec} of options.budgets) {
+        for (const variant of options.variants) {
+            if (signal?.aborted) { interrupted = true; break; }
+            index++;
+            const prefix = `[${index}/${total}] budget ${budget} · ${variant.label}`;
+            const run = await benchOneRun({engine, options, settings, cost, budget, budgetSpec, variant,
+                log: (m) => log(`${prefix}: ${m}`)});
+            interrupted = run.status === "interrupted";
+            store.addRun(run);
+            options.onRun?.(run, index, total);
+            log(`${prefix}: ${run.status}${run.error == null ? "" : ` (${run.error})`}`);
+            if (interrupted) break;
+        }
+        if (interrupted) break;
+    }
+    store.finish(interrupted || signal?.aborted === true);
+    return store.report;
+}
+
+type CostInputs = {model: ReturnType<typeof plannerModelFrom>; profile: AutoPlanResult["profile"]; gpuDevice: string | null};
+
+type RunContext = {
+    engine: EngineLlama; options: RunBenchOptions; settings: BenchSettings; cost: CostInputs;
+    budget: string; budgetSpec: Budget; variant: BenchVariant; log: (message: string) => void;
+};
+
+/** One budget × variant; never throws (a failure is recorded in the run). */
+async function benchOneRun(cx: RunContext): Promise<BenchRun> {
+    const {engine, options, settings, variant, log} = cx;
+    const started = performance.now();
+    const startedAt = new Date().toISOString();
+    const batchSizes = variant.handTuned ? settings.tunedBatchSizes : [settings.batchSize];
+    const loads: BenchLoad[] = [];
+    const perLoadPoints: BenchPoint[][] = [];
+    let budgetBytes = 0;
+    let tpotFloorMs: number | null = null;
+    let status: BenchRun["status"] = "ok";
+    let error: string | null = null;
+    try {
+        for (const batchSize of batchSizes) {
+            log(`planning (micro-batch ${batchSize})`);
+            const planned = await autoPlan(engine, options.modelPath, {
+                strategy: variant.strategy, budget: cx.budgetSpec, signal: options.signal,
+                settings: {contextSize: settings.contextSize, threads: settings.threads, batchSize},
+                workload: {promptTokens: Math.max(...settings.prompts), genTokens: Math.max(...settings.gens)}
+            });
+            const {result} = planned;
+            budgetBytes = result.budgetBytes;
+            const useMmap = variant.handTuned ? false : result.settings.useMmap;
+            const plan: BenchPlan = {
+                gpuLayers: result.gpuLayers, overrides: result.overrides.map((o) => ({pattern: o.pattern, bufferType: o.bufferType})),
+                batchSize: result.settings.batchSize, contextSize: result.settings.contextSize, threads: result.settings.threads, useMmap,
+                hostWeightBytes: result.prediction.hostWeightBytes,
+                gpuWeightBytes: cx.cost.model.weightBytes - result.prediction.hostWeightBytes,
+                predictedVramBytes: result.prediction.vram.total, notes: result.notes
+            };
+            const cpuRead = cx.cost.profile.cpuReadBytesPerSec;
+            tpotFloorMs = plan.hostWeightBytes > 0 && cpuRead > 0 ? plan.hostWeightBytes / cpuRead * 1000 : null;
+            const planSettings = {...result.settings, useMmap};
+            const predictPoint = (kind: PointKind, tokens: number): number | null => {
+                try {
+                    const workload = kind === "ttft" ? {promptTokens: tokens, genTokens: 1} : {promptTokens: settings.tpotPromptTokens, genTokens: tokens};
+                    const p = predict(costContext(cx.cost, planSettings, workload), result.resolved);
+                    return kind === "ttft" ? p.ttftMs : p.tpotMs;
+                } catch {
+                    return null;
+                }
+            };
+            log(`loading (-ngl ${plan.gpuLayers}, ${plan.overrides.length} overrides, ${useMmap ? "mmap" : "no mmap"})`);
+            const placed = await PlacedModel.load(engine, {
+                modelPath: options.modelPath, gpuLayers: result.gpuLayers, overrides: result.overrides, useMmap,
+                batchSize: plan.batchSize, contextSize: plan.contextSize, threads: plan.threads, signal: options.signal
+            });
+            try {
+                const load: BenchLoad = {plan, memory: placed.memory(), loadMs: placed.loadMs,
+                    reproduce: reproduce(plan, {modelPath: options.modelPath, layerCount: planned.model.layerCount,
+                        prompts: settings.prompts, gens: settings.gens, repeats: settings.repeats})};
+                loads.push(load);
+                perLoadPoints.push(await measureRun(placed, {
+                    prompts: settings.prompts, gens: settings.gens, repeats: settings.repeats, tpotPromptTokens: settings.tpotPromptTokens,
+                    warmupTokens: settings.warmupTokens, batchSize: plan.batchSize, predict: predictPoint, signal: options.signal, onProgress: log
+                }));
+            } finally {
+                await placed.dispose();
+            }
+        }
+    } catch (caught) {
+        if (caught instanceof MeasureAborted) {
+            perLoadPoints.push(caught.points);
+            status = "interrupted";
+            error = caught.message;
+        } else if (options.signal?.aborted) {
+            status = "interrupted";
+            error = "the benchmark was interrupted";
+        } else {
+            status = "failed";
+            error = errorText(caught);
+        }
+    }
+    return {
+        id: `${cx.budget}/${variant.label}`, budget: cx.budget, budgetBytes, variant, status, error, loads,
+        points: bestPerPoint(perLoadPoints), tpotFloorMs, startedAt, elapsedMs: performance.now() - started
+    };
+}
+
+/** Per point, the fastest of the loads (a hand-tuned variant keeps the best micro-batch per cell). */
+export function bestPerPoint(perLoad: readonly (readonly BenchPoint[])[]): BenchPoint[] {
+    const best = new Map<string, BenchPoint>();
+    for (const points of perLoad)
+        for (const p of points) {
+            const key = `${p.kind}:${p.tokens}`;
+            const seen = best.get(key);
+            if (seen == null || p.medianMs < seen.medianMs) best.set(key, p);
+        }
+    return [...best.values()];
+}

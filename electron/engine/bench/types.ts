@@ -1,0 +1,146 @@
+/** Benchmark result types: JSON-serialisable, written incrementally (JSONL) and as report.json. */
+import type {MemoryReport} from "../runtime/memoryReport.js";
+import type {StrategyName} from "../planner/strategies/StrategyResult.js";
+
+/** One benchmarked placement: a planner strategy, optionally tuned by hand (pinned memory + best micro-batch). */
+export type BenchVariant = {
+    /** `"layers"`, `"fit"`, `"optimal"`, … or `"layers-tuned"` / `"fit-tuned"`. */
+    readonly label: string;
+    readonly strategy: StrategyName;
+    /** Pinned host memory (mmap off) and, per measurement, the best of several micro-batches. */
+    readonly handTuned: boolean;
+};
+
+/** What was measured in one point: time to first token at a prompt length, or time per output token at a reply length. */
+export type PointKind = "ttft" | "tpot";
+
+/** One measured point of a run (median and spread over the repeats) with the planner's prediction for it. */
+export type BenchPoint = {
+    readonly kind: PointKind;
+    /** Prompt tokens (ttft) or generated tokens (tpot). */
+    readonly tokens: number;
+    readonly samplesMs: readonly number[];
+    readonly medianMs: number;
+    readonly minMs: number;
+    readonly maxMs: number;
+    /** (max − min) / median, in percent. */
+    readonly spreadPct: number;
+    /** Prompt tokens per second (ttft: tokens / TTFT) or generated tokens per second (tpot: 1000 / TPOT). */
+    readonly tokensPerSec: number;
+    /** The cost model's prediction for this point, ms (`null`: no prediction). */
+    readonly predictedMs: number | null;
+    /** Micro-batch this point was measured with (hand-tuned runs keep the best one per point). */
+    readonly batchSize: number;
+};
+
+/** The plan a run loaded. */
+export type BenchPlan = {
+    readonly gpuLayers: number | "max";
+    readonly overrides: readonly {readonly pattern: string; readonly bufferType: string}[];
+    readonly batchSize: number;
+    readonly contextSize: number;
+    readonly threads: number;
+    readonly useMmap: boolean;
+    /** Bytes of weights in host memory / on the GPU, as planned. */
+    readonly hostWeightBytes: number;
+    readonly gpuWeightBytes: number;
+    readonly predictedVramBytes: number;
+    readonly notes: readonly string[];
+};
+
+/** How to reproduce a run with stock llama.cpp tools. */
+export type BenchReproduction = {
+    /** `llama-cli …` with the same placement and settings. */
+    readonly cli: string;
+    /** `llama-bench …` on the same cells (prompts, generations, repeats). */
+    readonly bench: string;
+    /** `llama-bench` arguments after the program name (for spawning it). */
+    readonly benchArgv: readonly string[];
+};
+
+/** One load of a variant (hand-tuned variants load once per micro-batch candidate). */
+export type BenchLoad = {
+    readonly plan: BenchPlan;
+    readonly memory: MemoryReport | null;
+    readonly loadMs: number;
+    readonly reproduce: BenchReproduction;
+};
+
+/** One budget × variant: its loads and measured points. */
+export type BenchRun = {
+    readonly id: string;
+    /** As given: `"50%"`, `"4096"` (MiB). */
+    readonly budget: string;
+    readonly budgetBytes: number;
+    readonly variant: BenchVariant;
+    readonly status: "ok" | "failed" | "interrupted";
+    readonly error: string | null;
+    readonly loads: readonly BenchLoad[];
+    readonly points: readonly BenchPoint[];
+    /**
+     * Decode floor: CPU-resident weight bytes over the measured CPU read bandwidth, ms per token (`null` when nothing
+     * is on the CPU or no bandwidth was measured).
+     */
+    readonly tpotFloorMs: number | null;
+    readonly startedAt: string;
+    readonly elapsedMs: number;
+};
+
+/** The machine and software a benchmark ran on. */
+export type BenchEnvironment = {
+    readonly hostname: string;
+    readonly os: string;
+    readonly cpu: {readonly model: string; readonly cores: number; readonly threads: number};
+    readonly ramBytes: number;
+    readonly backend: string;
+    readonly gpu: {readonly name: string; readonly driver: string | null; readonly memoryTotal: string | null; readonly freeBytes: number | null} | null;
+    readonly llamaCppRelease: string;
+    readonly nodeLlamaCppVersion: string;
+    readonly nodeVersion: string;
+    readonly tensorwiseVersion: string;
+    /** Measured CPU read bandwidth from the profile, bytes/s. */
+    readonly cpuReadBytesPerSec: number | null;
+};
+
+/** The benchmarked model. */
+export type BenchModel = {
+    readonly path: string;
+    readonly fileBytes: number;
+    readonly weightBytes: number;
+    readonly fileType: string | null;
+    readonly layerCount: number | null;
+    readonly quantMix: readonly {readonly type: string; readonly bytes: number; readonly tensors: number}[];
+};
+
+/** Every setting of a benchmark. */
+export type BenchSettings = {
+    readonly budgets: readonly string[];
+    readonly prompts: readonly number[];
+    readonly gens: readonly number[];
+    readonly variants: readonly BenchVariant[];
+    readonly repeats: number;
+    readonly gpu: string;
+    readonly threads: number;
+    readonly contextSize: number;
+    /** Base micro-batch of the planner (default runs). */
+    readonly batchSize: number;
+    /** Micro-batches a hand-tuned variant tries. */
+    readonly tunedBatchSizes: readonly number[];
+    /** Prompt tokens before the timed decode of a TPOT point. */
+    readonly tpotPromptTokens: number;
+    readonly warmupTokens: number;
+};
+
+/** A whole benchmark (report.json). */
+export type BenchReport = {
+    readonly version: 1;
+    readonly startedAt: string;
+    readonly finishedAt: string | null;
+    /** Runs planned in total; `runs.length` below it means the run stopped early. */
+    readonly plannedRuns: number;
+    readonly interrupted: boolean;
+    readonly environment: BenchEnvironment;
+    readonly model: BenchModel;
+    readonly settings: BenchSettings;
+    readonly runs: readonly BenchRun[];
+};
