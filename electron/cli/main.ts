@@ -7,6 +7,7 @@ import {makeModelCommand} from "./commands/makeModelCommand.js";
 import {chatCommand} from "./commands/chatCommand.js";
 import {planCommand} from "./commands/planCommand.js";
 import {profileCommand} from "./commands/profileCommand.js";
+import {BENCH_OPTIONS, BENCH_USAGE, benchCommand} from "./commands/benchCommand.js";
 import {STRATEGY_NAMES} from "../engine/planner/planStrategy.js";
 import type {StrategyName} from "../engine/planner/strategies/StrategyResult.js";
 import type {Budget} from "../contract/ipc.js";
@@ -70,6 +71,12 @@ const commands: Record<string, Command> = {
             threads: optionalInt(values.threads, "threads", 1),
             json: values.json === true
         })
+    },
+    bench: {
+        summary: "benchmark placement strategies per budget (TTFT/TPOT, memory, predictions) and export report.json/csv/html",
+        usage: BENCH_USAGE,
+        options: BENCH_OPTIONS,
+        run: (io, values, positionals) => benchCommand(io, onePositional(positionals, "model.gguf"), values)
     },
     chat: {
         summary: "load a model with a placement, reply to one prompt, print TTFT/TPOT and memory per buffer type",
