@@ -58,6 +58,31 @@ export function nativeFit(engine: EngineLlama, modelPath: string, gpu: {name: st
  * chosen strategy under the budget. Throws with the reason when the model cannot be planned.
  */
 export async function autoPlan(engine: EngineLlama, modelPath: string, options: AutoPlanOptions = {}): Promise<AutoPlanResult> {
+    const {onProgress} = options;
+    const {inputs, simulator, model, profile} = await prepareStrategyInputs(engine, modelPath, options);
+    const strategy = options.strategy ?? "optimal";
+    onProgress?.(`planning (${strategy}, budget ${(inputs.budgetBytes / 2 ** 20).toFixed(0)} MiB)`);
+    let result = await planStrategy(strategy, inputs);
+    if (simulator != null) result = await checkWithSimulation(simulator, inputs, strategy, result, onProgress);
+    if (!result.fits) throw new Error(`cannot plan ${strategy} under the budget: ${result.reason}`);
+    return {result, overrides: result.overrides, model, profile};
+}
+
+/** Everything a strategy needs for this model on this machine, and the simulator that checks plans. */
+export type PreparedInputs = {
+    readonly inputs: StrategyInputs;
+    /** `null` without a GPU. */
+    readonly simulator: VramSimulator | null;
+    readonly model: InspectedModel;
+    readonly profile: MachineProfile;
+};
+
+/**
+ * Validates and inspects the model, profiles this machine for its operators (cached), measures the GPU compute buffer
+ * per candidate micro-batch with llama.cpp's no-alloc simulation, and resolves the budget: the inputs of every
+ * strategy (autoPlan, benchmarks and the prediction check plan from the same facts).
+ */
+export async function prepareStrategyInputs(engine: EngineLlama, modelPath: string, options: Omit<AutoPlanOptions, "strategy"> = {}): Promise<PreparedInputs> {
     const {signal, onProgress} = options;
     onProgress?.("validating the model");
     const model = inspectGguf(await validateGgufOutOfProcess(modelPath, {signal, timeoutMs: 30_000}));
@@ -74,7 +99,6 @@ export async function autoPlan(engine: EngineLlama, modelPath: string, options: 
         cacheDir: defaultProfileCacheDir(), threads: settings.threads, ...options.profile, signal, onProgress
     });
     const budget = budgetBytes(options.budget ?? {kind: "auto"}, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: model.tensorBytes});
-    const strategy = options.strategy ?? "optimal";
     // scratch per micro-batch from llama.cpp's no-alloc simulation, measured once (it barely depends on the placement)
     let simulator: VramSimulator | null = null;
     let scratchByBatch: Map<number, number> | undefined;
@@ -83,7 +107,6 @@ export async function autoPlan(engine: EngineLlama, modelPath: string, options: 
         simulator = await createVramSimulator(engine, modelPath, planner);
         scratchByBatch = await simulator.scratchByBatch(settings.contextSize, candidateSettings(settings).map((s) => s.batchSize));
     }
-    onProgress?.(`planning (${strategy}, budget ${(budget / 2 ** 20).toFixed(0)} MiB)`);
     const inputs: StrategyInputs = {
         cost: {model: planner, profile, gpuDevice: gpu?.name ?? null, scratchByBatch, scratchContextSize: settings.contextSize,
             decodeOverheadUs: profile.decodeOverheadUs},
@@ -94,10 +117,7 @@ export async function autoPlan(engine: EngineLlama, modelPath: string, options: 
         fit: gpu == null ? undefined : nativeFit(engine, modelPath, gpu),
         isHostBufferType: (name) => machine.bufferTypes.find((b) => b.name === name)?.isHost ?? name === "CPU"
     };
-    let result = await planStrategy(strategy, inputs);
-    if (simulator != null) result = await checkWithSimulation(simulator, inputs, strategy, result, onProgress);
-    if (!result.fits) throw new Error(`cannot plan ${strategy} under the budget: ${result.reason}`);
-    return {result, overrides: result.overrides, model, profile};
+    return {inputs, simulator, model, profile};
 }
 
 /** Replans with a smaller budget at most this many times when the simulation finds a plan over the budget. */

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
+import {calibrateDecodeOverhead} from "./calibrateDecodeOverhead.js";
 import type {MachineProfile, OperatorShape} from "./MachineProfile.js";
 
 /**
@@ -46,18 +47,20 @@ export type ProfileMachineOptions = {
     cacheDir?: string;
     /** Ignore a cached profile. Defaults to `false`. */
     refresh?: boolean;
+    /** Also measure the fixed per-decode cost on a tiny generated model ({@link calibrateDecodeOverhead}). Defaults to `true`. */
+    calibrateOverhead?: boolean;
     /** Aborting stops the native profiler at its next measurement (and rejects). */
     signal?: AbortSignal;
     onProgress?: (message: string) => void;
 };
 
-function cacheKey(engine: EngineLlama, ops: readonly OperatorShape[], request: NativeProfileRequest): string {
+function cacheKey(engine: EngineLlama, ops: readonly OperatorShape[], request: NativeProfileRequest, overhead: boolean): string {
     const devices = engine.bindings.tensorwiseGetDevices().map((d) => `${d.name}:${d.description}:${d.totalBytes}`);
     const cpu = os.cpus()[0]?.model ?? "cpu";
     const parts = [
         PROFILE_FORMAT, os.hostname(), cpu, os.totalmem(), engine.llama.llamaCppRelease.release, engine.llama.buildType,
         engine.llama.gpu === false ? "cpu" : engine.llama.gpu, devices.join(","), request.threads,
-        [...ops].map((o) => `${o.type}:${o.rows}x${o.cols}`).sort().join(","), request.batchSizes?.join(","), request.cpuBatchSizes?.join(",")
+        [...ops].map((o) => `${o.type}:${o.rows}x${o.cols}`).sort().join(","), request.batchSizes?.join(","), request.cpuBatchSizes?.join(","), overhead
     ];
     return createHash("sha256").update(parts.join("|")).digest("hex").slice(0, 20);
 }
@@ -94,7 +97,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         cpuScanBytes: CPU_SCAN_BYTES,
         timeLimitMs: options.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS
     };
-    const key = cacheKey(engine, ops, request);
+    const key = cacheKey(engine, ops, request, options.calibrateOverhead !== false);
     const file = options.cacheDir == null ? null : path.join(options.cacheDir, `profile-${key}.json`);
     if (file != null && options.refresh !== true) {
         const cached = await readCache(file, key);
@@ -115,6 +118,14 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
     }
     options.signal?.throwIfAborted();
     if (result.cancelled) throw new Error("the profile was cancelled");
+    let decodeOverheadUs: number | undefined;
+    if (options.calibrateOverhead !== false) {
+        try {
+            decodeOverheadUs = await calibrateDecodeOverhead(engine, request.threads ?? 1);
+        } catch (error) {
+            options.onProgress?.(`profile: per-decode overhead not measured (${error instanceof Error ? error.message : String(error)})`);
+        }
+    }
     const profile: MachineProfile = {
         version: 1,
         key,
@@ -128,6 +139,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         transfers: result.transfers,
         cpuReadBytesPerSec: result.cpuReadBytesPerSec,
         elapsedMs: result.elapsedMs,
+        ...(decodeOverheadUs != null ? {decodeOverheadUs} : {}),
         truncated: result.truncated
     };
     if (file != null) {

@@ -1,0 +1,40 @@
+/**
+ * The fixed cost of one decode step beyond its matmuls — llama.cpp's graph build and scheduling, the output copy and
+ * sampling, node-llama-cpp's per-token JS — measured as the time per output token of a tiny model on the CPU, whose
+ * matmuls (~0.6 MB of weights) are negligible next to it.
+ */
+import {mkdtemp, rm} from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type {EngineLlama} from "../native/getEngineLlama.js";
+import {generateGreedy} from "../runtime/generateGreedy.js";
+import {PlacedModel} from "../runtime/PlacedModel.js";
+import {makeSyntheticModel} from "../writer/makeSyntheticModel.js";
+
+/** Tokens timed (after a discarded warm-up run). */
+export const OVERHEAD_TOKENS = 24;
+
+/** Median TPOT of the tiny model at `-ngl 0` with `threads`, µs. */
+export async function calibrateDecodeOverhead(engine: EngineLlama, threads: number): Promise<number> {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-overhead-"));
+    try {
+        const modelPath = path.join(dir, "tiny.gguf");
+        await makeSyntheticModel(modelPath, {preset: "tiny", type: "f16"});
+        const placed = await PlacedModel.load(engine, {modelPath, gpuLayers: 0, useMmap: true, contextSize: 256, batchSize: 64, threads});
+        try {
+            const prompt = placed.model.tokenize("the tiny model times one decode step", false);
+            await generateGreedy(placed, prompt, {maxTokens: 4, stopAtEog: false});
+            const samples: number[] = [];
+            for (let run = 0; run < 3; run++) {
+                const {timing} = await generateGreedy(placed, prompt, {maxTokens: OVERHEAD_TOKENS, stopAtEog: false});
+                if (timing.tpotMs != null) samples.push(timing.tpotMs * 1000);
+            }
+            samples.sort((a, b) => a - b);
+            return samples[Math.floor(samples.length / 2)] ?? 0;
+        } finally {
+            await placed.dispose();
+        }
+    } finally {
+        await rm(dir, {recursive: true, force: true});
+    }
+}
