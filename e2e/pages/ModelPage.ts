@@ -1,26 +1,28 @@
-import {readFile} from "node:fs/promises";
-import path from "node:path";
 import type {Page} from "playwright-core";
 
 /** The Model screen: drop zone, file picker, path field, model card, tensor table. */
 export class ModelPage {
     constructor(readonly page: Page) {}
 
-    /** Drags a file from disk onto the window, as a user would from a file manager. */
+    /**
+     * Drags a file from disk onto the window, as a user would from a file manager. The File comes from a real file
+     * chooser (so Electron's `webUtils.getPathForFile` sees its path), then rides a DataTransfer through
+     * dragenter → dragover → drop on the window.
+     */
     async dropFile(filePath: string): Promise<void> {
-        const bytes = (await readFile(filePath)).toString("base64");
-        const dataTransfer = await this.page.evaluateHandle(({name, base64}) => {
-            const binary = atob(base64);
-            const array = new Uint8Array(binary.length);
-            for (let i = 0; i < binary.length; i++)
-                array[i] = binary.charCodeAt(i);
+        const input = await this.page.evaluateHandle(() => {
+            const element = document.createElement("input");
+            element.type = "file";
+            return element;
+        });
+        await input.setInputFiles(filePath);
+        const dataTransfer = await this.page.evaluateHandle((element) => {
             const transfer = new DataTransfer();
-            transfer.items.add(new File([array], name, {type: "application/octet-stream"}));
+            transfer.items.add(element.files![0]!);
             return transfer;
-        }, {name: path.basename(filePath), base64: bytes});
-        await this.page.dispatchEvent("main", "dragenter", {dataTransfer});
-        await this.page.dispatchEvent("main", "dragover", {dataTransfer});
-        await this.page.dispatchEvent("main", "drop", {dataTransfer});
+        }, input);
+        for (const type of ["dragenter", "dragover", "drop"])
+            await this.page.dispatchEvent("main", type, {dataTransfer});
     }
 
     async openPath(modelPath: string): Promise<void> {

@@ -27,8 +27,13 @@ export class OffloadPage {
         return ids.map((id) => id.replace(/^step-/, ""));
     }
 
+    /** Waits for the placed model; throws the engine's message if the job failed. */
     async waitForResult(timeout = 120_000): Promise<void> {
-        await this.page.getByTestId("offload-result").waitFor({timeout});
+        const result = this.page.getByTestId("offload-result");
+        const error = this.page.getByTestId("offload-error");
+        await result.or(error).first().waitFor({timeout});
+        if (await error.isVisible())
+            throw new Error(`auto-offload failed: ${await error.textContent()}`);
     }
 
     get placementMap() {

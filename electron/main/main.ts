@@ -19,6 +19,9 @@ const clients = new Map<number, {client: HostClient; detach: () => void}>();
 let host: StartedHost | null = null;
 
 registerAppScheme();
+// tests and portable setups pick the data dir (conversations, uploaded models, Chromium profile)
+if (process.env.TENSORWISE_DATA_DIR != null)
+    app.setPath("userData", path.resolve(process.env.TENSORWISE_DATA_DIR));
 
 function attachWindow(contents: WebContents): void {
     clients.get(contents.id)?.detach();

@@ -11,6 +11,7 @@ export function Dashboards() {
     const conversation = useChatStore((state) => activeId == null ? null : state.conversations[activeId] ?? null);
     const stream = useChatStore((state) => Object.values(state.streams).find((candidate) => candidate.conversationId === activeId) ?? null);
     const loaded = usePlanStore((state) => state.loaded);
+    const title = useChatStore((state) => state.summaries.find((summary) => summary.id === activeId)?.title ?? conversation?.title);
 
     const replies = useMemo(() => (conversation?.messages ?? []).filter((message) => message.role === "assistant" && message.timing != null), [conversation]);
     const data = useMemo(() => {
@@ -41,7 +42,7 @@ export function Dashboards() {
             <div className="screen-header">
                 <div>
                     <h1>Dashboards</h1>
-                    <p>{conversation != null ? <>Per reply in <b>{conversation.title}</b>, timed by the engine.</> : "Open a conversation in Chat to see its timing."}</p>
+                    <p>{conversation != null ? <>Per reply in <b>{title}</b>, timed by the engine.</> : "Open a conversation in Chat to see its timing."}</p>
                 </div>
                 {stream != null && <span className="pill" data-testid="live-stream"><span className="dot live"/>replying · {stream.tokens} tokens · {formatMs(stream.elapsedMs)}</span>}
             </div>

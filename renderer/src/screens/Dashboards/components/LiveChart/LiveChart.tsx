@@ -20,13 +20,15 @@ export function LiveChart({title, unit, x, series, testId}: {title: string; unit
             height: 220,
             legend: {show: true},
             cursor: {points: {size: 7}},
-            scales: {x: {time: false}},
+            scales: {x: {time: false, range: (_plot: uPlot, min: number, max: number) => [Math.min(min, 1) - 0.2, Math.max(max, 2) + 0.2]}},
             axes: [
-                {...axis, label: "reply #", labelSize: 16, labelFont: "11px DejaVu Sans, sans-serif"},
+                // replies are whole numbers: integer ticks only
+                {...axis, label: "reply #", labelSize: 16, labelFont: "11px DejaVu Sans, sans-serif", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500],
+                    values: (_plot: uPlot, ticks: number[]) => ticks.map((tick) => Number.isInteger(tick) ? String(tick) : "")},
                 {...axis, label: unit, labelSize: 16, labelFont: "11px DejaVu Sans, sans-serif", size: 56}
             ],
             series: [
-                {label: "reply"},
+                {label: "reply #", value: (_plot: uPlot, value: number | null) => value == null ? "–" : String(value)},
                 ...series.map((entry) => ({label: entry.label, stroke: entry.color, width: 2, points: {show: true, size: 6, fill: entry.color}, spanGaps: true}))
             ]
         }, [[], ...series.map(() => [])], element);

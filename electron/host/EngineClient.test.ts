@@ -1,0 +1,62 @@
+import {existsSync} from "node:fs";
+import {afterEach, describe, expect, it} from "vitest";
+import {defaultEngineEntry, EngineClient, type EngineClientState} from "./EngineClient.js";
+
+const entry = defaultEngineEntry();
+const missing = existsSync(entry) ? null : `the engine is not built (${entry}); run \`npm run build\``;
+if (missing != null)
+    console.warn(`skipping EngineClient tests: ${missing}`);
+
+// The real engine child process (no model needed): start, request, kill, recover.
+describe.skipIf(missing != null)("EngineClient with the real engine child", () => {
+    let client: EngineClient | null = null;
+    afterEach(async () => {
+        await client?.stop();
+        client = null;
+    });
+
+    it("starts the child, answers requests, and exposes its pid", async () => {
+        client = new EngineClient();
+        await client.start();
+        expect(client.pid).toBeGreaterThan(0);
+        const machine = await client.request("describe", undefined);
+        expect(machine.devices.length).toBeGreaterThan(0);
+        expect(await client.request("current", undefined)).toBeNull();
+    });
+
+    it("reports the engine's own error codes", async () => {
+        client = new EngineClient();
+        await client.start();
+        await expect(client.request("inspect", {path: "/nonexistent/model.gguf"})).rejects.toMatchObject({name: "HostError"});
+    });
+
+    it("rejects pending requests with engine-crashed when the child is killed, says why, and restarts", async () => {
+        const states: EngineClientState[] = [];
+        client = new EngineClient();
+        client.onState((state) => states.push(state));
+        await client.start();
+        const pid = client.pid!;
+        // a request in flight when the process dies
+        const pending = client.request("describe", undefined).then(() => client!.request("describe", undefined));
+        process.kill(pid, "SIGKILL");
+        await expect(pending).rejects.toMatchObject({code: "engine-crashed"});
+        await expect.poll(() => client!.state.state).toBe("crashed");
+        const crashed = client.state;
+        expect(crashed.state === "crashed" && crashed.reason).toMatch(/SIGKILL/);
+        await expect(client.request("describe", undefined)).rejects.toMatchObject({code: "engine-crashed"});
+
+        await client.restart();
+        expect(client.pid).not.toBe(pid);
+        expect((await client.request("describe", undefined)).devices.length).toBeGreaterThan(0);
+        expect(states.map((state) => state.state)).toEqual(["starting", "running", "crashed", "starting", "running"]);
+    });
+
+    it("cancels a request through its AbortSignal", async () => {
+        client = new EngineClient();
+        await client.start();
+        const controller = new AbortController();
+        const request = client.request("describe", undefined, controller.signal);
+        controller.abort();
+        await expect(request).rejects.toMatchObject({code: "aborted"});
+    });
+});
