@@ -207,5 +207,26 @@ export function defineJourney(mode: string, launch: (dataDir: string) => Promise
             expect((await chat.lastTiming()).ttftMs).toBeGreaterThan(0);
             await shot("engine-recovered");
         });
+
+        it("regenerate replaces the last reply; a second conversation keeps its own history", async () => {
+            markFailure();
+            const chat = new ChatPage(app.page);
+            const before = await chat.lastTiming();
+            await app.page.getByTestId("regenerate").click();
+            await chat.streaming.waitFor({state: "detached", timeout: 60_000});
+            await chat.waitForReplyCount(5);
+            expect(await chat.assistantMessages().count()).toBe(5);
+            expect((await chat.lastTiming()).ttftMs).not.toBe(before.ttftMs);
+
+            await chat.newConversation();
+            await chat.setOptions({maxTokens: 8, temperature: 0});
+            await chat.send("A second topic");
+            await chat.waitForReplyCount(1);
+            expect(await chat.assistantMessages().count()).toBe(1);
+            expect(await chat.conversationCount()).toBe(2);
+            await app.page.getByTestId("conversation-item").filter({hasText: "What does a KV cache store?"}).click();
+            await app.page.waitForFunction(() => document.querySelectorAll("[data-testid='message-assistant']").length === 5);
+            await shot("chat-conversations");
+        });
     });
 }
