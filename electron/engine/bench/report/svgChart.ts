@@ -66,7 +66,7 @@ export function lineChartSvg(series: readonly ChartSeries[], options: LineChartO
     const plotH = height - margin.top - margin.bottom;
     const all = series.flatMap((s) => s.points).filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y) &&
         (!options.logX || p.x > 0) && (!options.logY || p.y > 0));
-    const head = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" class="chart">` +
+    const head = `<svg viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" class="chart">` +
         `<text x="${width / 2}" y="18" class="chart-title" text-anchor="middle">${escapeHtml(options.title)}</text>`;
     if (all.length === 0)
         return head + `<text x="${width / 2}" y="${height / 2}" text-anchor="middle" class="chart-empty">no data</text></svg>`;

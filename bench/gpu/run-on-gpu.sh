@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# GPU validation, run THERE (a CUDA machine with no internet and no Node.js: nvcc, cmake, ninja, git, patch, python3),
+# from the repository root with the bundle from bench/gpu/make-bundle.sh in .devbundle/:
+#
+#   bash .devbundle/run-on-gpu.sh [--bundle DIR] [--work DIR] [--out DIR] [--deadline SECONDS] [--phases LIST] [--dry-run-cpu]
+#
+# Phases (each idempotent: a finished phase leaves a stamp and is skipped next time, so a second call continues):
+#   unpack     Node binary, the app, the llama.cpp source
+#   llama      llama.cpp shared libraries (CUDA sm_90, FA off; CPU tuned for this machine) + llama-quantize + llama-bench
+#   addon      the patched node-llama-cpp addon built against them with native/install.mjs, installed as the
+#              node-llama-cpp local build linux-x64-cuda
+#   models     Llama-3-8B-shaped F16 with `tensorwise make-model`, Q4_K_M with llama-quantize
+#   bench-q4   `tensorwise bench` on Q4_K_M (all strategies + hand-tuned layers/fit, budgets 25/50/75%)
+#   llamabench llama-bench on the layers / fit (and tuned) cells of every finished report
+#   bench-f16  the same on F16, if time is left
+# Everything goes to $OUT (default $OUT from the device tool, else WORK/out). A deadline (default 570 s from start)
+# stops the benchmark with SIGTERM in time: `tensorwise bench` keeps every finished run.
+# --dry-run-cpu: the same plumbing on a machine without CUDA: CPU-only llama.cpp, the "small" synthetic model,
+#   a tiny grid and strategies cpu,layers — to prove the script here.
+set -euo pipefail
+START=$(date +%s)
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BUNDLE="$HERE"
+WORK="$PWD/bench/tmp/gpu-work"
+DEADLINE=570
+DRY=0
+PHASES="unpack,llama,addon,models,bench-q4,llamabench,bench-f16"
+OUT_DIR="${OUT:-}"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --bundle) BUNDLE="$(realpath "$2")"; shift 2 ;;
+        --work) WORK="$(realpath -m "$2")"; shift 2 ;;
+        --out) OUT_DIR="$(realpath -m "$2")"; shift 2 ;;
+        --deadline) DEADLINE="$2"; shift 2 ;;
+        --phases) PHASES="$2"; shift 2 ;;
+        --dry-run-cpu) DRY=1; shift ;;
+        *) echo "unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+[ "$DRY" = 1 ] && [ "$WORK" = "$PWD/bench/tmp/gpu-work" ] && WORK="$PWD/bench/tmp/gpu-dry"
+OUT_DIR="${OUT_DIR:-$WORK/out}"
+mkdir -p "$WORK" "$OUT_DIR"
+LOG="$OUT_DIR/run-on-gpu.log"
+JOBS="$(nproc)"
+APP="$WORK/app"
+LLAMA_SRC="$WORK/llama.cpp"
+LLAMA_BUILD="$WORK/llama-build"
+NODE_DIR="$WORK/node/bin"
+export PATH="$NODE_DIR:$PATH"
+export CMAKE_GENERATOR="${CMAKE_GENERATOR:-$(command -v ninja >/dev/null && echo Ninja || echo 'Unix Makefiles')}"
+if [ "$DRY" = 1 ]; then VARIANT=cpu; PKG=linux-x64; GPU=cpu; else VARIANT=cuda; PKG=linux-x64-cuda; GPU=cuda; fi
+
+log() { echo "[run-on-gpu +$(( $(date +%s) - START ))s] $*" | tee -a "$LOG" >&2; }
+left() { echo $(( DEADLINE - ($(date +%s) - START) )); }
+want() { case ",$PHASES," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+done_stamp() { [ -f "$WORK/.done-$1" ]; }
+mark() { touch "$WORK/.done-$1"; }
+tw() { (cd "$APP" && node bin/tensorwise.mjs "$@"); }
+
+log "bundle $BUNDLE, work $WORK, out $OUT_DIR, mode $([ "$DRY" = 1 ] && echo dry-run-cpu || echo cuda), $JOBS cores, deadline ${DEADLINE}s"
+{ uname -a; command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
+  command -v nvcc >/dev/null && nvcc --version | tail -2 || true; cmake --version | head -1; lscpu | grep -E 'Model name|^CPU\(s\)' || true
+  free -g | head -2; } > "$OUT_DIR/machine.txt" 2>&1
+
+# --- unpack -------------------------------------------------------------------------------------------------------
+if want unpack && ! done_stamp unpack; then
+    log "unpacking"
+    mkdir -p "$NODE_DIR"
+    xz -dc "$BUNDLE/node.xz" > "$NODE_DIR/node" && chmod +x "$NODE_DIR/node"
+    rm -rf "$APP" "$LLAMA_SRC" && mkdir -p "$APP"
+    xz -dc "$BUNDLE/app.tar.xz" | tar -C "$APP" -xf -
+    xz -dc "$BUNDLE/llama.cpp.tar.xz" | tar -C "$WORK" -xf -
+    node -v >/dev/null
+    mark unpack
+fi
+log "node $(node -v), llama.cpp $(cat "$LLAMA_SRC/COMMIT" 2>/dev/null || echo '?')"
+
+# --- llama.cpp ----------------------------------------------------------------------------------------------------
+if want llama && ! done_stamp llama; then
+    log "configuring llama.cpp ($VARIANT)"
+    BACKEND_FLAGS=(-DGGML_CUDA=OFF)
+    # CUDA for the H100 only (sm_90), flash attention kernels off (build time; node-llama-cpp runs with FA off too).
+    # CMAKE_CUDA_ARCHITECTURES is explicit, so GGML_NATIVE only tunes the CPU backend for this machine's CPU — the
+    # CPU-resident part of every mixed placement runs there, and a generic x86-64 build (no AVX2) would distort it.
+    # GGML_NATIVE is incompatible with GGML_BACKEND_DL, so the backends are linked into libggml.so (registered
+    # statically; node-llama-cpp's dlopen scan then finds nothing extra to load, which is harmless).
+    [ "$DRY" = 0 ] && BACKEND_FLAGS=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_CUDA_FA=OFF)
+    NATIVE="${GGML_NATIVE:-ON}"
+    BACKEND_DL=OFF; [ "$NATIVE" = OFF ] && BACKEND_DL=ON
+    cmake -S "$LLAMA_SRC" -B "$LLAMA_BUILD" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL="$BACKEND_DL" \
+        -DGGML_NATIVE="$NATIVE" "${BACKEND_FLAGS[@]}" -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON \
+        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF \
+        -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF > "$OUT_DIR/llama-configure.log" 2>&1 || { tail -30 "$OUT_DIR/llama-configure.log"; exit 1; }
+    TARGETS=(llama llama-common ggml ggml-base ggml-cpu llama-quantize llama-bench)
+    [ "$DRY" = 0 ] && TARGETS+=(ggml-cuda)
+    log "building ${TARGETS[*]} with $JOBS jobs"
+    cmake --build "$LLAMA_BUILD" --parallel "$JOBS" --target "${TARGETS[@]}" > "$OUT_DIR/llama-build.log" 2>&1 || { tail -40 "$OUT_DIR/llama-build.log"; exit 1; }
+    ls -la "$LLAMA_BUILD/bin" > "$OUT_DIR/llama-libs.txt"
+    mark llama
+    log "llama.cpp built"
+fi
+BIN="$LLAMA_BUILD/bin"
+
+# --- addon --------------------------------------------------------------------------------------------------------
+if want addon && ! done_stamp addon; then
+    command -v patch >/dev/null || { log "GNU patch is required to patch node-llama-cpp's addon sources"; exit 1; }
+    # native/install.mjs builds against node_modules/@node-llama-cpp/<pkg>/bins/<pkg>: put the fresh libraries there
+    # (libllama.so, libggml.so, libggml-base.so, libllama-common.so + the dlopen'ed backends), with node-llama-cpp's
+    # build metadata and a placeholder addon (install.mjs only checks it exists; the patched one replaces it).
+    PREBUILT="$APP/node_modules/@node-llama-cpp/$PKG/bins/$PKG"
+    rm -rf "$APP/node_modules/@node-llama-cpp/$PKG" && mkdir -p "$PREBUILT"
+    cp -P "$BIN"/lib*.so* "$PREBUILT/"
+    if [ "$DRY" = 1 ]; then sed 's/"gpu":"cuda"/"gpu":false/' "$BUNDLE/nlc-build-metadata.json" > "$PREBUILT/_nlcBuildMetadata.json"
+    else cp "$BUNDLE/nlc-build-metadata.json" "$PREBUILT/_nlcBuildMetadata.json"; fi
+    : > "$PREBUILT/llama-addon.node"
+    echo "{\"name\":\"@node-llama-cpp/$PKG\",\"version\":\"0.0.0-local\"}" > "$APP/node_modules/@node-llama-cpp/$PKG/package.json"
+    mkdir -p "$APP/build/native" && rm -rf "$APP/build/native/llama.cpp" && ln -s "$LLAMA_SRC" "$APP/build/native/llama.cpp"
+    log "building the patched addon (native/install.mjs, variant $VARIANT)"
+    (cd "$APP" && TENSORWISE_NATIVE_VARIANTS=$VARIANT node native/install.mjs --force) > "$OUT_DIR/addon-build.log" 2>&1 || { tail -30 "$OUT_DIR/addon-build.log"; exit 1; }
+    # The placeholder prebuilt must not be mistaken for a usable binary later.
+    rm -rf "$APP/node_modules/@node-llama-cpp/$PKG"
+    tw devices --gpu "$GPU" > "$OUT_DIR/devices.txt" 2>&1 || { cat "$OUT_DIR/devices.txt"; exit 1; }
+    mark addon
+    log "addon installed: $(grep -m1 -i "buffer\|device" "$OUT_DIR/devices.txt" || true)"
+fi
+
+# --- models -------------------------------------------------------------------------------------------------------
+MODELS="$WORK/models"
+if [ "$DRY" = 1 ]; then PRESET=small; else PRESET=llama3-8b; fi
+F16="$MODELS/$PRESET-f16.gguf"
+Q4="$MODELS/$PRESET-q4_k_m.gguf"
+if want models && ! done_stamp models; then
+    mkdir -p "$MODELS"
+    log "writing the $PRESET-shaped F16 model"
+    tw make-model "$F16" --preset "$PRESET" --type f16 2>&1 | tail -1 | tee -a "$LOG" >&2
+    log "quantizing to Q4_K_M"
+    "$BIN/llama-quantize" "$F16" "$Q4" Q4_K_M "$JOBS" > "$OUT_DIR/quantize.log" 2>&1 || { tail -20 "$OUT_DIR/quantize.log"; exit 1; }
+    tw inspect "$Q4" > "$OUT_DIR/model-q4_k_m.txt" 2>&1 || true
+    mark models
+fi
+
+# --- benchmarks ---------------------------------------------------------------------------------------------------
+if [ "$DRY" = 1 ]; then
+    GRID=(--budgets 50% --prompts 32,64 --gens 8,16 --strategies cpu,layers --repeats 1 --warmup 4)
+else
+    GRID=(--budgets 25,50,75% --prompts 32,64,128,256,512,2048 --gens 32,64,128 --strategies cpu,layers,fit,oato,optimal
+          --hand-tuned --tuned-batches 512,2048 --repeats "${REPEATS:-3}")
+fi
+run_bench() { # $1 name, $2 model
+    local name="$1" model="$2" budget
+    budget=$(( $(left) - 20 ))
+    if [ "$budget" -lt 60 ]; then log "skipping bench $name: ${budget}s left"; return 0; fi
+    log "tensorwise bench $name (${budget}s before SIGTERM)"
+    set +e
+    (cd "$APP" && timeout --signal=TERM --kill-after=15 "$budget" node bin/tensorwise.mjs bench "$model" --gpu "$GPU" \
+        "${GRID[@]}" --out "$OUT_DIR/bench-$name") > "$OUT_DIR/bench-$name.txt" 2> "$OUT_DIR/bench-$name.log"
+    local rc=$?
+    set -e
+    log "bench $name exit $rc ($([ $rc = 0 ] && echo complete || echo 'stopped; finished runs are kept'))"
+    tail -5 "$OUT_DIR/bench-$name.txt" >&2 || true
+}
+if want bench-q4 && ! done_stamp bench-q4; then run_bench q4_k_m "$Q4"; [ -f "$OUT_DIR/bench-q4_k_m/report.json" ] && mark bench-q4; fi
+if want llamabench; then
+    for report in "$OUT_DIR"/bench-*/report.json; do
+        [ -f "$report" ] || continue
+        log "llama-bench on the layers/fit cells of $report"
+        (cd "$APP" && node bench/gpu/runLlamaBench.mjs "$report" "$BIN/llama-bench" "$(( $(left) - 10 ))") >> "$LOG" 2>&1 || log "llama-bench: some cells failed (see log)"
+    done
+fi
+if want bench-f16 && ! done_stamp bench-f16 && [ "$DRY" = 0 ]; then run_bench f16 "$F16"; [ -f "$OUT_DIR/bench-f16/report.json" ] && mark bench-f16; fi
+log "done; results in $OUT_DIR"

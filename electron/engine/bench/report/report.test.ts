@@ -1,0 +1,147 @@
+import {describe, expect, it} from "vitest";
+import {parseBudgetList, parseVariants} from "../../../cli/commands/benchCommand.js";
+import {parseNvidiaSmiCsv} from "../benchEnvironment.js";
+import {llamaBenchArgv} from "../benchFlags.js";
+import {bestPerPoint, benchContextSize} from "../runBench.js";
+import {median, summariseSamples} from "../stats.js";
+import {fixtureReport} from "../testing/fixtureReport.js";
+import {CSV_COLUMNS, csvField, reportCsv} from "./reportCsv.js";
+import {reportHtml} from "./reportHtml.js";
+import {predictionErrors, speedups} from "./summariseReport.js";
+
+function parseCsvLine(line: string): string[] {
+    const fields: string[] = [];
+    let current = "";
+    let quoted = false;
+    for (let i = 0; i < line.length; i++) {
+        const c = line[i]!;
+        if (quoted) {
+            if (c === "\"" && line[i + 1] === "\"") { current += "\""; i++; } else if (c === "\"") quoted = false; else current += c;
+        } else if (c === "\"") quoted = true;
+        else if (c === ",") { fields.push(current); current = ""; } else current += c;
+    }
+    return [...fields, current];
+}
+
+describe("report builders", () => {
+    const report = fixtureReport();
+
+    it("CSV: the header, one row per point (a failed run gets one row), and every row as wide as the header", () => {
+        const lines = reportCsv(report).trimEnd().split("\n");
+        expect(lines[0]).toBe(CSV_COLUMNS.join(","));
+        // 7 ok runs × 3 points + 1 failed run
+        expect(lines).toHaveLength(1 + 7 * 3 + 1);
+        for (const line of lines.slice(1)) expect(parseCsvLine(line)).toHaveLength(CSV_COLUMNS.length);
+        const header = CSV_COLUMNS as readonly string[];
+        const rows = lines.slice(1).map(parseCsvLine);
+        const at = (row: string[], column: string) => row[header.indexOf(column)];
+        const optimal64 = rows.find((r) => at(r, "budget") === "50%" && at(r, "variant") === "optimal" && at(r, "kind") === "ttft" && at(r, "tokens") === "64")!;
+        expect(Number(at(optimal64, "median_ms"))).toBe(20);
+        expect(Number(at(optimal64, "speedup_vs_layers"))).toBeCloseTo(5, 6);
+        expect(Number(at(optimal64, "speedup_vs_fit"))).toBeCloseTo(10, 6);
+        expect(Number(at(optimal64, "speedup_vs_best_tuned"))).toBeCloseTo(25 / 20, 6);
+        expect(Number(at(optimal64, "error_pct"))).toBeCloseTo(5, 6);
+        const failed = rows.find((r) => at(r, "status") === "failed")!;
+        expect(at(failed, "error")).toBe("out of memory, \"CUDA0\"");
+        expect(at(failed, "kind")).toBe("");
+    });
+
+    it("csvField quotes commas, quotes and newlines", () => {
+        expect(csvField("a,b")).toBe("\"a,b\"");
+        expect(csvField("say \"hi\"")).toBe("\"say \"\"hi\"\"\"");
+        expect(csvField(null)).toBe("");
+        expect(csvField(1.5)).toBe("1.5000");
+        expect(csvField(3)).toBe("3");
+    });
+
+    it("speed-ups: baseline time over variant time; best-tuned is the faster hand-tuned baseline per point", () => {
+        const cells = speedups(report);
+        const get = (budget: string, variant: string, baseline: string, kind: string, tokens: number) =>
+            cells.find((c) => c.budget === budget && c.variant === variant && c.baseline === baseline && c.kind === kind && c.tokens === tokens);
+        expect(get("50%", "optimal", "layers", "ttft", 2048)?.speedup).toBeCloseTo(2, 9);
+        expect(get("50%", "optimal", "layers", "tpot", 32)?.speedup).toBeCloseTo(1.25, 9);
+        // best tuned at 2048: min(1300 layers-tuned, 1250 fit-tuned) = 1250
+        expect(get("50%", "optimal", "best-tuned", "ttft", 2048)?.baselineMs).toBe(1250);
+        expect(get("50%", "layers", "layers", "ttft", 64)?.speedup).toBe(1);
+        // fit failed at 75%: no cells against it there; no tuned runs at 75% either
+        expect(get("75%", "optimal", "fit", "ttft", 64)).toBeUndefined();
+        expect(get("75%", "optimal", "best-tuned", "ttft", 64)).toBeUndefined();
+        expect(get("75%", "optimal", "layers", "ttft", 64)?.speedup).toBe(5);
+    });
+
+    it("prediction errors: median absolute % error per variant, split by TTFT and TPOT", () => {
+        const errors = predictionErrors(report);
+        const layers = errors.find((e) => e.variant === "layers")!;
+        // ttft errors: |90-100|/100=10%, |2100-2000|/2000=5%, |55-50|/50=10%, 0% → median 7.5; tpot: 5%, 0% → 2.5
+        expect(layers.ttft).toBeCloseTo(7.5, 9);
+        expect(layers.tpot).toBeCloseTo(2.5, 9);
+        expect(layers.points).toBe(6);
+        expect(errors.find((e) => e.variant === "fit")!.all).toBe(0);
+        expect(errors.find((e) => e.variant === "layers-tuned")).toMatchObject({ttft: null, tpot: null, all: null, points: 0});
+    });
+
+    it("HTML: self-contained (no external URLs, scripts or imports), with the charts and tables", () => {
+        const html = reportHtml(report);
+        expect(html).not.toMatch(/https?:\/\//i);
+        expect(html).not.toMatch(/\b(src|href)\s*=/i);
+        expect(html).not.toMatch(/@import|url\(/i);
+        expect(html).toContain("<svg");
+        expect(html.match(/<svg /g)?.length).toBe(2 + 2 + 3);
+        expect(html).toContain("vs layers");
+        expect(html).toContain("Predicted vs measured");
+        expect(html).toContain("NVIDIA H100 80GB HBM3");
+        expect(html).toContain("out of memory, &quot;CUDA0&quot;");
+    });
+
+    it("HTML escapes what it shows from the report", () => {
+        const evil = {...report, model: {...report.model, path: "/m/<script>alert(1)</script>.gguf"}};
+        expect(reportHtml(evil)).not.toContain("<script>");
+    });
+});
+
+describe("bench helpers", () => {
+    it("median and spread", () => {
+        expect(median([3, 1, 2])).toBe(2);
+        expect(median([4, 1, 2, 3])).toBe(2.5);
+        expect(summariseSamples([9, 10, 11])).toEqual({medianMs: 10, minMs: 9, maxMs: 11, spreadPct: 20});
+        expect(() => median([])).toThrow();
+    });
+
+    it("budgets: a trailing % applies to the list; MiB otherwise", () => {
+        expect(parseBudgetList("25,50,75%").map((b) => b.label)).toEqual(["25%", "50%", "75%"]);
+        expect(parseBudgetList("25,50,75%")[1]!.budget).toEqual({kind: "percent", percent: 50});
+        expect(parseBudgetList("2048,4096")[0]!.budget).toEqual({kind: "mib", mib: 2048});
+        expect(() => parseBudgetList("150%")).toThrow(/over 100%/);
+        expect(() => parseBudgetList("x")).toThrow();
+    });
+
+    it("variants: --hand-tuned adds layers-tuned / fit-tuned for the baselines present", () => {
+        expect(parseVariants("cpu,layers,fit,optimal", true).map((v) => v.label)).toEqual(["cpu", "layers", "fit", "optimal", "layers-tuned", "fit-tuned"]);
+        expect(parseVariants("layers", false)).toEqual([{label: "layers", strategy: "layers", handTuned: false}]);
+        expect(parseVariants("fit-tuned", false)).toEqual([{label: "fit-tuned", strategy: "fit", handTuned: true}]);
+        expect(() => parseVariants("oato-tuned", false)).toThrow();
+        expect(() => parseVariants("fast", false)).toThrow();
+    });
+
+    it("llama-bench flags: one -ot value with ;-separated pairs, host buffer types as CPU, no mmap as -lm none", () => {
+        const argv = llamaBenchArgv({gpuLayers: "max", overrides: [{pattern: "^blk\\.0\\.ffn_up\\.weight$", bufferType: "CUDA_Host"},
+            {pattern: "^blk\\.1\\.ffn_up\\.weight$", bufferType: "CPU"}], batchSize: 4096, contextSize: 4096, threads: 16, useMmap: false,
+        hostWeightBytes: 1, gpuWeightBytes: 1, predictedVramBytes: 1, notes: []},
+        {modelPath: "m.gguf", layerCount: 32, prompts: [64, 2048], gens: [32, 128], repeats: 3});
+        expect(argv).toEqual(["-m", "m.gguf", "-ngl", "999", "-ot", "^blk\\.0\\.ffn_up\\.weight$=CPU;^blk\\.1\\.ffn_up\\.weight$=CPU",
+            "-b", "4096", "-ub", "4096", "-t", "16", "-fa", "0", "-lm", "none", "-p", "64,2048", "-n", "32,128", "-r", "3", "-o", "json"]);
+    });
+
+    it("nvidia-smi CSV", () => {
+        expect(parseNvidiaSmiCsv("name, driver_version, memory.total [MiB]\nNVIDIA H100 80GB HBM3, 580.65.06, 81559 MiB\n"))
+            .toEqual([{name: "NVIDIA H100 80GB HBM3", driver: "580.65.06", memoryTotal: "81559 MiB"}]);
+        expect(parseNvidiaSmiCsv("")).toEqual([]);
+    });
+
+    it("hand-tuned runs keep the fastest micro-batch per point; the context fits the longest request", () => {
+        const p = (ms: number, batchSize: number) => ({kind: "ttft" as const, tokens: 64, samplesMs: [ms], medianMs: ms, minMs: ms, maxMs: ms,
+            spreadPct: 0, tokensPerSec: 1, predictedMs: null, batchSize});
+        expect(bestPerPoint([[p(10, 512)], [p(8, 2048)]])).toEqual([p(8, 2048)]);
+        expect(benchContextSize([32, 2048], [32, 128], 1, 8)).toBe(2304);
+    });
+});
