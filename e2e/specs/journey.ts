@@ -46,6 +46,7 @@ export function defineJourney(mode: string, launch: (dataDir: string) => Promise
             await makeSyntheticModel(path.join(modelsDir, "tiny-chat.gguf"), {preset: "tiny", name: "tiny-chat"});
             // a GGUF header with nothing valid after it: the app must say so, not hang or crash
             await writeFile(path.join(modelsDir, "broken.gguf"), Buffer.concat([Buffer.from("GGUF"), Buffer.from([3, 0, 0, 0]), Buffer.alloc(24, 0xff)]));
+            await writeFile(path.join(modelsDir, "notes.txt"), "not a model");
             app = await launch(await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-data-")));
         });
         afterAll(async () => {
@@ -74,13 +75,16 @@ export function defineJourney(mode: string, launch: (dataDir: string) => Promise
         it("a malformed file → clear error, and the engine keeps running", async () => {
             markFailure();
             const model = new ModelPage(app.page);
-            await model.openPath(path.join(modelsDir, "broken.gguf"));
+            await model.dropFile(path.join(modelsDir, "broken.gguf"));
             await model.error.waitFor({timeout: 30_000});
             const message = (await model.error.textContent()) ?? "";
             expect(message).toContain("cannot be opened");
             expect(message.length).toBeGreaterThan(40);
             await shot("model-malformed");
             expect(await new AppShell(app.page).engineState()).not.toBe("crashed");
+            // not a .gguf: refused before anything is read or copied
+            await model.dropFile(path.join(modelsDir, "notes.txt"));
+            await app.page.locator("[data-testid='model-error'][data-code='bad-name']").waitFor();
             // a path that does not exist gets its own message
             await model.openPath(path.join(modelsDir, "does-not-exist.gguf"));
             await app.page.locator("[data-testid='model-error'][data-code='not-found']").waitFor();
