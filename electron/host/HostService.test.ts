@@ -1,0 +1,86 @@
+import {mkdtemp, rm} from "node:fs/promises";
+import {existsSync} from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import type {EventName, Events} from "../contract/ipc.js";
+import {makeSyntheticModel} from "../engine/writer/makeSyntheticModel.js";
+import {ConversationStore} from "./ConversationStore.js";
+import {defaultEngineEntry, EngineClient} from "./EngineClient.js";
+import {HostService, type HostClient} from "./HostService.js";
+
+const missing = existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`";
+if (missing != null)
+    console.warn(`skipping HostService tests: ${missing}`);
+
+type Received = {[Name in EventName]: {name: Name; payload: Events[Name]}}[EventName];
+
+// Needs-a-model tier: the real engine child, a synthetic tiny model, the real store.
+describe.skipIf(missing != null)("HostService with the real engine and a tiny model", () => {
+    let dir: string;
+    let engine: EngineClient;
+    let host: HostService;
+    const events: Received[] = [];
+    const client: HostClient = {id: "test-client", emit: (name, payload) => events.push({name, payload} as Received)};
+    const waitFor = async <Name extends EventName>(name: Name, match: (payload: Events[Name]) => boolean = () => true, since = 0, timeout = 90_000) => {
+        const started = Date.now();
+        for (;;) {
+            const found = events.slice(since).find((event) => event.name === name && match(event.payload as Events[Name]));
+            if (found != null)
+                return found.payload as Events[Name];
+            if (Date.now() - started > timeout)
+                throw new Error(`no ${name} event within ${timeout} ms`);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+    };
+
+    beforeAll(async () => {
+        dir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-host-"));
+        await makeSyntheticModel(path.join(dir, "tiny.gguf"), {preset: "tiny"});
+        engine = new EngineClient({env: {...process.env, TENSORWISE_THREADS: "2"}});
+        host = new HostService(await ConversationStore.open(dir), engine);
+        host.attach(client);
+        await engine.start();
+        await host.handle("model.autoOffload", {path: path.join(dir, "tiny.gguf"), budget: {kind: "auto"}, settings: {contextSize: 1024}, taskId: "t"}, client);
+    });
+    afterAll(async () => {
+        await host?.dispose();
+        await engine?.stop();
+        await rm(dir, {recursive: true, force: true});
+    });
+
+    it("streams a reply as batched deltas that add up to the saved message with engine timing", async () => {
+        const {id} = await host.handle("conversations.create", {}, client);
+        await host.handle("chat.send", {conversationId: id, text: "Hello", streamId: "s1", maxTokens: 48, temperature: 0}, client);
+        const done = await waitFor("chat.done", (payload) => payload.streamId === "s1");
+        const deltas = events.filter((event) => event.name === "chat.delta" && event.payload.streamId === "s1")
+            .map((event) => event.payload as Events["chat.delta"]);
+        expect(deltas.map((delta) => delta.text).join("")).toBe(done.message.text);
+        // never more events than tokens: each event carries everything since the last frame
+        expect(deltas.length).toBeLessThanOrEqual(done.message.timing!.generatedTokens);
+        expect(done.message.timing!.ttftMs).toBeGreaterThan(0);
+        const saved = await host.handle("conversations.get", {id}, client);
+        expect(saved.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
+        expect(saved.messages[1]).toEqual(done.message);
+        expect(saved.title).toBe("Hello");
+    });
+
+    it("keeps the partial reply marked as cut off when the engine dies mid-reply, then restarts with the same model", async () => {
+        const {id} = await host.handle("conversations.create", {}, client);
+        await host.handle("chat.send", {conversationId: id, text: "Go on", streamId: "s2", maxTokens: 2000, temperature: 0}, client);
+        await waitFor("chat.delta", (payload) => payload.streamId === "s2" && payload.tokens >= 3);
+        process.kill(engine.pid!, "SIGKILL");
+        const error = await waitFor("chat.error", (payload) => payload.streamId === "s2");
+        expect(error.error).toMatch(/engine stopped/);
+        expect(host.engineState.state).toBe("crashed");
+        const saved = await host.handle("conversations.get", {id}, client);
+        expect(saved.messages.at(-1)).toMatchObject({role: "assistant", stopped: "crash"});
+        expect(saved.messages.at(-1)!.text.length).toBeGreaterThan(0);
+        await expect(host.handle("chat.send", {conversationId: id, text: "again", streamId: "s3"}, client)).rejects.toMatchObject({code: "engine-crashed"});
+
+        const since = events.length;
+        await host.handle("engine.restart", undefined, client);
+        await waitFor("engine.state", (state) => state.state === "ready", since);
+        expect(await host.handle("model.current", undefined, client)).not.toBeNull();
+    });
+});
