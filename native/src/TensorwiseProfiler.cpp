@@ -79,6 +79,7 @@ struct Response {
     std::vector<TransferResult> transfers;
     std::vector<std::pair<std::string, std::string>> devices;  // name, type
     double cpuReadBytesPerSec = -1;
+    double cpuLaunchUs = -1;  // one (almost) empty graph on the CPU backend: thread wake-up + barrier + join
     double elapsedMs = 0;
     bool truncated = false;
     bool cancelled = false;
@@ -217,6 +218,21 @@ public:
         out.transfers.push_back(result);
     }
 
+    // The fixed cost of one CPU graph compute with the inference thread count, which every single-op timing includes
+    // once but a llama.cpp decode pays once per graph (the cost model subtracts it per op).
+    void cpuLaunch(ggml_backend_t backend, Response& out) {
+        ContextPtr ctx = newContext(4);
+        ggml_tensor* tiny = ggml_new_tensor_1d(ctx.get(), GGML_TYPE_F32, 16);
+        ggml_tensor* sum = ggml_add(ctx.get(), tiny, tiny);
+        BufferPtr buffer(ggml_backend_alloc_ctx_tensors(ctx.get(), backend));
+        if (!buffer) return;
+        ggml_backend_tensor_memset(tiny, 0, 0, ggml_nbytes(tiny));
+        ggml_cgraph* graph = ggml_new_graph(ctx.get());
+        ggml_build_forward_expand(graph, sum);
+        auto us = time([&] { ggml_backend_graph_compute(backend, graph); }, out);
+        out.cpuLaunchUs = median(us);
+    }
+
     // CPU read bandwidth: a scan of a large buffer with the inference thread count.
     void cpuRead(Response& out) {
         size_t words = req.cpuScanBytes / sizeof(uint64_t);
@@ -259,8 +275,10 @@ public:
             if (stop(out)) break;
             BackendPtr backend(ggml_backend_dev_init(d.dev, nullptr));
             if (!backend) continue;
-            if (d.isCpu) setThreads(backend.get(), d.dev, req.threads);
-            else transfers(backend.get(), d.dev, d.name, out);
+            if (d.isCpu) {
+                setThreads(backend.get(), d.dev, req.threads);
+                cpuLaunch(backend.get(), out);
+            } else transfers(backend.get(), d.dev, d.name, out);
             std::vector<int64_t> batches = d.isCpu ? req.cpuBatchSizes : req.batchSizes;
             std::sort(batches.begin(), batches.end());
             // every op at the small batches first, so a time limit cuts only large-batch points (extrapolated)
@@ -351,6 +369,7 @@ public:
         }
         result.Set("transfers", transfers);
         result.Set("cpuReadBytesPerSec", response.cpuReadBytesPerSec);
+        result.Set("cpuLaunchUs", response.cpuLaunchUs);
         result.Set("elapsedMs", response.elapsedMs);
         result.Set("truncated", response.truncated);
         result.Set("cancelled", response.cancelled);

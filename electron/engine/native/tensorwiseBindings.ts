@@ -63,6 +63,8 @@ export type NativeProfileResult = {
     matmuls: {device: string; type: string; rows: number; cols: number; batch: number; supported: boolean; medianUs: number; minUs: number; samples: number}[];
     transfers: {device: string; pinnedH2dBytesPerSec: number; pageableH2dBytesPerSec: number; d2hBytesPerSec: number; switchUs: number; copySmallUs: number; launchUs: number}[];
     cpuReadBytesPerSec: number;
+    /** One (almost) empty graph on the CPU backend, µs (-1 when not measured); missing in older builds. */
+    cpuLaunchUs?: number;
     elapsedMs: number;
     truncated: boolean;
     cancelled: boolean;

@@ -164,9 +164,19 @@ export function costContext(inputs: CostInputs, settings: PlanSettings, workload
     };
 }
 
+/** An op never costs less than this share of its single-op timing, however large the launch cost measured. */
+const MIN_WORK_SHARE = 0.1;
+
+/**
+ * One weight matmul inside a llama.cpp graph. The profiler timed it as a graph of its own, which pays one graph launch
+ * (CPU: thread wake-up + barrier + join; GPU: submit + sync); inside a decode graph those are paid once per split
+ * (priced by the hops and the per-decode overhead), so the launch is taken off when the profile measured it.
+ */
 function mm(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): number {
     const device = gpu ? cx.inputs.gpuDevice : "CPU";
-    return matmulUs(cx.inputs.profile, device ?? "CPU", t.op!, batch, cx.inputs.statistic);
+    const us = matmulUs(cx.inputs.profile, device ?? "CPU", t.op!, batch, cx.inputs.statistic);
+    const launch = cx.inputs.profile.cpuLaunchUs == null ? 0 : gpu ? cx.launchUs : cx.inputs.profile.cpuLaunchUs;
+    return Math.max(us * MIN_WORK_SHARE, us - launch);
 }
 
 /** One decode step of a weight op: it runs where its weight lives (batch 1 < OFFLOAD_MIN_BATCH: no offload). */

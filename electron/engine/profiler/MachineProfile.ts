@@ -50,6 +50,11 @@ export type MachineProfile = {
     readonly transfers: readonly TransferPoint[];
     /** Multi-threaded scan of a large buffer with the inference thread count. */
     readonly cpuReadBytesPerSec: number;
+    /**
+     * One (almost) empty graph on the CPU backend with the inference threads, µs: every single-op timing includes it
+     * once. Absent in older profiles (then op times are used as measured).
+     */
+    readonly cpuLaunchUs?: number;
     readonly elapsedMs: number;
     /**
      * Fixed cost of one llama_decode beyond its matmuls (graph build, scheduling, sampling, node-llama-cpp's JS), µs,

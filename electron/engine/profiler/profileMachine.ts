@@ -24,12 +24,12 @@ export const MAX_MS_PER_POINT = 120;
  * A batch size whose time, extrapolated linearly from the op's previous batch, exceeds this is not run (the cost model
  * extrapolates it): on llvmpipe one 1024×2816 matmul at 2048 tokens took 10 s, at 512 1.7 s.
  */
-export const MAX_ESTIMATED_MS_PER_POINT = 250;
+export const MAX_ESTIMATED_MS_PER_POINT = 1000;
 /** Bytes copied per H2D/D2H bandwidth sample (16 MiB is past the latency-dominated sizes on PCIe). */
 export const TRANSFER_BYTES = 16 * 1024 * 1024;
 /** Bytes scanned per CPU read-bandwidth sample (well past the last-level cache). */
 export const CPU_SCAN_BYTES = 96 * 1024 * 1024;
-const PROFILE_FORMAT = 2;
+const PROFILE_FORMAT = 3;
 
 /** Options of {@link profileMachine}. */
 export type ProfileMachineOptions = {
@@ -140,6 +140,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         cpuReadBytesPerSec: result.cpuReadBytesPerSec,
         elapsedMs: result.elapsedMs,
         ...(decodeOverheadUs != null ? {decodeOverheadUs} : {}),
+        ...(result.cpuLaunchUs != null && result.cpuLaunchUs > 0 ? {cpuLaunchUs: result.cpuLaunchUs} : {}),
         truncated: result.truncated
     };
     if (file != null) {
