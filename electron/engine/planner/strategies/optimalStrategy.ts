@@ -94,13 +94,17 @@ export async function optimalStrategy(inputs: StrategyInputs, baselines: readonl
                 raw: b.strategy === "fit" ? b.overrides : undefined});
         }
     }
+    // first the candidates whose whole VRAM (with the compute buffer) is within the budget; only when none is, a
+    // CPU-only placement over it (llama.cpp reserves that compute buffer whatever the plan, so it is the fallback)
     let best: {c: (typeof candidates)[number]; ms: number} | null = null;
+    let fallback: {c: (typeof candidates)[number]; ms: number} | null = null;
     for (const c of candidates) {
         const p = predict(costContext(inputs.cost, c.settings, inputs.workload), c.resolved);
-        // a CPU-only placement is always allowed: the GPU compute buffer llama.cpp reserves for it is no choice of ours
-        if (p.vram.total > inputs.budgetBytes && c.resolved.onGpu.size > 0) continue;
-        if (best == null || p.requestMs < best.ms) best = {c, ms: p.requestMs};
+        if (p.vram.total <= inputs.budgetBytes) {
+            if (best == null || p.requestMs < best.ms) best = {c, ms: p.requestMs};
+        } else if (c.resolved.onGpu.size === 0 && (fallback == null || p.requestMs < fallback.ms)) fallback = {c, ms: p.requestMs};
     }
+    best ??= fallback;
     if (best == null) {
         const cpu = await cpuStrategy(inputs);
         return {...cpu, strategy: "optimal", notes: ["no candidate fits the budget; CPU-only (-ngl 0)", ...cpu.notes]};
