@@ -11,8 +11,10 @@ import {generateGreedy} from "../runtime/generateGreedy.js";
 import {PlacedModel} from "../runtime/PlacedModel.js";
 import {makeSyntheticModel} from "../writer/makeSyntheticModel.js";
 
-/** Tokens timed (after a discarded warm-up run). */
-export const OVERHEAD_TOKENS = 24;
+/** Tokens timed per run (after a discarded warm-up run). */
+export const OVERHEAD_TOKENS = 16;
+/** The whole measurement stops after this long (a run cut short still yields its TPOT). */
+export const OVERHEAD_TIME_LIMIT_MS = 1500;
 
 /** Median TPOT of the tiny model at `-ngl 0` with `threads`, µs. */
 export async function calibrateDecodeOverhead(engine: EngineLlama, threads: number): Promise<number> {
@@ -23,10 +25,13 @@ export async function calibrateDecodeOverhead(engine: EngineLlama, threads: numb
         const placed = await PlacedModel.load(engine, {modelPath, gpuLayers: 0, useMmap: true, contextSize: 256, batchSize: 64, threads});
         try {
             const prompt = placed.model.tokenize("the tiny model times one decode step", false);
-            await generateGreedy(placed, prompt, {maxTokens: 4, stopAtEog: false});
+            // bounded in time: on a contended machine one token can take hundreds of ms
+            const signal = AbortSignal.timeout(OVERHEAD_TIME_LIMIT_MS);
+            const started = performance.now();
+            await generateGreedy(placed, prompt, {maxTokens: 2, stopAtEog: false, signal});
             const samples: number[] = [];
-            for (let run = 0; run < 3; run++) {
-                const {timing} = await generateGreedy(placed, prompt, {maxTokens: OVERHEAD_TOKENS, stopAtEog: false});
+            for (let run = 0; run < 3 && !signal.aborted && performance.now() - started < OVERHEAD_TIME_LIMIT_MS / 2; run++) {
+                const {timing} = await generateGreedy(placed, prompt, {maxTokens: OVERHEAD_TOKENS, stopAtEog: false, signal});
                 if (timing.tpotMs != null) samples.push(timing.tpotMs * 1000);
             }
             samples.sort((a, b) => a - b);
