@@ -32,7 +32,7 @@ export type CostInputs = {
     readonly scratchContextSize?: number;
     /**
      * Fixed cost of one llama_decode call beyond its matmuls, µs: graph build + scheduling, output/sampling and
-     * node-llama-cpp's per-token JS. Defaults to 0 (fake profiles); measured by {@link calibrateOverheads}.
+     * node-llama-cpp's per-token JS. Defaults to 0 (fake profiles); measured by calibrateDecodeOverhead (profiler).
      */
     readonly decodeOverheadUs?: number;
 };

@@ -58,7 +58,7 @@ export type MachineProfile = {
     readonly elapsedMs: number;
     /**
      * Fixed cost of one llama_decode beyond its matmuls (graph build, scheduling, sampling, node-llama-cpp's JS), µs,
-     * measured on a tiny model by {@link calibrateDecodeOverhead}; absent in profiles taken without it.
+     * measured on a tiny model by calibrateDecodeOverhead.ts; absent in profiles taken without it.
      */
     readonly decodeOverheadUs?: number;
     /** The time limit cut the profile short; missing points are extrapolated. */
