@@ -7,7 +7,7 @@ import {median, summariseSamples} from "../stats.js";
 import {fixtureReport} from "../testing/fixtureReport.js";
 import {CSV_COLUMNS, csvField, reportCsv} from "./reportCsv.js";
 import {reportHtml} from "./reportHtml.js";
-import {predictionErrors, speedups} from "./summariseReport.js";
+import {predictionErrors, speedups, targetChecks} from "./summariseReport.js";
 
 function parseCsvLine(line: string): string[] {
     const fields: string[] = [];
@@ -78,6 +78,16 @@ describe("report builders", () => {
         expect(layers.points).toBe(6);
         expect(errors.find((e) => e.variant === "fit")!.all).toBe(0);
         expect(errors.find((e) => e.variant === "layers-tuned")).toMatchObject({ttft: null, tpot: null, all: null, points: 0});
+    });
+
+    it("target checks for optimal per budget", () => {
+        const [half, threeQuarters] = targetChecks(report);
+        expect(half).toMatchObject({budget: "50%", shortPrompt: 64, longPrompt: 2048, ttftShortVsLayers: 5, tpotVsLayers: 1.25});
+        // vs best tuned: pp64 25/20, pp2048 1250/1000, tg32 36/32 → worst 1.125
+        expect(half!.worstVsBestTuned).toBeCloseTo(1.125, 9);
+        expect(half!.ttftLongVsBestTuned).toBeCloseTo(1.25, 9);
+        expect(half!.tpotOverFloor).toBeCloseTo(3.2, 9);
+        expect(threeQuarters).toMatchObject({ttftShortVsLayers: 5, worstVsBestTuned: null, ttftLongVsBestTuned: null});
     });
 
     it("HTML: self-contained (no external URLs, scripts or imports), with the charts and tables", () => {

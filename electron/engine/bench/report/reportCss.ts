@@ -16,7 +16,7 @@ table{border-collapse:collapse;background:var(--card);border:1px solid var(--lin
 th,td{padding:5px 9px;border-bottom:1px solid var(--line);text-align:right;vertical-align:top}
 th{background:#f1f3f6;font-weight:600;font-size:12px}th span{font-weight:400;color:var(--muted)}
 td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}
-.runs td{text-align:left}.win{background:var(--win);color:var(--win-fg)}.loss{background:var(--loss);color:var(--loss-fg)}.tie{background:var(--tie);color:var(--tie-fg)}
+.runs td,.runs th{text-align:left}.win{background:var(--win);color:var(--win-fg)}.loss{background:var(--loss);color:var(--loss-fg)}.tie{background:var(--tie);color:var(--tie-fg)}
 .na,.muted{color:var(--muted)}.dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:6px}
 .scroll{overflow-x:auto}.load{margin-bottom:6px}.mem{color:#374151;font-size:12px}
 details code{display:block;white-space:pre-wrap;word-break:break-all;font-size:11.5px;background:#f3f4f6;padding:6px 8px;border-radius:6px;margin:4px 0}

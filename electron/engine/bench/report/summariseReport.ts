@@ -85,3 +85,44 @@ export function variantOrder(report: BenchReport): string[] {
     for (const run of report.runs) if (!labels.includes(run.variant.label)) labels.push(run.variant.label);
     return labels;
 }
+
+/** Issue 5's targets for `optimal`, per budget (`null`: the cells it needs were not measured). */
+export type TargetCheck = {
+    readonly budget: string;
+    /** TTFT speed-up over `layers` at the 64-token prompt (target ≥ 4×); falls back to the shortest prompt. */
+    readonly ttftShortVsLayers: number | null;
+    readonly shortPrompt: number | null;
+    /** Median TPOT speed-up over `layers` across generation lengths (target ≥ 1.1×). */
+    readonly tpotVsLayers: number | null;
+    /** Worst speed-up over the best hand-tuned baseline across every cell (target ≥ 1, never slower). */
+    readonly worstVsBestTuned: number | null;
+    /** TTFT speed-up over the best hand-tuned baseline at the longest prompt (target ≥ 1.3×). */
+    readonly ttftLongVsBestTuned: number | null;
+    readonly longPrompt: number | null;
+    /** Median measured TPOT over the decode floor (target ≤ 1.5). */
+    readonly tpotOverFloor: number | null;
+};
+
+/** Checks `optimal` against the issue's targets, per budget. */
+export function targetChecks(report: BenchReport, variant = "optimal"): TargetCheck[] {
+    const cells = speedups(report).filter((c) => c.variant === variant);
+    const prompts = report.settings.prompts;
+    const shortPrompt = prompts.includes(64) ? 64 : prompts[0] ?? null;
+    const longPrompt = prompts.at(-1) ?? null;
+    const find = (budget: string, baseline: BaselineName, kind: PointKind, tokens: number | null) =>
+        cells.find((c) => c.budget === budget && c.baseline === baseline && c.kind === kind && c.tokens === tokens)?.speedup ?? null;
+    return report.settings.budgets.map((budget) => {
+        const tpot = cells.filter((c) => c.budget === budget && c.baseline === "layers" && c.kind === "tpot").map((c) => c.speedup);
+        const tuned = cells.filter((c) => c.budget === budget && c.baseline === "best-tuned").map((c) => c.speedup);
+        const run = okRuns(report).find((r) => r.budget === budget && r.variant.label === variant);
+        const overFloor = run?.tpotFloorMs == null ? [] : run.points.filter((p) => p.kind === "tpot").map((p) => p.medianMs / run.tpotFloorMs!);
+        return {
+            budget, shortPrompt, longPrompt,
+            ttftShortVsLayers: find(budget, "layers", "ttft", shortPrompt),
+            tpotVsLayers: tpot.length > 0 ? median(tpot) : null,
+            worstVsBestTuned: tuned.length > 0 ? Math.min(...tuned) : null,
+            ttftLongVsBestTuned: find(budget, "best-tuned", "ttft", longPrompt),
+            tpotOverFloor: overFloor.length > 0 ? median(overFloor) : null
+        };
+    });
+}
