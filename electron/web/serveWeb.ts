@@ -161,8 +161,9 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
                 response.end();
             }
             clients.clear();
-            await new Promise<void>((resolve) => server.close(() => resolve()));
+            const closed = new Promise<void>((resolve) => server.close(() => resolve()));
             server.closeAllConnections();
+            await closed;
         }
     };
 }

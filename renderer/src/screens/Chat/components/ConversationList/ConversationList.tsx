@@ -1,4 +1,5 @@
-import {deleteConversation, newConversation, openConversation} from "../../../../actions/chatActions";
+import {useState} from "react";
+import {deleteConversation, newConversation, openConversation, renameConversation} from "../../../../actions/chatActions";
 import {formatRelativeTime} from "../../../../format/format";
 import {useChatStore} from "../../../../stores/chatStore";
 import "./ConversationList.css";
@@ -7,6 +8,7 @@ export function ConversationList() {
     const summaries = useChatStore((state) => state.summaries);
     const activeId = useChatStore((state) => state.activeId);
     const streams = useChatStore((state) => state.streams);
+    const [editing, setEditing] = useState<{id: string; title: string} | null>(null);
     const streaming = new Set(Object.values(streams).map((stream) => stream.conversationId));
     return (
         <aside className="conversations">
@@ -21,10 +23,28 @@ export function ConversationList() {
                             role="button" tabIndex={0}
                             onClick={() => void openConversation(summary.id)}
                             onKeyDown={(event) => event.key === "Enter" && void openConversation(summary.id)}>
-                            <div className="conversation-title">
-                                {streaming.has(summary.id) && <span className="conversation-live" title="replying"/>}
-                                {summary.title}
-                            </div>
+                            {editing?.id === summary.id ? (
+                                <form onSubmit={(event) => {
+                                    event.preventDefault();
+                                    void renameConversation(summary.id, editing.title);
+                                    setEditing(null);
+                                }}>
+                                    <input className="input conversation-rename" autoFocus value={editing.title} data-testid="rename-input"
+                                        onClick={(event) => event.stopPropagation()}
+                                        onChange={(event) => setEditing({id: summary.id, title: event.target.value})}
+                                        onBlur={() => setEditing(null)}
+                                        onKeyDown={(event) => event.key === "Escape" && setEditing(null)}/>
+                                </form>
+                            ) : (
+                                <div className="conversation-title" title="Double-click to rename"
+                                    onDoubleClick={(event) => {
+                                        event.stopPropagation();
+                                        setEditing({id: summary.id, title: summary.title});
+                                    }}>
+                                    {streaming.has(summary.id) && <span className="conversation-live" title="replying"/>}
+                                    {summary.title}
+                                </div>
+                            )}
                             <div className="conversation-meta faint">
                                 {formatRelativeTime(summary.updatedAt)} · {summary.messageCount} messages
                             </div>
