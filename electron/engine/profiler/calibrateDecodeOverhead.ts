@@ -16,7 +16,7 @@ export const OVERHEAD_TOKENS = 16;
 /** The whole measurement stops after this long (a run cut short still yields its TPOT). */
 export const OVERHEAD_TIME_LIMIT_MS = 1500;
 
-/** Median TPOT of the tiny model at `-ngl 0` with `threads`, µs. */
+/** Fastest-run TPOT of the tiny model at `-ngl 0` with `threads`, µs (0 when no run finished in time). */
 export async function calibrateDecodeOverhead(engine: EngineLlama, threads: number): Promise<number> {
     const dir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-overhead-"));
     try {
@@ -34,8 +34,9 @@ export async function calibrateDecodeOverhead(engine: EngineLlama, threads: numb
                 const {timing} = await generateGreedy(placed, prompt, {maxTokens: OVERHEAD_TOKENS, stopAtEog: false, signal});
                 if (timing.tpotMs != null) samples.push(timing.tpotMs * 1000);
             }
-            samples.sort((a, b) => a - b);
-            return samples[Math.floor(samples.length / 2)] ?? 0;
+            // the fastest run: a burst of other load during this short measurement would otherwise set the cost of
+            // every token the plan predicts
+            return samples.length > 0 ? Math.min(...samples) : 0;
         } finally {
             await placed.dispose();
         }
