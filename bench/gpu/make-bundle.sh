@@ -22,11 +22,17 @@ log() { echo "[make-bundle] $*" >&2; }
 [ -f "$ROOT/dist/electron/cli/main.js" ] || { log "the project is not built (npm run build)"; exit 1; }
 [ -f "$NLC/llama/gitRelease.bundle" ] || { log "node-llama-cpp's llama.cpp git bundle is missing"; exit 1; }
 mkdir -p "$BUNDLE"
-rm -f "$BUNDLE"/{node.xz,app.tar.xz,llama.cpp.tar.xz,nlc-build-metadata.json,run-on-gpu.sh,MANIFEST.txt}
+rm -f "$BUNDLE"/{app.tar.xz,llama.cpp.tar.xz,nlc-build-metadata.json,run-on-gpu.sh,MANIFEST.txt}
 
-# 1. Node binary.
-log "xz'ing $NODE_BIN ($(node -v))"
-xz -T0 -6 -c "$NODE_BIN" > "$BUNDLE/node.xz"
+# 1. Node binary (kept from a previous bundle when it is the same binary: xz'ing it takes minutes on 2 cores).
+NODE_SHA="$(sha256sum "$NODE_BIN" | cut -d' ' -f1)"
+if [ -f "$BUNDLE/node.xz" ] && [ "$(cat "$BUNDLE/node.sha256" 2>/dev/null)" = "$NODE_SHA" ]; then
+    log "node.xz is up to date"
+else
+    log "xz'ing $NODE_BIN ($(node -v))"
+    xz -T0 -6 -c "$NODE_BIN" > "$BUNDLE/node.xz.tmp" && mv "$BUNDLE/node.xz.tmp" "$BUNDLE/node.xz"
+    echo "$NODE_SHA" > "$BUNDLE/node.sha256"
+fi
 
 # 2. The app and its runtime node_modules.
 log "collecting the production dependency closure"
@@ -48,7 +54,7 @@ xz -T0 -9 -c "$STAGE/app.tar" > "$BUNDLE/app.tar.xz"
 
 # 3. Trimmed llama.cpp source (the same commit as the prebuilt binaries).
 log "cloning llama.cpp from node-llama-cpp's git bundle"
-git clone --quiet "$NLC/llama/gitRelease.bundle" "$STAGE/llama.cpp"
+git -c advice.detachedHead=false clone --quiet "$NLC/llama/gitRelease.bundle" "$STAGE/llama.cpp"
 SRC="$STAGE/llama.cpp"
 COMMIT="$(git -C "$SRC" rev-parse HEAD)"
 mkdir -p "$STAGE/trim/llama.cpp/tools" "$STAGE/trim/llama.cpp/ggml/src"

@@ -63,15 +63,27 @@ log "bundle $BUNDLE, work $WORK, out $OUT_DIR, mode $([ "$DRY" = 1 ] && echo dry
   free -g | head -2; } > "$OUT_DIR/machine.txt" 2>&1
 
 # --- unpack -------------------------------------------------------------------------------------------------------
-if want unpack && ! done_stamp unpack; then
-    log "unpacking"
-    mkdir -p "$NODE_DIR"
-    xz -dc "$BUNDLE/node.xz" > "$NODE_DIR/node" && chmod +x "$NODE_DIR/node"
-    rm -rf "$APP" "$LLAMA_SRC" && mkdir -p "$APP"
-    xz -dc "$BUNDLE/app.tar.xz" | tar -C "$APP" -xf -
-    xz -dc "$BUNDLE/llama.cpp.tar.xz" | tar -C "$WORK" -xf -
+# The app is re-extracted whenever the bundle's app.tar.xz changed; the llama.cpp source only when its commit changed
+# (re-extracting it would make the build tree rebuild everything).
+if want unpack; then
+    APP_SHA="$(sha256sum "$BUNDLE/app.tar.xz" | cut -c1-16)"
+    if [ ! -x "$NODE_DIR/node" ]; then
+        log "unpacking node"
+        mkdir -p "$NODE_DIR" && xz -dc "$BUNDLE/node.xz" > "$NODE_DIR/node.tmp" && chmod +x "$NODE_DIR/node.tmp" && mv "$NODE_DIR/node.tmp" "$NODE_DIR/node"
+    fi
+    if [ "$(cat "$WORK/.app-sha" 2>/dev/null)" != "$APP_SHA" ]; then
+        log "unpacking the app"
+        rm -rf "$APP" && mkdir -p "$APP" && xz -dc "$BUNDLE/app.tar.xz" | tar -C "$APP" -xf -
+        echo "$APP_SHA" > "$WORK/.app-sha"
+        rm -f "$WORK/.done-addon"
+    fi
+    BUNDLE_COMMIT="$(xz -dc "$BUNDLE/llama.cpp.tar.xz" | tar -xOf - llama.cpp/COMMIT)"
+    if [ "$(cat "$LLAMA_SRC/COMMIT" 2>/dev/null)" != "$BUNDLE_COMMIT" ]; then
+        log "unpacking llama.cpp $BUNDLE_COMMIT"
+        rm -rf "$LLAMA_SRC" "$LLAMA_BUILD" "$WORK/.done-llama" "$WORK/.done-addon"
+        xz -dc "$BUNDLE/llama.cpp.tar.xz" | tar -C "$WORK" -xf -
+    fi
     node -v >/dev/null
-    mark unpack
 fi
 log "node $(node -v), llama.cpp $(cat "$LLAMA_SRC/COMMIT" 2>/dev/null || echo '?')"
 
