@@ -17,7 +17,9 @@ export function isTrustedSender(event: IpcMainInvokeEvent, clientOf: (contents: 
     if (clientOf(event.sender) == null)
         return false;
     try {
-        return new URL(frame.url).origin === APP_ORIGIN;
+        // (a custom scheme's URL.origin is "null" in Node, so compare scheme and host)
+        const url = new URL(frame.url);
+        return `${url.protocol}//${url.host}` === APP_ORIGIN;
     } catch {
         return false;
     }
