@@ -8,7 +8,7 @@ import {pathToFileURL} from "node:url";
 import {CONTENT_SECURITY_POLICY} from "../web/serveWeb.js";
 
 export const APP_SCHEME = "app";
-export const APP_ORIGIN = "app://tensorwise";
+export {APP_ORIGIN} from "./appUrl.js";
 
 /** Must run before `app.ready`. */
 export function registerAppScheme(): void {

@@ -11,6 +11,7 @@ import {eventChannel} from "../contract/bridge.js";
 import type {HostClient} from "../host/HostService.js";
 import {startHost, type StartedHost} from "../host/startHost.js";
 import {APP_ORIGIN, registerAppScheme, serveRenderer} from "./appProtocol.js";
+import {isAppUrl} from "./appUrl.js";
 import {registerRequests} from "./registerRequests.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -66,7 +67,7 @@ function createWindow(): void {
 
 app.on("web-contents-created", (_event, contents) => {
     contents.on("will-navigate", (event, url) => {
-        if (!url.startsWith(`${APP_ORIGIN}/`))
+        if (!isAppUrl(url))
             event.preventDefault();
     });
     contents.on("will-redirect", (event) => event.preventDefault());

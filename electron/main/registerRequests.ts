@@ -8,7 +8,7 @@ import type {RequestName} from "../contract/ipc.js";
 import {requestNames} from "../contract/requestNames.js";
 import {HostError} from "../host/HostError.js";
 import type {HostClient, HostService} from "../host/HostService.js";
-import {APP_ORIGIN} from "./appProtocol.js";
+import {isAppUrl} from "./appUrl.js";
 
 export function isTrustedSender(event: IpcMainInvokeEvent, clientOf: (contents: WebContents) => HostClient | undefined): boolean {
     const frame = event.senderFrame;
@@ -16,13 +16,7 @@ export function isTrustedSender(event: IpcMainInvokeEvent, clientOf: (contents: 
         return false;
     if (clientOf(event.sender) == null)
         return false;
-    try {
-        // (a custom scheme's URL.origin is "null" in Node, so compare scheme and host)
-        const url = new URL(frame.url);
-        return `${url.protocol}//${url.host}` === APP_ORIGIN;
-    } catch {
-        return false;
-    }
+    return isAppUrl(frame.url);
 }
 
 export function registerRequests(service: HostService, clientOf: (contents: WebContents) => HostClient | undefined): () => void {
