@@ -26,7 +26,7 @@ export class ChatStream {
     private readonly createdAt = Date.now();
     private text = "";
     private pendingText = "";
-    private chunks = 0;
+    private tokens = 0;
     private lastElapsedMs = 0;
     private flushTimer: NodeJS.Timeout | null = null;
     private checkpointTimer: NodeJS.Timeout | null = null;
@@ -71,12 +71,12 @@ export class ChatStream {
     }
 
     /** Engine token text for this stream. */
-    onDelta(text: string, elapsedMs: number): void {
+    onDelta(text: string, elapsedMs: number, tokens: number): void {
         if (this.finished)
             return;
         this.text += text;
         this.pendingText += text;
-        this.chunks++;
+        this.tokens = tokens;
         this.lastElapsedMs = elapsedMs;
         this.flushTimer ??= setTimeout(() => this.flushDeltas(), DELTA_BATCH_MS);
     }
@@ -100,7 +100,7 @@ export class ChatStream {
         this.pendingText = "";
         this.sink.emit("chat.delta", {
             streamId: this.streamId, conversationId: this.conversationId, messageId: this.messageId, text,
-            elapsedMs: this.lastElapsedMs, tokens: this.chunks
+            elapsedMs: this.lastElapsedMs, tokens: this.tokens
         });
     }
 

@@ -242,7 +242,7 @@ export class HostService {
             this.broadcast("task.progress", payload as EngineEvents["progress"]);
         else if (name === "delta") {
             const delta = payload as EngineEvents["delta"];
-            this.streams.get(delta.streamId)?.onDelta(delta.text, delta.elapsedMs);
+            this.streams.get(delta.streamId)?.onDelta(delta.text, delta.elapsedMs, delta.tokens);
         }
     }
 

@@ -17,7 +17,7 @@ export type ChatReplyOptions = {
     seed?: number;
     signal?: AbortSignal;
     /** Streamed reply text, with ms since the request started (engine clock). */
-    onText?: (text: string, elapsedMs: number) => void;
+    onText?: (text: string, elapsedMs: number, tokens: number) => void;
 };
 
 export type ChatReply = {
@@ -48,7 +48,7 @@ export async function streamChatReply(placed: PlacedModel, options: ChatReplyOpt
         },
         onTextChunk(chunk) {
             text += chunk;
-            onText?.(chunk, clock.tick(0));
+            onText?.(chunk, clock.tick(0), clock.tokens);
         }
     });
     return {

@@ -105,7 +105,7 @@ export class EngineService {
     }
 
     async chat(request: {streamId: string; history: ChatTurn[]; message: string; maxTokens?: number; temperature?: number},
-        onDelta: (text: string, elapsedMs: number) => void): Promise<{text: string; timing: GenerationTiming; aborted: boolean}> {
+        onDelta: (text: string, elapsedMs: number, tokens: number) => void): Promise<{text: string; timing: GenerationTiming; aborted: boolean}> {
         const loaded = this.loaded;
         if (loaded == null)
             throw Object.assign(new Error("no model is loaded: load one first"), {code: "no-model"});

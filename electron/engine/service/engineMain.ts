@@ -44,7 +44,7 @@ async function main(): Promise<void> {
         load: (arg) => service.load(arg),
         unload: () => service.unload(),
         current: () => service.current(),
-        chat: (arg) => service.chat(arg, (text, elapsedMs) => emit("delta", {streamId: arg.streamId, text, elapsedMs})),
+        chat: (arg) => service.chat(arg, (text, elapsedMs, tokens) => emit("delta", {streamId: arg.streamId, text, elapsedMs, tokens})),
         stop: ({streamId}) => service.stop(streamId)
     };
 

@@ -23,7 +23,8 @@ export type EngineRequests = {
 
 export type EngineEvents = {
     progress: TaskProgress;
-    delta: {streamId: string; text: string; elapsedMs: number};
+    /** `tokens`: tokens generated so far in this reply (engine count). */
+    delta: {streamId: string; text: string; elapsedMs: number; tokens: number};
     log: {level: string; message: string};
 };
 
