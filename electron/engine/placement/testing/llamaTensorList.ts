@@ -2,6 +2,7 @@
  * Synthetic tensor tables with llama-architecture names and realistic sizes, for placement tests.
  */
 import type { PlacementTensor } from "../Placement.js";
+import { createRandom } from "../../writer/syntheticTensorData.js";
 
 /** Shape of a synthetic llama model. Defaults: Llama-3-8B (4096 / 14336, 32 heads / 8 KV heads, vocab 128256). */
 export interface LlamaShape {
@@ -41,14 +42,5 @@ export function llamaTensorList(shape: LlamaShape): PlacementTensor[] {
     return tensors;
 }
 
-/** Deterministic PRNG (mulberry32) for seeded random plans. */
-export function seededRandom(seed: number): () => number {
-    let state = seed >>> 0;
-    return () => {
-        state = (state + 0x6d2b79f5) >>> 0;
-        let t = state;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
+/** Deterministic PRNG (mulberry32) for seeded random plans: the synthetic-weight generator's. */
+export const seededRandom: (seed: number) => () => number = createRandom;
