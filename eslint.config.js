@@ -1,0 +1,174 @@
+// ESLint flat config: the layering and IPC rules of shared/CONVENTIONS.md as errors, plus recommended correctness rules
+// (typescript-eslint's non-type-checked preset, so a run takes seconds). electron/contract/layering.test.ts checks that
+// the layering rules still fire. In flat config the last block that sets a rule for a file replaces its options whole,
+// so each layer's restriction lists are built from the shared pieces below rather than layered on top of each other.
+import {builtinModules} from "node:module";
+import js from "@eslint/js";
+import globals from "globals";
+import reactHooks from "eslint-plugin-react-hooks";
+import tseslint from "typescript-eslint";
+import noIpcPassthrough from "./lint/noIpcPassthrough.js";
+
+const tsFiles = ["**/*.ts", "**/*.tsx", "**/*.mts", "**/*.cts"];
+const jsFiles = ["**/*.js", "**/*.mjs", "**/*.cjs"];
+
+/** The only two files that may touch `ipcMain` / `ipcRenderer`. */
+const ipcMainFile = "electron/main/registerRequests.ts";
+const preloadFile = "electron/main/preload.ts";
+
+// ---- import restrictions (for @typescript-eslint/no-restricted-imports, which understands `import type`) ----------
+
+/** The `electron` package and its subpath modules (`electron/main`, `electron/renderer`, `electron/common`). */
+const electronPackage = {
+    regex: "^electron(/.*)?$",
+    message: "This layer is Electron-free: it must not import `electron`."
+};
+
+const nodeBuiltins = [...new Set(builtinModules.filter((name) => !name.startsWith("_")).map((name) => name.split("/")[0]))];
+const nodeBuiltinImports = [
+    {regex: "^node:", message: "No Node built-ins here: this code runs in the browser (the renderer)."},
+    {
+        regex: `^(${nodeBuiltins.join("|")})(/.*)?$`,
+        message: "No Node built-ins here: this code runs in the browser (the renderer)."
+    }
+];
+
+// Relative imports are matched on their text. Layers sit at fixed places (electron/{engine,contract,host,main,web,cli},
+// renderer/), so "one or more `../`, then a layer's folder name" reaches that layer from anywhere below a sibling.
+// This assumes no layer has a subfolder named like another layer (e.g. no electron/engine/host/); see layering.test.ts.
+const engineImports = {
+    patterns: [
+        electronPackage,
+        {
+            regex: "^(\\.\\./)+(electron/)?(host|main|web)(/|$)",
+            message: "electron/engine must not import from electron/host, electron/main or electron/web (engine is the bottom layer)."
+        },
+        {
+            regex: "^(\\.\\./)+renderer(/|$)",
+            message: "electron/engine must not import from the renderer."
+        }
+    ]
+};
+
+const contractImports = {
+    patterns: [
+        electronPackage,
+        ...nodeBuiltinImports,
+        {
+            regex: "^\\.\\./",
+            allowTypeImports: true,
+            message: "electron/contract may import only types from outside itself (the renderer compiles it)."
+        }
+    ]
+};
+
+const rendererImports = {
+    patterns: [
+        {regex: "^electron(/.*)?$", message: "The renderer must not import `electron`: use the transport (window.tensorwise)."},
+        ...nodeBuiltinImports,
+        {
+            regex: "^(\\.\\./)+electron/contract(/|$)",
+            allowTypeImports: true,
+            message: "The renderer imports only types from electron/contract (`import type {…}`)."
+        },
+        {
+            regex: "^(\\.\\./)+electron/(?!contract(/|$))",
+            message: "The renderer must not import from electron/** (only `import type` from electron/contract)."
+        }
+    ]
+};
+
+// ---- syntax restrictions (no-restricted-syntax) --------------------------------------------------------------------
+
+const ipcMessage = `Only ${ipcMainFile} (the typed handler registration) and ${preloadFile} may touch ipcMain/ipcRenderer.`;
+/** Any mention of ipcMain / ipcRenderer / `<webContents>.ipc` (Electron's per-window IpcMain). */
+const ipcSyntax = [
+    {selector: "Identifier[name=/^ipc(Main|Renderer)$/]", message: ipcMessage},
+    {selector: "MemberExpression[computed=true][property.value=/^ipc(Main|Renderer)$/]", message: ipcMessage},
+    {selector: "MemberExpression[computed=false][property.name='ipc']", message: ipcMessage}
+];
+
+/** Dynamic `import("electron")` / `require("electron")`, which no-restricted-imports does not see. */
+const dynamicElectronSyntax = [
+    {selector: "ImportExpression[source.value=/^electron(\\u002F.*)?$/]", message: electronPackage.message},
+    {
+        selector: "CallExpression[callee.name='require'][arguments.0.value=/^electron(\\u002F.*)?$/]",
+        message: electronPackage.message
+    }
+];
+
+export default tseslint.config(
+    {
+        ignores: [
+            "**/node_modules/", "**/dist/", "**/build/", "**/.cache/", "**/test-results/", "**/playwright-report/",
+            "bench/tmp/", "**/.gl/", "**/.whl/", "**/.devbundle/", "release/", "native/src/"
+        ]
+    },
+    {linterOptions: {reportUnusedDisableDirectives: "error"}},
+    // The typescript-eslint plugin for every file, so the layering blocks below can use its rules on .js files too.
+    {plugins: {"@typescript-eslint": tseslint.plugin}},
+    js.configs.recommended,
+    {files: tsFiles, extends: [tseslint.configs.recommended]},
+    {
+        files: [...jsFiles, ...tsFiles],
+        ignores: ["renderer/src/**"],
+        languageOptions: {ecmaVersion: 2023, sourceType: "module", globals: {...globals.node}}
+    },
+    {
+        files: ["renderer/src/**"],
+        languageOptions: {ecmaVersion: 2023, sourceType: "module", globals: {...globals.browser}},
+        plugins: {"react-hooks": reactHooks},
+        rules: {"react-hooks/rules-of-hooks": "error", "react-hooks/exhaustive-deps": "error"}
+    },
+    {
+        files: tsFiles,
+        rules: {
+            "@typescript-eslint/no-explicit-any": "error",
+            "@typescript-eslint/no-unused-vars": ["error", {argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none"}]
+        }
+    },
+
+    // ---- IPC: nobody but the two IPC files touches ipcMain / ipcRenderer --------------------------------------------
+    {
+        files: [...jsFiles, ...tsFiles],
+        ignores: [ipcMainFile, preloadFile],
+        rules: {"no-restricted-syntax": ["error", ...ipcSyntax]}
+    },
+    {
+        files: [preloadFile],
+        plugins: {tensorwise: {rules: {"no-ipc-passthrough": noIpcPassthrough}}},
+        rules: {"tensorwise/no-ipc-passthrough": "error"}
+    },
+
+    // ---- layering ----------------------------------------------------------------------------------------------------
+    {
+        files: ["electron/engine/**"],
+        rules: {
+            "@typescript-eslint/no-restricted-imports": ["error", engineImports],
+            "no-restricted-syntax": ["error", ...ipcSyntax, ...dynamicElectronSyntax]
+        }
+    },
+    {
+        files: ["electron/contract/**"],
+        ignores: ["**/*.test.ts"],
+        rules: {
+            "@typescript-eslint/no-restricted-imports": ["error", contractImports],
+            "no-restricted-syntax": ["error", ...ipcSyntax, ...dynamicElectronSyntax]
+        }
+    },
+    {
+        files: ["renderer/**"],
+        rules: {
+            "@typescript-eslint/no-restricted-imports": ["error", rendererImports],
+            "no-restricted-syntax": ["error", ...ipcSyntax, ...dynamicElectronSyntax],
+            // renderer/tsconfig.json has Node's types for the tests; the app code itself must not lean on them.
+            "no-restricted-globals": [
+                "error",
+                ...["process", "Buffer", "global", "require", "module", "__dirname", "__filename", "setImmediate"].map((name) => ({
+                    name,
+                    message: "No Node globals in the renderer: it runs in a sandboxed page."
+                }))
+            ]
+        }
+    }
+);
