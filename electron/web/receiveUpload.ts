@@ -17,6 +17,7 @@ const MAX_NAME_CHARS = 200;
 export function checkUploadName(name: string): {ok: true; name: string} | {ok: false; message: string} {
     if (name === "" || name.length > MAX_NAME_CHARS)
         return {ok: false, message: "the file name is empty or too long"};
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what this rejects
     if (/[/\\\0]/.test(name) || name.startsWith(".") || name !== path.basename(name) || /[\u0000-\u001f]/.test(name))
         return {ok: false, message: `"${name}" is not a plain file name`};
     if (!name.toLowerCase().endsWith(".gguf"))

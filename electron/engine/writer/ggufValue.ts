@@ -149,12 +149,13 @@ export class GgufByteEncoder {
                     throw new TypeError(`metadata "${key}": expected a string, got ${typeof value}`);
                 this.string(value);
                 return;
-            case "bool":
+            case "bool": {
                 if (typeof value !== "boolean")
                     throw new TypeError(`metadata "${key}": expected a boolean, got ${typeof value}`);
                 const at = this.room(1);
                 this.view.setUint8(at, value ? 1 : 0);
                 return;
+            }
             case "uint64":
             case "int64": {
                 if (typeof value !== "bigint")
