@@ -1,0 +1,90 @@
+/**
+ * The layering and IPC rules of shared/CONVENTIONS.md live in eslint.config.js; this runs ESLint on in-memory snippets
+ * (file paths that need not exist) to prove the rules still fire, so they cannot silently disappear from the config.
+ */
+import {fileURLToPath} from "node:url";
+import {ESLint} from "eslint";
+import {beforeAll, describe, expect, it} from "vitest";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+let eslint: ESLint;
+
+/** The ids of the rules ESLint reports for `code` as if it were the file at `filePath` (relative to the repo root). */
+async function rulesReported(filePath: string, code: string): Promise<string[]> {
+    const [result] = await eslint.lintText(code, {filePath, warnIgnored: true});
+    if (result == null)
+        throw new Error(`ESLint returned no result for ${filePath}`);
+    const fatal = result.messages.find((message) => message.fatal);
+    if (fatal != null)
+        throw new Error(`${filePath}: ${fatal.message}`);
+    return result.messages.map((message) => message.ruleId ?? "(none)");
+}
+
+beforeAll(() => {
+    eslint = new ESLint({cwd: root});
+});
+
+describe("layering lint rules", () => {
+    it("engine: importing electron is an error, statically or dynamically", async () => {
+        expect(await rulesReported("electron/engine/service/probe.ts", `import {app} from "electron";\nexport const a = app;\n`))
+            .toContain("@typescript-eslint/no-restricted-imports");
+        expect(await rulesReported("electron/engine/probe.ts", `import type {App} from "electron/main";\nexport type A = App;\n`))
+            .toContain("@typescript-eslint/no-restricted-imports");
+        expect(await rulesReported("electron/engine/probe.ts", `export const e = await import("electron");\n`))
+            .toContain("no-restricted-syntax");
+    });
+
+    it("engine: importing host, main, web or the renderer is an error; the contract's types are fine", async () => {
+        for (const source of ["../../host/HostService.js", "../main/main.js", "../../web/serveWeb.js", "../../../renderer/src/App/App"]) {
+            expect(await rulesReported("electron/engine/service/probe.ts", `import {x} from "${source}";\nexport const y = x;\n`), source)
+                .toContain("@typescript-eslint/no-restricted-imports");
+        }
+        expect(await rulesReported("electron/engine/service/probe.ts",
+            `import type {Budget} from "../../contract/ipc.js";\nimport {z} from "../planner/budget.js";\nexport const b: Budget | typeof z = z;\n`))
+            .toEqual([]);
+    });
+
+    it("renderer: a value import from the contract is an error, a type import is fine", async () => {
+        expect(await rulesReported("renderer/src/stores/probe.ts",
+            `import {requestNames} from "../../../electron/contract/requestNames";\nexport const n = requestNames;\n`))
+            .toContain("@typescript-eslint/no-restricted-imports");
+        expect(await rulesReported("renderer/src/stores/probe.ts",
+            `import type {Budget} from "../../../electron/contract/ipc";\nexport type B = Budget;\n`))
+            .toEqual([]);
+    });
+
+    it("renderer: electron, the engine (even its types) and Node built-ins are errors", async () => {
+        for (const source of ["electron", "../../../electron/engine/gguf/inspectGguf", "node:fs", "path"]) {
+            expect(await rulesReported("renderer/src/stores/probe.ts", `import type {X} from "${source}";\nexport type Y = X;\n`), source)
+                .toContain("@typescript-eslint/no-restricted-imports");
+        }
+        expect(await rulesReported("renderer/src/stores/probe.ts", `export const env = process.env;\n`))
+            .toContain("no-restricted-globals");
+    });
+
+    it("IPC: only the registration helper and the preload touch ipcMain / ipcRenderer", async () => {
+        expect(await rulesReported("electron/main/probe.ts", `import {ipcMain} from "electron";\nipcMain.handle("x", () => 1);\n`))
+            .toContain("no-restricted-syntax");
+        expect(await rulesReported("electron/host/probe.ts", `import * as electron from "electron";\nelectron["ipcRenderer"].send("x");\n`))
+            .toContain("no-restricted-syntax");
+    });
+
+    it("preload: no ipcRenderer passthrough and no caller-chosen channel", async () => {
+        const header = `import {contextBridge, ipcRenderer} from "electron";\n`;
+        for (const exposed of ["ipcRenderer", "{send: ipcRenderer.send}"]) {
+            expect(await rulesReported("electron/main/preload.ts", header + `contextBridge.exposeInMainWorld("api", ${exposed});\n`), exposed)
+                .toContain("tensorwise/no-ipc-passthrough");
+        }
+        expect(await rulesReported("electron/main/preload.ts",
+            header + `contextBridge.exposeInMainWorld("api", {invoke: (channel: string, arg: unknown) => ipcRenderer.invoke(channel, arg)});\n`))
+            .toContain("tensorwise/no-ipc-passthrough");
+        expect(await rulesReported("electron/main/preload.ts",
+            header + `const channel = "tensorwise:request:x";\ncontextBridge.exposeInMainWorld("api", {x: (arg: unknown) => ipcRenderer.invoke(channel, arg)});\n`))
+            .toEqual([]);
+    });
+
+    it("no explicit any", async () => {
+        expect(await rulesReported("electron/host/probe.ts", `export const x = JSON.parse("1") as any;\n`))
+            .toContain("@typescript-eslint/no-explicit-any");
+    });
+});
