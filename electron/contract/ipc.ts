@@ -6,8 +6,10 @@
 import type {MachineDescription} from "../engine/hardware/describeMachine.js";
 import type {MemoryReport} from "../engine/runtime/memoryReport.js";
 import type {GenerationTiming} from "../engine/runtime/generationTiming.js";
+import type {BenchPoint, BenchReport, BenchRun} from "../engine/bench/types.js";
+import type {ErrorStat, SpeedupCell} from "../engine/bench/report/summariseReport.js";
 
-export type {MachineDescription, MemoryReport, GenerationTiming};
+export type {MachineDescription, MemoryReport, GenerationTiming, BenchPoint, BenchReport, BenchRun, ErrorStat, SpeedupCell};
 
 /** A tensor row of the model card. */
 export type ModelTensor = {
@@ -104,6 +106,50 @@ export type Conversation = ConversationSummary & {messages: ChatMessage[]};
 /** A long step (profile, plan, load, …): `progress` in 0..1, `null` when unknown. */
 export type TaskProgress = {taskId: string; step: string; progress: number | null; detail?: string};
 
+/** Strategies a benchmark compares (`handTuned` adds `layers-tuned` / `fit-tuned` twins). */
+export type BenchStrategy = "cpu" | "layers" | "fit" | "oato" | "optimal";
+
+export type BenchStartRequest = {
+    /** Chosen by the client; progress events carry it. */
+    benchId: string;
+    /** Defaults to the loaded model. */
+    path?: string;
+    /** `auto` budgets are not benchmarked: a run compares fixed budgets. */
+    budgets: Exclude<Budget, {kind: "auto"}>[];
+    promptLengths: number[];
+    /** Each ≥ 2 (TPOT needs two tokens). */
+    genLengths: number[];
+    strategies: BenchStrategy[];
+    repeats: number;
+    /** Adds `layers-tuned` / `fit-tuned` (pinned memory, best micro-batch) for the chosen layers / fit. Defaults to `false`. */
+    handTuned?: boolean;
+};
+
+/** A benchmark on disk (`<dataDir>/bench/<id>/`), for the list of past runs. */
+export type BenchSummary = {
+    id: string;
+    modelName: string;
+    modelPath: string;
+    startedAt: string;
+    finishedAt: string | null;
+    /** `incomplete`: it stopped without finishing its report (the app or engine ended mid-run). */
+    status: "running" | "done" | "interrupted" | "incomplete";
+    plannedRuns: number;
+    finishedRuns: number;
+    failedRuns: number;
+    budgets: string[];
+    strategies: string[];
+    backend: string;
+};
+
+/** A benchmark's report with the tables derived from it. */
+export type BenchDetail = {summary: BenchSummary; report: BenchReport; speedups: SpeedupCell[]; errors: ErrorStat[]};
+
+export type BenchExportFormat = "html" | "csv" | "json";
+
+/** Progress of a running benchmark: `done` of `total` timed requests, the cell being measured, the latest step. */
+export type BenchProgress = {benchId: string; done: number; total: number; cell: string; step: string; lastResult?: BenchRun};
+
 /** Requests: name → [argument, result]. */
 export type Requests = {
     "machine.describe": [void, MachineDescription];
@@ -126,6 +172,20 @@ export type Requests = {
     "chat.stop": [{streamId: string}, void];
     /** Opens the native file dialog for a .gguf; `null` when cancelled or where no dialog exists (web mode). */
     "dialog.openModel": [void, string | null];
+    /**
+     * Starts a benchmark in the engine: the chat model is unloaded, chat is refused until it ends, and the model is
+     * loaded again afterwards. Progress arrives as `bench.progress`, then `bench.done` or `bench.error`.
+     */
+    "bench.start": [BenchStartRequest, void];
+    /** Stops after the current measurement; finished cells are kept and `bench.done` follows (interrupted). */
+    "bench.stop": [{benchId: string}, void];
+    /** Past and running benchmarks, newest first. */
+    "bench.list": [void, BenchSummary[]];
+    "bench.get": [{id: string}, BenchDetail];
+    /** Where the report file is on the host; web mode downloads it from `GET /api/bench/<id>/<format>`. */
+    "bench.export": [{id: string; format: BenchExportFormat}, {path: string; fileName: string}];
+    /** Native save dialog, then a copy of the report file there; the saved path, or `null` when cancelled or unavailable. */
+    "dialog.saveBenchReport": [{id: string; format: BenchExportFormat}, string | null];
 };
 
 /** Pushed events: name → payload. */
@@ -136,6 +196,10 @@ export type Events = {
     "chat.delta": {streamId: string; conversationId: string; messageId: string; text: string; elapsedMs: number; tokens: number};
     "chat.done": {streamId: string; conversationId: string; message: ChatMessage};
     "chat.error": {streamId: string; conversationId: string; error: string};
+    "bench.progress": BenchProgress;
+    "bench.done": {benchId: string; summary: BenchSummary};
+    /** The benchmark could not run or the engine died; any finished cells are still on disk (see `bench.list`). */
+    "bench.error": {benchId: string; code: string; error: string};
 };
 
 export type RequestName = keyof Requests;

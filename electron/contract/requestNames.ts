@@ -23,7 +23,13 @@ const requestNameSet = {
     "chat.send": true,
     "chat.regenerate": true,
     "chat.stop": true,
-    "dialog.openModel": true
+    "dialog.openModel": true,
+    "bench.start": true,
+    "bench.stop": true,
+    "bench.list": true,
+    "bench.get": true,
+    "bench.export": true,
+    "dialog.saveBenchReport": true
 } as const satisfies {[Name in keyof Requests]: true};
 
 const eventNameSet = {
@@ -31,7 +37,10 @@ const eventNameSet = {
     "task.progress": true,
     "chat.delta": true,
     "chat.done": true,
-    "chat.error": true
+    "chat.error": true,
+    "bench.progress": true,
+    "bench.done": true,
+    "bench.error": true
 } as const satisfies {[Name in keyof Events]: true};
 
 export const requestNames = Object.keys(requestNameSet) as RequestName[];

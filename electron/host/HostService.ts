@@ -10,6 +10,9 @@ import type {
     ChatMessage, EngineState, EventName, Events, LoadedModelState, RequestArg, RequestName, RequestResult, Requests
 } from "../contract/ipc.js";
 import type {EngineEvents} from "../engine/service/engineProtocol.js";
+import {BenchRunner} from "./bench/BenchRunner.js";
+import {BenchStore} from "./bench/BenchStore.js";
+import {parseBenchStart} from "./bench/parseBenchStart.js";
 import {ChatStream, type ChatStreamSink} from "./ChatStream.js";
 import type {ConversationStore} from "./ConversationStore.js";
 import type {EngineClient, EngineClientState} from "./EngineClient.js";
@@ -26,6 +29,13 @@ export type HostClient = {
 export type HostPlatform = {
     /** Native file dialog; absent in web mode (the page offers upload and a path field instead). */
     openModelDialog?: () => Promise<string | null>;
+    /** Native save dialog for a file named `defaultName`; the chosen path or `null`. Absent in web mode. */
+    saveFileDialog?: (defaultName: string) => Promise<string | null>;
+};
+
+export type HostServiceOptions = {
+    /** Where benchmarks are kept. Defaults to `bench/` beside the conversation store's folder. */
+    benchDir?: string;
 };
 
 type Handlers = {[Name in RequestName]: (arg: RequestArg<Name>, client: HostClient) => Promise<RequestResult<Name>>};
@@ -41,12 +51,20 @@ export class HostService {
     /** The last successful load, replayed after an engine restart so the user is back where the crash left them. */
     private lastLoad: LoadRequest | null = null;
     private readonly unsubscribe: (() => void)[] = [];
+    private readonly benchStore: BenchStore;
+    private readonly bench: BenchRunner;
 
     constructor(
         private readonly store: ConversationStore,
         private readonly engine: EngineClient,
-        private readonly platform: HostPlatform = {}
+        private readonly platform: HostPlatform = {},
+        options: HostServiceOptions = {}
     ) {
+        this.benchStore = new BenchStore(options.benchDir ?? path.join(path.dirname(store.dir), "bench"));
+        this.bench = new BenchRunner({
+            engine, store: this.benchStore, acquire: (task) => this.acquireEngine(task),
+            broadcast: (name, payload) => this.broadcast(name, payload)
+        });
         this.unsubscribe.push(engine.onState((state) => this.onEngineState(state)));
         this.unsubscribe.push(engine.onEvent((name, payload) => this.onEngineEvent(name, payload)));
     }
@@ -79,6 +97,11 @@ export class HostService {
         if (this.busyTask != null)
             return {state: "busy", task: this.busyTask};
         return this.loaded != null ? {state: "ready"} : {state: "idle"};
+    }
+
+    /** A benchmark's report file, for web mode's download endpoint. */
+    async benchExportFile(id: string, format: string): Promise<{path: string; fileName: string}> {
+        return await this.benchStore.exportFile(id, format);
     }
 
     async dispose(): Promise<void> {
@@ -178,8 +201,58 @@ export class HostService {
         "chat.stop": async (arg) => {
             await this.streams.get(requireString(requireObject(arg), "streamId"))?.stop();
         },
-        "dialog.openModel": async () => await (this.platform.openModelDialog?.() ?? Promise.resolve(null))
+        "dialog.openModel": async () => await (this.platform.openModelDialog?.() ?? Promise.resolve(null)),
+        "bench.start": async (arg) => {
+            const {path: requested, ...request} = parseBenchStart(arg);
+            if (this.bench.runningId != null)
+                throw new HostError("bench-running", "a benchmark is already running: stop it first");
+            const modelPath = requested ?? this.loaded?.card.path ?? null;
+            if (modelPath == null)
+                throw new HostError("no-model", "no model is loaded: load one (or name its path) to benchmark it");
+            await this.bench.start({...request, path: await checkModelPath(modelPath)});
+        },
+        "bench.stop": async (arg) => await this.bench.stop(requireString(requireObject(arg), "benchId")),
+        "bench.list": async () => await this.benchStore.list(this.bench.runningId),
+        "bench.get": async (arg) => await this.benchStore.get(requireString(requireObject(arg), "id"), this.bench.runningId),
+        "bench.export": async (arg) => {
+            const request = requireObject(arg);
+            return await this.benchStore.exportFile(requireString(request, "id"), request.format);
+        },
+        "dialog.saveBenchReport": async (arg) => {
+            const request = requireObject(arg);
+            const file = await this.benchStore.exportFile(requireString(request, "id"), request.format);
+            const target = await (this.platform.saveFileDialog?.(file.fileName) ?? Promise.resolve(null));
+            if (target == null)
+                return null;
+            await fs.copyFile(file.path, target);
+            return target;
+        }
     };
+
+    /**
+     * Takes the engine for a long job that loads its own models (a benchmark): replies stop, the model is unloaded by
+     * the job, and the returned function gives the engine back and reloads the model the user had.
+     */
+    private async acquireEngine(task: string): Promise<() => Promise<void>> {
+        if (this.busyTask != null)
+            throw new HostError("busy", `the engine is busy (${this.busyTask})`);
+        if (this.engine.state.state !== "running")
+            throw this.engine.state.state === "crashed"
+                ? new HostError("engine-crashed", "the engine is not running: restart it first")
+                : new HostError("engine-not-running", "the engine is still starting");
+        for (const stream of this.streams.values())
+            await stream.stop();
+        const replay = this.lastLoad;
+        this.busyTask = task;
+        this.loaded = null;
+        this.broadcastState();
+        return async () => {
+            this.busyTask = null;
+            this.broadcastState();
+            if (replay != null && this.engine.state.state === "running")
+                await this.runLoad(replay, "reloading the model").catch(() => {});
+        };
+    }
 
     private async runLoad(request: LoadRequest, task: string): Promise<LoadedModelState> {
         if (this.busyTask != null)
@@ -225,6 +298,8 @@ export class HostService {
     }
 
     private requireModel(): void {
+        if (this.bench.runningId != null)
+            throw new HostError("bench-running", "a benchmark is running: chat is back when it finishes, or stop it on the Benchmark screen");
         if (this.engine.state.state === "crashed")
             throw new HostError("engine-crashed", "the engine is not running: restart it first");
         if (this.loaded == null)
@@ -243,7 +318,8 @@ export class HostService {
         else if (name === "delta") {
             const delta = payload as EngineEvents["delta"];
             this.streams.get(delta.streamId)?.onDelta(delta.text, delta.elapsedMs, delta.tokens);
-        }
+        } else if (name === "benchProgress")
+            this.bench.onProgress(payload as EngineEvents["benchProgress"]);
     }
 
     private broadcastState(): void {

@@ -1,4 +1,5 @@
 /** Wires store + engine child + host service together: what Electron main and web mode both start with. */
+import path from "node:path";
 import {ConversationStore} from "./ConversationStore.js";
 import {EngineClient, type EngineClientOptions} from "./EngineClient.js";
 import {HostService, type HostPlatform} from "./HostService.js";
@@ -13,7 +14,7 @@ export async function startHost(options: {
 }): Promise<StartedHost> {
     const store = await ConversationStore.open(options.dataDir);
     const engine = new EngineClient({...options.engine, onLog: options.onEngineLog});
-    const service = new HostService(store, engine, options.platform);
+    const service = new HostService(store, engine, options.platform, {benchDir: path.join(options.dataDir, "bench")});
     engine.onState((state) => {
         if (state.state === "running")
             options.onEngineLog?.("stdout", `engine started pid=${state.pid}`);

@@ -92,6 +92,14 @@ app.whenReady().then(async () => {
                 const options = {title: "Open a GGUF model", properties: ["openFile" as const], filters: [{name: "GGUF models", extensions: ["gguf"]}]};
                 const result = focused != null ? await dialog.showOpenDialog(focused, options) : await dialog.showOpenDialog(options);
                 return result.canceled ? null : result.filePaths[0] ?? null;
+            },
+            async saveFileDialog(defaultName) {
+                const focused = BrowserWindow.getFocusedWindow();
+                const extension = path.extname(defaultName).slice(1);
+                const options = {title: "Save the benchmark report", defaultPath: path.join(app.getPath("downloads"), defaultName),
+                    filters: [{name: `${extension.toUpperCase()} files`, extensions: [extension]}]};
+                const result = focused != null ? await dialog.showSaveDialog(focused, options) : await dialog.showSaveDialog(options);
+                return result.canceled ? null : result.filePath ?? null;
             }
         },
         onEngineLog: (stream, line) => (stream === "stderr" ? process.stderr : process.stdout).write(`[engine ${stream}] ${line}\n`)

@@ -5,6 +5,8 @@
  *   `EventSource` cannot give headers). The page gets it from the URL fragment, which never reaches a server log.
  * - Requests: `POST /api/request/<name>` with `{"arg": …}`; events: Server-Sent Events on `GET /api/events`.
  * - Model upload (drag-and-drop in a browser): `PUT /api/upload?name=x.gguf` streams the body to `<dataDir>/models/`.
+ * - Benchmark report download: `GET /api/bench/<id>/<html|csv|json>` (`?token=` works, for a plain link) answers the
+ *   file as an attachment.
  */
 import {randomBytes, randomUUID, timingSafeEqual} from "node:crypto";
 import {createReadStream, promises as fs} from "node:fs";
@@ -21,6 +23,8 @@ import {receiveUpload} from "./receiveUpload.js";
 export type WebHost = {
     attach(client: HostClient): () => void;
     handle(name: RequestName, arg: unknown, client: HostClient): Promise<unknown>;
+    /** A benchmark's report file (see `bench.export`); absent where the host keeps no benchmarks. */
+    benchExportFile?(id: string, format: string): Promise<{path: string; fileName: string}>;
 };
 
 export type ServeWebOptions = {
@@ -49,6 +53,7 @@ export const CONTENT_SECURITY_POLICY = [
 const CONTENT_TYPES: Record<string, string> = {
     ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
     ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon", ".json": "application/json",
+    ".csv": "text/csv; charset=utf-8",
     ".woff2": "font/woff2", ".map": "application/json"
 };
 
@@ -94,6 +99,8 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
             openEventStream(request, response);
         else if (request.method === "POST" && url.pathname.startsWith("/api/request/"))
             void handleRequest(decodeURIComponent(url.pathname.slice("/api/request/".length)), request, response);
+        else if (request.method === "GET" && url.pathname.startsWith("/api/bench/"))
+            void sendBenchFile(url.pathname.slice("/api/bench/".length), response);
         else if (request.method === "PUT" && url.pathname === "/api/upload")
             void receiveUpload(request, response, url.searchParams.get("name") ?? "", path.join(options.dataDir, "models"))
                 .then((result) => sendJson(response, result.status, result.body));
@@ -122,6 +129,25 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
             clients.get(id)?.detach();
             clients.delete(id);
         });
+    };
+
+    const sendBenchFile = async (rest: string, response: http.ServerResponse) => {
+        try {
+            const [id, format, extra] = rest.split("/").map((part) => decodeURIComponent(part));
+            if (id == null || format == null || extra != null || options.host.benchExportFile == null)
+                throw new HostError("not-found", "no such benchmark file");
+            const file = await options.host.benchExportFile(id, format);
+            const stat = await fs.stat(file.path);
+            response.writeHead(200, {
+                "Content-Type": CONTENT_TYPES[path.extname(file.path)] ?? "text/plain; charset=utf-8",
+                "Content-Length": stat.size,
+                "Content-Disposition": `attachment; filename="${file.fileName.replace(/[^A-Za-z0-9._-]/g, "_")}"`
+            });
+            createReadStream(file.path).pipe(response);
+        } catch (error) {
+            const contractError = HostError.toContract(error);
+            sendJson(response, contractError.code === "not-found" ? 404 : 400, {ok: false, error: contractError});
+        }
     };
 
     const handleRequest = async (name: string, request: http.IncomingMessage, response: http.ServerResponse) => {

@@ -22,7 +22,12 @@ export type MeasureOptions = {
     readonly predict?: (kind: PointKind, tokens: number) => number | null;
     readonly signal?: AbortSignal;
     readonly onProgress?: (message: string) => void;
+    /** Called after every timed request (one sample of one point). */
+    readonly onSample?: (sample: MeasuredSample) => void;
 };
+
+/** One timed request of {@link measureRun}. */
+export type MeasuredSample = {readonly kind: PointKind; readonly tokens: number; readonly repeat: number; readonly ms: number};
 
 /** Thrown when the signal aborts a measurement; carries the points finished before it. */
 export class MeasureAborted extends Error {
@@ -76,6 +81,7 @@ export async function measureRun(placed: PlacedModel, options: MeasureOptions): 
             const result = await generateGreedy(placed, promptOf(p), {maxTokens: 1, stopAtEog: false, signal});
             if (result.aborted) checkAbort(finished());
             ttft.get(p)!.push(result.timing.ttftMs);
+            options.onSample?.({kind: "ttft", tokens: p, repeat, ms: result.timing.ttftMs});
         }
         for (const g of gens) {
             checkAbort(finished());
@@ -85,6 +91,7 @@ export async function measureRun(placed: PlacedModel, options: MeasureOptions): 
             if (result.timing.tpotMs == null || result.tokens.length !== g)
                 throw new Error(`expected ${g} generated tokens, got ${result.tokens.length}`);
             tpot.get(g)!.push(result.timing.tpotMs);
+            options.onSample?.({kind: "tpot", tokens: g, repeat, ms: result.timing.tpotMs});
         }
         repeatsDone++;
     }

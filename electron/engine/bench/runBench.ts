@@ -12,7 +12,7 @@ import {plannerModelFrom} from "../planner/types.js";
 import {PlacedModel} from "../runtime/PlacedModel.js";
 import {benchEnvironment, benchModel} from "./benchEnvironment.js";
 import {reproduce} from "./benchFlags.js";
-import {MeasureAborted, measureRun} from "./measureRun.js";
+import {MeasureAborted, measureRun, type MeasuredSample} from "./measureRun.js";
 import {BenchResultStore} from "./report/BenchResultStore.js";
 import type {BenchLoad, BenchPlan, BenchPoint, BenchReport, BenchRun, BenchSettings, BenchVariant, PointKind} from "./types.js";
 
@@ -45,7 +45,17 @@ export type RunBenchOptions = {
     readonly onProgress?: (message: string) => void;
     /** Called after each run is written. */
     readonly onRun?: (run: BenchRun, index: number, total: number) => void;
+    /** Called before each run starts (`index` counts from 1). */
+    readonly onRunStart?: (run: {readonly budget: string; readonly variant: BenchVariant}, index: number, total: number) => void;
+    /** Called after every timed request, with the run it belongs to. */
+    readonly onSample?: (sample: MeasuredSample & {readonly budget: string; readonly variant: string}) => void;
 };
+
+/** Timed requests of one run: every load (hand-tuned variants load once per micro-batch) × repeats × points. */
+export function samplesPerRun(settings: Pick<BenchSettings, "prompts" | "gens" | "repeats" | "tunedBatchSizes">, variant: BenchVariant): number {
+    const loads = variant.handTuned ? settings.tunedBatchSizes.length : 1;
+    return loads * settings.repeats * (settings.prompts.length + settings.gens.length);
+}
 
 function errorText(error: unknown): string {
     return error instanceof Error ? error.message : String(error);
@@ -92,6 +102,7 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
             if (signal?.aborted) { interrupted = true; break; }
             index++;
             const prefix = `[${index}/${total}] budget ${budget} · ${variant.label}`;
+            options.onRunStart?.({budget, variant}, index, total);
             const run = await benchOneRun({engine, options, settings, cost, budget, budgetSpec, variant,
                 log: (m) => log(`${prefix}: ${m}`)});
             interrupted = run.status === "interrupted";
@@ -167,7 +178,8 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
                 loads.push(load);
                 perLoadPoints.push(await measureRun(placed, {
                     prompts: settings.prompts, gens: settings.gens, repeats: settings.repeats, tpotPromptTokens: settings.tpotPromptTokens,
-                    warmupTokens: settings.warmupTokens, batchSize: plan.batchSize, predict: predictPoint, signal: options.signal, onProgress: log
+                    warmupTokens: settings.warmupTokens, batchSize: plan.batchSize, predict: predictPoint, signal: options.signal, onProgress: log,
+                    onSample: (sample) => options.onSample?.({...sample, budget: cx.budget, variant: variant.label})
                 }));
             } finally {
                 await placed.dispose();

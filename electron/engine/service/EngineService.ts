@@ -12,8 +12,10 @@ import {PlacedModel} from "../runtime/PlacedModel.js";
 import {streamChatReply, type ChatTurn} from "../runtime/streamChatReply.js";
 import type {GenerationTiming} from "../runtime/generationTiming.js";
 import {inspectModelFile, toModelCard} from "./modelCard.js";
+import type {EngineBenchProgress, EngineBenchRequest, EngineBenchResult} from "./engineProtocol.js";
 import {layerSplitPlacement, toPlacementView} from "./placementView.js";
 import {planForBudget} from "./planForBudget.js";
+import {runBenchJob} from "./runBenchJob.js";
 
 const DEFAULT_SETTINGS: RuntimeSettings = {contextSize: 2048, batchSize: 512, threads: null, useMmap: null};
 
@@ -24,6 +26,8 @@ export class EngineService {
     private loaded: Loaded | null = null;
     private readonly streams = new Map<string, AbortController>();
     private readonly inspected = new Map<string, InspectedModel>();
+    /** The benchmark running in this process; it loads its own models, so chat and loads wait for it. */
+    private benchRun: {benchId: string; controller: AbortController} | null = null;
 
     private constructor(readonly engine: EngineLlama, private readonly onProgress: (progress: TaskProgress) => void) {}
 
@@ -106,6 +110,7 @@ export class EngineService {
 
     async chat(request: {streamId: string; history: ChatTurn[]; message: string; maxTokens?: number; temperature?: number},
         onDelta: (text: string, elapsedMs: number, tokens: number) => void): Promise<{text: string; timing: GenerationTiming; aborted: boolean}> {
+        this.refuseWhileBenching("chat");
         const loaded = this.loaded;
         if (loaded == null)
             throw Object.assign(new Error("no model is loaded: load one first"), {code: "no-model"});
@@ -125,7 +130,26 @@ export class EngineService {
         this.streams.get(streamId)?.abort();
     }
 
+    /** Unloads the chat model and runs a benchmark (see {@link runBenchJob}); one at a time. */
+    async bench(request: EngineBenchRequest, onProgress: (progress: EngineBenchProgress) => void): Promise<EngineBenchResult> {
+        this.refuseWhileBenching("start another benchmark");
+        const controller = new AbortController();
+        this.benchRun = {benchId: request.benchId, controller};
+        try {
+            await this.unload();
+            return await runBenchJob(this.engine, request, {signal: controller.signal, emit: onProgress});
+        } finally {
+            this.benchRun = null;
+        }
+    }
+
+    benchStop(benchId: string): void {
+        if (this.benchRun?.benchId === benchId)
+            this.benchRun.controller.abort();
+    }
+
     async dispose(): Promise<void> {
+        this.benchRun?.controller.abort();
         await this.unload();
         await this.engine.llama.dispose();
     }
@@ -135,6 +159,7 @@ export class EngineService {
         strategy: PlacementStrategy; gpuLayers: number | "max"; overrides: readonly {pattern: string; bufferType: string}[];
         llamaCppFlags: string; prediction: LoadedModelState["prediction"];
     }): Promise<LoadedModelState> {
+        this.refuseWhileBenching("load a model");
         await this.unload();
         this.progress(options.taskId, "load", 0, "loading weights");
         const placed = await PlacedModel.load(this.engine, {
@@ -161,6 +186,11 @@ export class EngineService {
         };
         this.loaded = {placed, state};
         return state;
+    }
+
+    private refuseWhileBenching(what: string): void {
+        if (this.benchRun != null)
+            throw Object.assign(new Error(`a benchmark is running: cannot ${what} until it finishes or is stopped`), {code: "bench-running"});
     }
 
     private async inspectForTask(modelPath: string, taskId: string): Promise<InspectedModel> {

@@ -45,7 +45,9 @@ async function main(): Promise<void> {
         unload: () => service.unload(),
         current: () => service.current(),
         chat: (arg) => service.chat(arg, (text, elapsedMs, tokens) => emit("delta", {streamId: arg.streamId, text, elapsedMs, tokens})),
-        stop: ({streamId}) => service.stop(streamId)
+        stop: ({streamId}) => service.stop(streamId),
+        bench: (arg) => service.bench(arg, (progress) => emit("benchProgress", progress)),
+        benchStop: ({benchId}) => service.benchStop(benchId)
     };
 
     process.on("message", (raw: unknown) => {

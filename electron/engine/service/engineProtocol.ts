@@ -6,6 +6,7 @@
 import type {
     Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, RuntimeSettings, TaskProgress
 } from "../../contract/ipc.js";
+import type {BenchRun, BenchVariant} from "../bench/types.js";
 import type {GenerationTiming} from "../runtime/generationTiming.js";
 import type {ChatTurn} from "../runtime/streamChatReply.js";
 
@@ -19,13 +20,38 @@ export type EngineRequests = {
     /** Streams `delta` events with the same streamId while it runs. */
     chat: [{streamId: string; history: ChatTurn[]; message: string; maxTokens?: number; temperature?: number}, {text: string; timing: GenerationTiming; aborted: boolean}];
     stop: [{streamId: string}, void];
+    /**
+     * Unloads the chat model, runs a benchmark writing its reports into `outDir` after every run, and streams
+     * `benchProgress` events with the same benchId. Chat and loads are refused until it ends.
+     */
+    bench: [EngineBenchRequest, EngineBenchResult];
+    /** Stops the benchmark after the current measurement; what finished is kept. */
+    benchStop: [{benchId: string}, void];
 };
+
+/** A benchmark the host asks the engine to run. */
+export type EngineBenchRequest = {
+    benchId: string;
+    path: string;
+    budgets: {label: string; budget: Budget}[];
+    prompts: number[];
+    gens: number[];
+    variants: BenchVariant[];
+    repeats: number;
+    outDir: string;
+};
+
+export type EngineBenchResult = {interrupted: boolean; runs: number; plannedRuns: number; failedRuns: number};
+
+/** Progress of a benchmark: `done` of `total` timed requests; `run` is set when a budget × strategy run finished. */
+export type EngineBenchProgress = {benchId: string; done: number; total: number; cell: string; step: string; run?: BenchRun};
 
 export type EngineEvents = {
     progress: TaskProgress;
     /** `tokens`: tokens generated so far in this reply (engine count). */
     delta: {streamId: string; text: string; elapsedMs: number; tokens: number};
     log: {level: string; message: string};
+    benchProgress: EngineBenchProgress;
 };
 
 export type EngineRequestName = keyof EngineRequests;
