@@ -1,6 +1,6 @@
 // Needs a GPU device: Mesa's software Vulkan (llvmpipe) here and in CI. Skipped, with the reason, where there is none.
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {LlamaLogLevel} from "node-llama-cpp";
+import {LlamaLogLevel, type Token} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {inspectGguf} from "../gguf/inspectGguf.js";
 import {validateGgufFile} from "../gguf/validateGguf.js";
@@ -88,14 +88,14 @@ describe.skipIf(probe.reason != null)("per-tensor placement on a real second dev
     });
 
     it("gives identical greedy output for the same placement, and matching distributions across placements", async () => {
-        const runs: {tokens: number[]; probabilities: Map<number, number>[]}[] = [];
+        const runs: {tokens: Token[]; probabilities: Map<Token, number>[]}[] = [];
         const variants = [
             {name: "all on Vulkan0", options: {gpuLayers: "max" as const}},
             {name: "FFN on host", options: {overrides: compilePlacement(ffnOnHost(), model.tensors).overrides}},
             {name: "FFN on host, again", options: {overrides: compilePlacement(ffnOnHost(), model.tensors).overrides}},
             {name: "all on CPU", options: {gpuLayers: 0}}
         ];
-        let forced: number[] | null = null;
+        let forced: Token[] | null = null;
         for (const variant of variants) {
             const placed = await PlacedModel.load(engine, {modelPath, contextSize: 512, ...variant.options});
             try {
