@@ -46,6 +46,8 @@ function detachWindow(contentsId: number): void {
 function createWindow(): void {
     const window = new BrowserWindow({
         width: 1360, height: 880, minWidth: 960, minHeight: 600, backgroundColor: "#0d0f14", show: false, title: "tensorwise",
+        // dist/electron/main → resources/ (packaged: inside app.asar, which Electron reads)
+        icon: path.join(here, "..", "..", "..", "resources", "icon.png"),
         webPreferences: {
             preload: path.join(here, "preload.cjs"),
             contextIsolation: true, sandbox: true, nodeIntegration: false, webSecurity: true, spellcheck: false
