@@ -1,6 +1,6 @@
 import type {Page} from "playwright-core";
 
-export type ScreenName = "chat" | "model" | "offload" | "memory" | "dashboards";
+export type ScreenName = "chat" | "model" | "offload" | "memory" | "dashboards" | "benchmark";
 
 /** The window around every screen: navigation, engine status, crash banner. */
 export class AppShell {

@@ -1,7 +1,7 @@
 /**
  * The user's journey, shared by the web-mode run (Chromium) and the Electron run: open a model by dragging it in,
  * auto-offload it onto the Vulkan device, check the memory panel against the plan, chat with streaming and timing,
- * stop a reply, reload, survive an engine kill, and get a clear error for a malformed file.
+ * stop a reply, reload, survive an engine kill, get a clear error for a malformed file, and benchmark the loaded model.
  */
 import {mkdtemp, writeFile} from "node:fs/promises";
 import os from "node:os";
@@ -11,6 +11,7 @@ import {afterAll, beforeAll, describe, expect, it, onTestFailed} from "vitest";
 import {makeSyntheticModel} from "../../electron/engine/writer/makeSyntheticModel.js";
 import {keepScreenshot} from "../support/browser.js";
 import {AppShell} from "../pages/AppShell.js";
+import {BenchmarkPage} from "../pages/BenchmarkPage.js";
 import {ChatPage} from "../pages/ChatPage.js";
 import {DashboardsPage} from "../pages/DashboardsPage.js";
 import {MemoryPage} from "../pages/MemoryPage.js";
@@ -231,6 +232,41 @@ export function defineJourney(mode: string, launch: (dataDir: string) => Promise
             await app.page.getByTestId("conversation-item").filter({hasText: "What does a KV cache store?"}).click();
             await app.page.waitForFunction(() => document.querySelectorAll("[data-testid='message-assistant']").length === 5);
             await shot("chat-conversations");
+        });
+
+        it("benchmark the loaded model → live progress, result rows, charts, a past run, CSV export; the model is back after", async () => {
+            markFailure();
+            const shell = new AppShell(app.page);
+            await shell.show("benchmark");
+            const bench = new BenchmarkPage(app.page);
+            expect(await bench.selectedStrategies()).toEqual(["layers", "optimal"]);
+            // the default grid, one size smaller: 2 strategies × (2 prompts + 1 generation length) × 1 repeat
+            await bench.setGrid({budgets: "50", prompts: "32, 64", gens: "16", repeats: 1});
+            await bench.start();
+            const progress = await bench.waitForProgress(1);
+            expect(progress.total).toBe(6);
+            expect(progress.label).toMatch(/^50% · (layers|optimal)/);
+            await shot("benchmark-running");
+            await bench.waitForDone();
+            expect(await bench.status()).toBe("done");
+            expect(await bench.resultRows().count()).toBe(2 * 3);
+            expect(await bench.pastRunCount()).toBe(1);
+            expect(await bench.chartSeries("ttft")).toBe(2);
+            await app.page.getByTestId("bench-speedups").locator("td.num").first().waitFor();
+            await shot("benchmark");
+            await bench.scrollToCharts();
+            await shot("benchmark-charts");
+            await app.page.getByTestId("bench-speedups").scrollIntoViewIfNeeded();
+            await shot("benchmark-tables");
+            if (mode === "web") {
+                const csv = await bench.download("csv");
+                expect(csv.fileName).toMatch(/^tensorwise-bench-tiny-chat-\d{8}-\d{4}\.csv$/);
+                const lines = csv.text.trimEnd().split("\n");
+                expect(lines[0]).toContain("budget");
+                expect(lines).toHaveLength(1 + 2 * 3);
+            }
+            // the chat model is loaded again once the benchmark gives the engine back
+            await shell.waitForEngineState("ready", 60_000);
         });
     });
 }

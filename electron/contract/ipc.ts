@@ -147,8 +147,16 @@ export type BenchDetail = {summary: BenchSummary; report: BenchReport; speedups:
 
 export type BenchExportFormat = "html" | "csv" | "json";
 
-/** Progress of a running benchmark: `done` of `total` timed requests, the cell being measured, the latest step. */
-export type BenchProgress = {benchId: string; done: number; total: number; cell: string; step: string; lastResult?: BenchRun};
+/**
+ * Progress of a running benchmark: `done` of `total` timed requests; `cell` is the budget × strategy being measured,
+ * `step` what it does now (planning, loading, which point), `lastSample` the latest timed request, and `lastResult` a
+ * budget × strategy run that just finished (its points are in the report from then on).
+ */
+export type BenchProgress = {
+    benchId: string; done: number; total: number; cell: string; step: string;
+    lastSample?: {kind: "ttft" | "tpot"; tokens: number; ms: number};
+    lastResult?: BenchRun;
+};
 
 /** Requests: name → [argument, result]. */
 export type Requests = {

@@ -70,7 +70,8 @@ describe.skipIf(missing != null)("HostService benchmarks with the real engine an
         const counts = progress.map((payload) => payload.done);
         expect(counts).toEqual([...counts].sort((a, b) => a - b));
         expect(counts.at(-1)).toBe(6);
-        expect(progress.some((payload) => payload.cell.includes("TTFT, 16-token prompt"))).toBe(true);
+        expect(progress.some((payload) => payload.cell === "50% · optimal" && payload.step.includes("TTFT, 16-token prompt"))).toBe(true);
+        expect(progress.some((payload) => payload.lastSample?.kind === "tpot" && payload.lastSample.tokens === 4 && payload.lastSample.ms > 0)).toBe(true);
         expect(progress.filter((payload) => payload.lastResult != null).map((payload) => payload.lastResult!.variant.label)).toEqual(["layers", "optimal"]);
 
         // the host gives the engine back and loads the chat model again

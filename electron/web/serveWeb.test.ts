@@ -4,6 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {HostError} from "../host/HostError.js";
 import type {HostClient} from "../host/HostService.js";
 import {CONTENT_SECURITY_POLICY, serveWeb, type WebServer} from "./serveWeb.js";
 
@@ -16,6 +17,11 @@ const host = {
     },
     async handle(name: string, arg: unknown, client: HostClient) {
         return {name, arg, clientId: client.id};
+    },
+    async benchExportFile(id: string, format: string) {
+        if (id !== "bench-1" || format !== "csv")
+            throw new HostError("not-found", `no ${format} for ${id}`);
+        return {path: path.join(dir, "report.csv"), fileName: "tensorwise-bench-tiny-20250101-1200.csv"};
     }
 };
 
@@ -57,6 +63,7 @@ beforeAll(async () => {
     await fs.writeFile(path.join(dir, "renderer/index.html"), "<!doctype html><title>t</title>");
     await fs.writeFile(path.join(dir, "renderer/assets/app.js"), "console.log(1)");
     await fs.writeFile(path.join(dir, "secret.txt"), "outside");
+    await fs.writeFile(path.join(dir, "report.csv"), "budget,variant\n50%,optimal\n");
     server = await serveWeb({host, rendererDir: path.join(dir, "renderer"), dataDir: path.join(dir, "data")});
 });
 afterAll(async () => {
@@ -65,6 +72,19 @@ afterAll(async () => {
 });
 
 describe("serveWeb", () => {
+    it("serves a benchmark report as an attachment, only with the token", async () => {
+        const download = await rawRequest({path: `/api/bench/bench-1/csv?token=${server.token}`});
+        expect(download.status).toBe(200);
+        expect(download.headers["content-disposition"]).toBe('attachment; filename="tensorwise-bench-tiny-20250101-1200.csv"');
+        expect(download.headers["content-type"]).toContain("text/csv");
+        expect(download.body).toBe("budget,variant\n50%,optimal\n");
+        expect((await rawRequest({path: "/api/bench/bench-1/csv", headers: {authorization: `Bearer ${server.token}`}})).status).toBe(200);
+        expect((await rawRequest({path: "/api/bench/bench-1/csv"})).status).toBe(401);
+        expect((await rawRequest({path: `/api/bench/bench-1/csv?token=wrong${server.token}`})).status).toBe(401);
+        expect((await rawRequest({path: `/api/bench/bench-2/csv?token=${server.token}`})).status).toBe(404);
+        expect((await rawRequest({path: `/api/bench/bench-1/csv/x?token=${server.token}`})).status).toBe(404);
+    });
+
     it("listens on 127.0.0.1 with a token in the URL fragment", () => {
         expect(server.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${server.port}/#token=[A-Za-z0-9_-]{20,}$`));
     });

@@ -44,7 +44,11 @@ export type EngineBenchRequest = {
 export type EngineBenchResult = {interrupted: boolean; runs: number; plannedRuns: number; failedRuns: number};
 
 /** Progress of a benchmark: `done` of `total` timed requests; `run` is set when a budget × strategy run finished. */
-export type EngineBenchProgress = {benchId: string; done: number; total: number; cell: string; step: string; run?: BenchRun};
+export type EngineBenchProgress = {
+    benchId: string; done: number; total: number; cell: string; step: string;
+    lastSample?: {kind: "ttft" | "tpot"; tokens: number; ms: number};
+    run?: BenchRun;
+};
 
 export type EngineEvents = {
     progress: TaskProgress;

@@ -9,10 +9,6 @@ import type {EngineBenchProgress, EngineBenchRequest, EngineBenchResult} from ".
 /** runBench prefixes its run messages with `[i/n] budget B · variant: `; the UI shows the cell separately. */
 const RUN_PREFIX = /^\[\d+\/\d+\] [^:]*: /;
 
-function describeSample(kind: "ttft" | "tpot", tokens: number): string {
-    return kind === "ttft" ? `TTFT, ${tokens}-token prompt` : `TPOT, ${tokens} generated tokens`;
-}
-
 /** Runs the benchmark `request` describes; reports progress through `emit`; stops early (keeping results) on abort. */
 export async function runBenchJob(engine: EngineLlama, request: EngineBenchRequest, options: {
     signal: AbortSignal;
@@ -28,30 +24,37 @@ export async function runBenchJob(engine: EngineLlama, request: EngineBenchReque
     let runBase = 0;
     let samplesInRun = 0;
     let cell = "preparing";
+    let step = "profiling this machine";
     let done = 0;
-    const send = (step: string, run?: EngineBenchProgress["run"]) => emit({benchId, done, total, cell, step, ...(run != null ? {run} : {})});
+    let lastSample: EngineBenchProgress["lastSample"];
+    const send = (run?: EngineBenchProgress["run"]) =>
+        emit({benchId, done, total, cell, step, ...(lastSample != null ? {lastSample} : {}), ...(run != null ? {run} : {})});
 
     const report = await runBench(engine, {
         modelPath: request.path, budgets: request.budgets, prompts: request.prompts, gens: request.gens,
         variants: request.variants, repeats: request.repeats, outDir: request.outDir, signal: options.signal,
-        onProgress: (message) => send(message.replace(RUN_PREFIX, "")),
+        onProgress: (message) => {
+            step = message.replace(RUN_PREFIX, "");
+            send();
+        },
         onRunStart: ({budget, variant}, index) => {
             runBase = doneThrough(index - 1);
             samplesInRun = 0;
             done = runBase;
             cell = `${budget} · ${variant.label}`;
-            send("planning");
+            step = "planning";
+            send();
         },
-        onSample: (sample) => {
+        onSample: ({kind, tokens, ms}) => {
             samplesInRun++;
             done = Math.min(runBase + samplesInRun, total);
-            cell = `${sample.budget} · ${sample.variant} · ${describeSample(sample.kind, sample.tokens)}`;
-            send(`repeat ${sample.repeat + 1}/${request.repeats}: ${sample.ms.toFixed(1)} ms`);
+            lastSample = {kind, tokens, ms};
+            send();
         },
         onRun: (run, index) => {
             done = doneThrough(index);
-            cell = `${run.budget} · ${run.variant.label}`;
-            send(run.status === "ok" ? "finished" : `${run.status}${run.error != null ? `: ${run.error}` : ""}`, run);
+            step = run.status === "ok" ? "finished" : `${run.status}${run.error != null ? `: ${run.error}` : ""}`;
+            send(run);
         }
     });
     return {

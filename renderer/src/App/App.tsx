@@ -2,6 +2,7 @@ import {useEffect} from "react";
 import {CrashBanner} from "../components/CrashBanner/CrashBanner";
 import {DropOverlay} from "../components/DropOverlay/DropOverlay";
 import {Sidebar} from "../components/Sidebar/Sidebar";
+import {Benchmark} from "../screens/Benchmark/Benchmark";
 import {Chat} from "../screens/Chat/Chat";
 import {Dashboards} from "../screens/Dashboards/Dashboards";
 import {Memory} from "../screens/Memory/Memory";
@@ -28,6 +29,7 @@ export function App() {
                     {screen === "offload" && <Offload/>}
                     {screen === "memory" && <Memory/>}
                     {screen === "dashboards" && <Dashboards/>}
+                    {screen === "benchmark" && <Benchmark/>}
                 </div>
             </main>
             <DropOverlay/>

@@ -1,6 +1,7 @@
 import {useChatStore} from "../stores/chatStore";
 import {useEngineStore} from "../stores/engineStore";
 import {initTransport} from "../transport/getTransport";
+import {refreshBenchList} from "./benchActions";
 import {openConversation, refreshConversations} from "./chatActions";
 import {refreshLoaded, refreshMachine} from "./engineActions";
 import {wireEvents} from "./wireEvents";
@@ -15,6 +16,6 @@ export function bootstrap(): void {
         const first = useChatStore.getState().summaries[0];
         if (first != null)
             await openConversation(first.id);
-        await Promise.all([refreshMachine(), refreshLoaded()]);
+        await Promise.all([refreshMachine(), refreshLoaded(), refreshBenchList()]);
     })();
 }

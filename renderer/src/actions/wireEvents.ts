@@ -1,7 +1,9 @@
+import {useBenchStore} from "../stores/benchStore";
 import {useChatStore} from "../stores/chatStore";
 import {useEngineStore} from "../stores/engineStore";
 import {usePlanStore} from "../stores/planStore";
 import type {Transport} from "../transport/Transport";
+import {openBench, refreshBenchList} from "./benchActions";
 import {refreshConversations, reloadConversation} from "./chatActions";
 import {refreshLoaded, refreshMachine} from "./engineActions";
 
@@ -30,6 +32,28 @@ export function wireEvents(transport: Transport): () => void {
             // the host kept what came before the failure; show exactly what is on disk
             void reloadConversation(conversationId);
             void refreshConversations();
+        }),
+        transport.on("bench.progress", (progress) => {
+            useBenchStore.getState().progress(progress);
+            const {selectedId} = useBenchStore.getState();
+            // a finished budget × strategy run is on disk: show it with its derived tables
+            if (progress.lastResult != null) {
+                void refreshBenchList();
+                if (selectedId == null || selectedId === progress.benchId)
+                    void openBench(progress.benchId);
+            }
+        }),
+        transport.on("bench.done", ({benchId}) => {
+            useBenchStore.getState().setRun({status: "idle"});
+            void refreshBenchList();
+            if (useBenchStore.getState().selectedId === benchId)
+                void openBench(benchId);
+        }),
+        transport.on("bench.error", ({benchId, error}) => {
+            useBenchStore.getState().setRun({status: "failed", benchId, message: error});
+            void refreshBenchList();
+            if (useBenchStore.getState().selectedId === benchId)
+                void openBench(benchId);
         })
     ];
     return () => offs.forEach((off) => off());

@@ -1,6 +1,6 @@
 import {create} from "zustand";
 
-export type Screen = "chat" | "model" | "offload" | "memory" | "dashboards";
+export type Screen = "chat" | "model" | "offload" | "memory" | "dashboards" | "benchmark";
 
 /** UI-only state: which screen is shown, whether files are being dragged over the window. */
 export type UiStore = {

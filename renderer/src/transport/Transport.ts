@@ -1,4 +1,4 @@
-import type {EventName, Events, RequestArg, RequestName, RequestResult} from "../../../electron/contract/ipc";
+import type {BenchExportFormat, EventName, Events, RequestArg, RequestName, RequestResult} from "../../../electron/contract/ipc";
 
 /** Arguments of a request: none for `void` requests. */
 export type ArgOf<Name extends RequestName> = RequestArg<Name> extends void ? [] : [RequestArg<Name>];
@@ -15,6 +15,11 @@ export interface Transport {
     modelPathForFile(file: File, onProgress?: (fraction: number) => void): Promise<string>;
     /** Whether `dialog.openModel` opens a native dialog (Electron) or is unavailable (web). */
     readonly hasNativeDialog: boolean;
+    /**
+     * Saves a benchmark report where the user wants it: a native save dialog (Electron; the saved path, `null` when
+     * cancelled) or a browser download (web; the file name).
+     */
+    saveBenchReport(id: string, format: BenchExportFormat): Promise<string | null>;
 }
 
 /** A contract error on the renderer side, with the host's code. */

@@ -23,6 +23,9 @@ export function electronTransport(bridge: TensorwiseBridge): Transport {
             const subscribe = bridge.events[name] as (listener: (payload: unknown) => void) => () => void;
             return subscribe(listener as (payload: unknown) => void);
         },
+        async saveBenchReport(id, format) {
+            return await this.request("dialog.saveBenchReport", {id, format});
+        },
         async modelPathForFile(file) {
             const filePath = bridge.pathForFile(file);
             if (filePath === "")

@@ -3,7 +3,9 @@ import {TransportError, type Transport} from "./Transport";
 
 type Envelope = {ok: true; result: unknown} | {ok: false; error: ContractError};
 
-const eventNames: EventName[] = ["engine.state", "task.progress", "chat.delta", "chat.done", "chat.error"];
+const eventNames: EventName[] = [
+    "engine.state", "task.progress", "chat.delta", "chat.done", "chat.error", "bench.progress", "bench.done", "bench.error"
+];
 
 /** The per-launch token: from the URL fragment the server printed, kept for reloads of this tab. */
 export function readToken(): string | null {
@@ -66,6 +68,19 @@ export function webTransport(token: string): Transport {
                 listeners.set(name, set = new Set());
             set.add(listener as (payload: never) => void);
             return () => set.delete(listener as (payload: never) => void);
+        },
+        async saveBenchReport(id, format) {
+            // asks first, so a missing report fails with the host's message instead of a broken download
+            const {fileName} = await this.request("bench.export", {id, format});
+            const link = document.createElement("a");
+            // a plain link cannot send headers: the token goes in the query, as for the event stream
+            link.href = `/api/bench/${encodeURIComponent(id)}/${format}?token=${encodeURIComponent(token)}`;
+            link.download = fileName;
+            link.rel = "noopener";
+            document.body.append(link);
+            link.click();
+            link.remove();
+            return fileName;
         },
         modelPathForFile(file, onProgress) {
             return new Promise((resolve, reject) => {

@@ -10,7 +10,8 @@ const items: {screen: Screen; label: string}[] = [
     {screen: "model", label: "Model"},
     {screen: "offload", label: "Auto-offload"},
     {screen: "memory", label: "Memory"},
-    {screen: "dashboards", label: "Dashboards"}
+    {screen: "dashboards", label: "Dashboards"},
+    {screen: "benchmark", label: "Benchmark"}
 ];
 
 function describeState(engine: EngineState): {label: string; tone: string} {
