@@ -92,8 +92,8 @@ using BackendPtr = std::unique_ptr<ggml_backend, BackendDeleter>;
 using BufferPtr = std::unique_ptr<ggml_backend_buffer, BufferDeleter>;
 using ContextPtr = std::unique_ptr<ggml_context, ContextDeleter>;
 
-ContextPtr newContext(size_t tensors) {
-    ggml_init_params params = {ggml_tensor_overhead() * tensors + ggml_graph_overhead(), nullptr, true};
+ContextPtr newContext(size_t tensors, size_t graphs = 1) {
+    ggml_init_params params = {ggml_tensor_overhead() * tensors + ggml_graph_overhead() * graphs, nullptr, true};
     return ContextPtr(ggml_init(params));
 }
 
@@ -105,6 +105,10 @@ void setThreads(ggml_backend_t backend, ggml_backend_dev_t dev, int threads) {
     auto fn = (ggml_backend_set_n_threads_t) ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads");
     if (fn != nullptr) fn(backend, threads);
 }
+
+// Slope timing: at most this many matmuls per timed graph, and at most this many weight bytes for them together.
+constexpr size_t kMaxSlopeOps = 8;
+constexpr size_t kSlopeWeightBudget = 256u << 20;
 
 class Profiler {
 public:
@@ -138,13 +142,23 @@ public:
         return samples;
     }
 
+    // Times one weight matmul as it runs inside a larger graph. A graph of its own would also pay the per-graph cost
+    // (CPU: a disposable thread pool is created per ggml_graph_compute without llama.cpp's persistent one — measured
+    // ~4-6 ms here, more than a whole small-model decode; GPU: submit + sync). So two graphs are timed, one with a
+    // single matmul and one with K matmuls over K distinct weights (no cache reuse across them), and the per-op time
+    // is the slope (T_K - T_1) / (K - 1): the fixed per-graph cost cancels out.
     void matmul(ggml_backend_t backend, const std::string& dev, const OpRequest& op, int64_t batch, Response& out) {
         MatmulResult result{dev, op, batch, -1, -1, 0, false};
-        ContextPtr ctx = newContext(4);
-        ggml_tensor* w = ggml_new_tensor_2d(ctx.get(), op.type, op.cols, op.rows);
+        const size_t weightBytes = ggml_row_size(op.type, op.cols) * (size_t) op.rows;
+        const int k = (int) std::max<size_t>(2, std::min<size_t>(kMaxSlopeOps, kSlopeWeightBudget / std::max<size_t>(1, weightBytes)));
+        ContextPtr ctx = newContext(4 * k + 8, 2);
         ggml_tensor* x = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, op.cols, batch);
-        ggml_tensor* y = ggml_mul_mat(ctx.get(), w, x);
-        if (!ggml_backend_supports_op(backend, y)) {
+        std::vector<ggml_tensor*> outputs;
+        for (int i = 0; i < k; i++) {
+            ggml_tensor* w = ggml_new_tensor_2d(ctx.get(), op.type, op.cols, op.rows);
+            outputs.push_back(ggml_mul_mat(ctx.get(), w, x));
+        }
+        if (!ggml_backend_supports_op(backend, outputs[0])) {
             out.matmuls.push_back(result);
             return;
         }
@@ -154,15 +168,30 @@ public:
             return;
         }
         // 0x11 bytes are small normal numbers in f32/f16/bf16 and in every quant block's scale: no NaN/denormal slow paths.
-        ggml_backend_tensor_memset(w, 0x11, 0, ggml_nbytes(w));
+        for (ggml_tensor* y : outputs)
+            ggml_backend_tensor_memset(y->src[0], 0x11, 0, ggml_nbytes(y->src[0]));
         ggml_backend_tensor_memset(x, 0x3c, 0, ggml_nbytes(x));
-        ggml_cgraph* graph = ggml_new_graph(ctx.get());
-        ggml_build_forward_expand(graph, y);
-        auto samples = time([&] { ggml_backend_graph_compute(backend, graph); }, out);
+        ggml_cgraph* single = ggml_new_graph(ctx.get());
+        ggml_build_forward_expand(single, outputs[0]);
+        ggml_cgraph* many = ggml_new_graph(ctx.get());
+        for (ggml_tensor* y : outputs)
+            ggml_build_forward_expand(many, y);
+
+        auto singleUs = time([&] { ggml_backend_graph_compute(backend, single); }, out);
+        auto manyUs = time([&] { ggml_backend_graph_compute(backend, many); }, out);
         result.supported = true;
-        result.medianUs = median(samples);
-        result.minUs = samples.empty() ? -1 : *std::min_element(samples.begin(), samples.end());
-        result.samples = (int) samples.size();
+        result.samples = (int) std::min(singleUs.size(), manyUs.size());
+        if (singleUs.empty() || manyUs.empty()) {
+            out.matmuls.push_back(result);
+            return;
+        }
+        const double singleMedian = median(singleUs);
+        const double singleMin = *std::min_element(singleUs.begin(), singleUs.end());
+        const double slopeMedian = (median(manyUs) - singleMedian) / (k - 1);
+        const double slopeMin = (*std::min_element(manyUs.begin(), manyUs.end()) - singleMin) / (k - 1);
+        // Noise can make the slope meaningless (≤ 0 or above the single-graph time); then the single graph is the bound.
+        result.medianUs = slopeMedian > 0 && slopeMedian <= singleMedian * 1.5 ? slopeMedian : singleMedian;
+        result.minUs = slopeMin > 0 && slopeMin <= result.medianUs ? slopeMin : std::min(singleMin, result.medianUs);
         out.matmuls.push_back(result);
     }
 

@@ -175,7 +175,9 @@ const MIN_WORK_SHARE = 0.1;
 function mm(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): number {
     const device = gpu ? cx.inputs.gpuDevice : "CPU";
     const us = matmulUs(cx.inputs.profile, device ?? "CPU", t.op!, batch, cx.inputs.statistic);
-    const launch = cx.inputs.profile.cpuLaunchUs == null ? 0 : gpu ? cx.launchUs : cx.inputs.profile.cpuLaunchUs;
+    // slope-timed profiles already exclude the per-graph launch
+    const launch = cx.inputs.profile.cpuLaunchUs == null || cx.inputs.profile.matmulTiming === "slope" ? 0
+        : gpu ? cx.launchUs : cx.inputs.profile.cpuLaunchUs;
     return Math.max(us * MIN_WORK_SHARE, us - launch);
 }
 

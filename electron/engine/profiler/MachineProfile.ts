@@ -37,7 +37,7 @@ export type TransferPoint = {
 
 /** Everything the cost model needs to know about this machine for one model's operator set. */
 export type MachineProfile = {
-    readonly version: 1;
+    readonly version: 1 | 2;
     /** Cache key: machine + llama.cpp release + build + threads + operator set + batch sizes. */
     readonly key: string;
     readonly createdAt: string;
@@ -55,6 +55,11 @@ export type MachineProfile = {
      * once. Absent in older profiles (then op times are used as measured).
      */
     readonly cpuLaunchUs?: number;
+    /**
+     * `"slope"`: each matmul time is the slope between a graph of one and a graph of K matmuls over distinct weights,
+     * so the per-graph launch is already excluded (profiles made before this carry launch-inclusive times).
+     */
+    readonly matmulTiming?: "slope";
     readonly elapsedMs: number;
     /**
      * Fixed cost of one llama_decode beyond its matmuls (graph build, scheduling, sampling, node-llama-cpp's JS), µs,

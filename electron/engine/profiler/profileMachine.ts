@@ -65,10 +65,13 @@ function cacheKey(engine: EngineLlama, ops: readonly OperatorShape[], request: N
     return createHash("sha256").update(parts.join("|")).digest("hex").slice(0, 20);
 }
 
+/** Bumped when measurements change meaning (2: slope-timed matmuls), so older cached profiles are re-measured. */
+const PROFILE_VERSION = 2;
+
 async function readCache(file: string, key: string): Promise<MachineProfile | null> {
     try {
         const cached = JSON.parse(await fs.readFile(file, "utf8")) as MachineProfile;
-        return cached.version === 1 && cached.key === key && !cached.truncated ? cached : null;
+        return cached.version === PROFILE_VERSION && cached.key === key && !cached.truncated ? cached : null;
     } catch {
         return null;
     }
@@ -127,7 +130,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         }
     }
     const profile: MachineProfile = {
-        version: 1,
+        version: PROFILE_VERSION,
         key,
         createdAt: new Date().toISOString(),
         llamaCppRelease: llama.llamaCppRelease.release,
@@ -141,6 +144,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         elapsedMs: result.elapsedMs,
         ...(decodeOverheadUs != null ? {decodeOverheadUs} : {}),
         ...(result.cpuLaunchUs != null && result.cpuLaunchUs > 0 ? {cpuLaunchUs: result.cpuLaunchUs} : {}),
+        matmulTiming: "slope",
         truncated: result.truncated
     };
     if (file != null) {
