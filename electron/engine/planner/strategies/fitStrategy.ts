@@ -1,15 +1,35 @@
 import {withOverrides} from "../resolvePlacement.js";
 import {defaultIsHost, finishPlan, type StrategyInputs, type StrategyResult} from "./StrategyResult.js";
 
+/** Tries of `common_fit_params` with a tighter target when its plan overshoots the budget. */
+const MAX_FIT_TRIES = 4;
+const MiB = 1024 * 1024;
+
 /**
  * llama.cpp's own automatic fitting (`common_fit_params`, `--fit`) driven to the same budget: the margin it must leave
- * on the GPU is free memory − budget. Its `-ngl` and overflow overrides are used as llama.cpp returns them.
+ * on the GPU is free memory − budget. Its `-ngl` and overflow overrides are used as llama.cpp returns them. llama.cpp
+ * sizes compute buffers its own way, so when the result needs more than the budget (as llama.cpp's no-alloc
+ * simulation measures it), the target is lowered by the overshoot and llama.cpp asked again — what a user tuning
+ * `--fit` by hand to a memory limit would do.
  */
 export async function fitStrategy(inputs: StrategyInputs): Promise<StrategyResult> {
     if (inputs.fit == null) throw new Error("the fit strategy needs llama.cpp's fitting function");
     const settings = {...inputs.settings, useMmap: true};
-    const fitted = await inputs.fit({budgetBytes: inputs.budgetBytes, settings});
-    const resolved = withOverrides(inputs.cost.model, fitted.gpuLayers, fitted.overrides, inputs.isHostBufferType ?? defaultIsHost);
-    return finishPlan(inputs, "fit", resolved, settings, [`common_fit_params: ${fitted.status}, -ngl ${fitted.gpuLayers}, ${fitted.overrides.length} overrides`],
-        fitted.overrides.map(([pattern, bufferType]) => ({pattern, bufferType})));
+    let target = inputs.budgetBytes;
+    let result: StrategyResult | null = null;
+    const notes: string[] = [];
+    for (let attempt = 0; attempt < MAX_FIT_TRIES && target > 0; attempt++) {
+        const fitted = await inputs.fit({budgetBytes: target, settings});
+        const resolved = withOverrides(inputs.cost.model, fitted.gpuLayers, fitted.overrides, inputs.isHostBufferType ?? defaultIsHost);
+        notes.push(`common_fit_params (target ${(target / MiB).toFixed(1)} MiB): ${fitted.status}, -ngl ${fitted.gpuLayers}, ${fitted.overrides.length} overrides`);
+        result = finishPlan(inputs, "fit", resolved, settings, [...notes],
+            fitted.overrides.map(([pattern, bufferType]) => ({pattern, bufferType})));
+        if (result.fits)
+            return result;
+        const overshoot = result.prediction.vram.total - inputs.budgetBytes;
+        target -= Math.max(overshoot, MiB);
+    }
+    if (result == null)
+        throw new Error("the budget is too small for llama.cpp's fitting to start");
+    return result;
 }
