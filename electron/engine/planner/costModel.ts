@@ -125,6 +125,8 @@ export type CostContext = {
     readonly launchUs: number;
     readonly gpuReadBytesPerUs: number;
     readonly cpuReadBytesPerUs: number;
+    /** Memo of {@link typeReadRate}, by `device:type`. */
+    readonly typeReadRates: Map<string, number>;
     readonly gpuFlopsPerUs: number;
     readonly cpuFlopsPerUs: number;
 };
@@ -135,6 +137,22 @@ function peak(profile: MachineProfile, device: string, minBatch: number, perPoin
         if (p.device !== device || !p.supported || p.medianUs <= 0 || p.batch < minBatch) continue;
         best = Math.max(best, perPoint(p.rows, p.cols, p.batch, p.type) / p.medianUs);
     }
+    return best;
+}
+
+/** Best single-token weight-read rate (bytes/µs, fastest sample) of `device` over the profiled ops of ggml type `type`. */
+function typeReadRate(cx: CostContext, device: string, type: string): number {
+    const key = `${device}:${type}`;
+    const cached = cx.typeReadRates.get(key);
+    if (cached != null) return cached;
+    let best = 0;
+    for (const p of cx.inputs.profile.matmuls) {
+        if (p.device !== device || p.type !== type || p.batch !== 1 || !p.supported) continue;
+        const us = p.minUs > 0 ? p.minUs : p.medianUs;
+        const bytes = cx.inputs.model.tensors.find((t) => t.op != null && t.type === type && t.op.rows === p.rows && t.op.cols === p.cols)?.bytes;
+        if (us > 0 && bytes != null) best = Math.max(best, bytes / us);
+    }
+    cx.typeReadRates.set(key, best);
     return best;
 }
 
@@ -159,6 +177,7 @@ export function costContext(inputs: CostInputs, settings: PlanSettings, workload
         launchUs: transfer?.launchUs ?? 0,
         gpuReadBytesPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, 1, weightBytes),
         cpuReadBytesPerUs: Math.max(profile.cpuReadBytesPerSec / 1e6, peak(profile, "CPU", 1, weightBytes)),
+        typeReadRates: new Map(),
         gpuFlopsPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, OFFLOAD_MIN_BATCH, flops),
         cpuFlopsPerUs: cpuFlops
     };
@@ -174,7 +193,15 @@ const MIN_WORK_SHARE = 0.1;
  */
 function mm(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): number {
     const device = gpu ? cx.inputs.gpuDevice : "CPU";
-    const us = matmulUs(cx.inputs.profile, device ?? "CPU", t.op!, batch, cx.inputs.statistic);
+    let us = matmulUs(cx.inputs.profile, device ?? "CPU", t.op!, batch, cx.inputs.statistic);
+    if (batch === 1) {
+        // A single-token matmul streams its weight once: memory-bound. Its own short timing is the noisiest point of a
+        // profile (timer and thread-wake jitter only ever add time), so it is bounded by the best bytes/µs this device
+        // reached on any op of the same ggml type — the per-quant-type read rate (BRIEF §7: Q4_K decodes at about half
+        // the CPU's read bandwidth, F16 near it).
+        const rate = typeReadRate(cx, device ?? "CPU", t.type);
+        if (rate > 0) us = Math.min(us, t.bytes / rate);
+    }
     // slope-timed profiles already exclude the per-graph launch
     const launch = cx.inputs.profile.cpuLaunchUs == null || cx.inputs.profile.matmulTiming === "slope" ? 0
         : gpu ? cx.launchUs : cx.inputs.profile.cpuLaunchUs;
