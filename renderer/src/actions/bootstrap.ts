@@ -11,7 +11,11 @@ export function bootstrap(): void {
     const transport = initTransport();
     wireEvents(transport);
     void (async () => {
-        useEngineStore.getState().setEngine(await transport.request("engine.state"));
+        // an engine.state event that arrives while this request is in flight is newer than its answer
+        const version = useEngineStore.getState().engineVersion;
+        const state = await transport.request("engine.state");
+        if (useEngineStore.getState().engineVersion === version)
+            useEngineStore.getState().setEngine(state);
         await refreshConversations();
         const first = useChatStore.getState().summaries[0];
         if (first != null)

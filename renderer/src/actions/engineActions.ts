@@ -15,7 +15,11 @@ export async function restartEngine(): Promise<void> {
     const store = useEngineStore.getState();
     store.setRestarting(true);
     try {
-        store.setEngine(await getTransport().request("engine.restart"));
+        const version = useEngineStore.getState().engineVersion;
+        const state = await getTransport().request("engine.restart");
+        // engine.state events during the restart are at least as new as this answer
+        if (useEngineStore.getState().engineVersion === version)
+            store.setEngine(state);
         await refreshMachine();
     } finally {
         store.setRestarting(false);

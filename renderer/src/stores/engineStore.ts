@@ -4,6 +4,8 @@ import type {EngineState, MachineDescription} from "../../../electron/contract/i
 /** Mirror of the engine's state (`engine.state` events) and of `machine.describe`. */
 export type EngineStore = {
     engine: EngineState;
+    /** Bumped on every engine state applied, so a slower request answer cannot overwrite a newer event. */
+    engineVersion: number;
     machine: MachineDescription | null;
     restarting: boolean;
     setEngine(engine: EngineState): void;
@@ -13,9 +15,10 @@ export type EngineStore = {
 
 export const useEngineStore = create<EngineStore>((set) => ({
     engine: {state: "starting"},
+    engineVersion: 0,
     machine: null,
     restarting: false,
-    setEngine: (engine) => set({engine}),
+    setEngine: (engine) => set((store) => ({engine, engineVersion: store.engineVersion + 1})),
     setMachine: (machine) => set({machine}),
     setRestarting: (restarting) => set({restarting})
 }));
