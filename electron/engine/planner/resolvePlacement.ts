@@ -13,15 +13,17 @@ function isOutputLayer(layer: number | null, role: string): boolean {
 }
 
 /**
- * llama.cpp's default layer split `-ngl n`: the last `n` repeating layers on the GPU with their KV cache, and the
- * output layer too when `n` exceeds the layer count (source: llama_model::load_tensors, i_gpu_start; dev_output).
+ * llama.cpp's default layer split `-ngl n`: the output layer counts as layer `n_layer`, so `-ngl n` puts the output
+ * layer and the last `n − 1` repeating layers (with their KV cache) on the GPU, and `n_layer + 1` puts everything
+ * (source: llama_model::load_tensors: i_gpu_start = max(n_layer + 1 − n_gpu_layers, 0); dev_output =
+ * get_layer_buft_list(n_layer); "offloading output layer to GPU" is logged for any n ≥ 1).
  */
 export function layerSplit(model: PlannerModel, gpuLayers: number): ResolvedPlacement {
-    const first = model.layerCount - Math.min(gpuLayers, model.layerCount);
+    const first = Math.max(model.layerCount + 1 - gpuLayers, 0);
     const onGpu = new Set<string>();
     for (const t of model.tensors) {
         if (isInputLayer(t.role)) continue;
-        if (t.layer != null ? t.layer >= first : gpuLayers > model.layerCount) onGpu.add(t.name);
+        if (t.layer != null ? t.layer >= first : gpuLayers >= 1) onGpu.add(t.name);
     }
     const kvOnGpu = Array.from({length: model.layerCount}, (_, l) => l >= first);
     return {gpuLayers: gpuLayers > model.layerCount ? "max" : gpuLayers, onGpu, kvOnGpu};
