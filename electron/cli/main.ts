@@ -148,10 +148,6 @@ export function parseBudget(text: string): Budget {
     throw new UsageError(`--budget must be MiB (e.g. 4096), a share of the weights (e.g. 50%) or auto (got "${text}")`);
 }
 
-export function registerCommand(name: string, command: Command): void {
-    commands[name] = command;
-}
-
 function parseGpu(value: string | boolean | undefined): EngineGpu {
     const gpu = String(value ?? "auto");
     if (gpu === "auto" || gpu === "cpu" || gpu === "cuda" || gpu === "vulkan" || gpu === "metal")

@@ -13,7 +13,9 @@ import {streamChatReply, type ChatTurn} from "../runtime/streamChatReply.js";
 import type {GenerationTiming} from "../runtime/generationTiming.js";
 import {inspectModelFile, toModelCard} from "./modelCard.js";
 import type {EngineBenchProgress, EngineBenchRequest, EngineBenchResult} from "./engineProtocol.js";
-import {layerSplitPlacement, toPlacementView} from "./placementView.js";
+import {toPlacementView} from "./placementView.js";
+import {layerSplit, toPlacement} from "../planner/resolvePlacement.js";
+import {plannerModelFrom} from "../planner/types.js";
 import {planForBudget} from "./planForBudget.js";
 import {runBenchJob} from "./runBenchJob.js";
 
@@ -57,7 +59,8 @@ export class EngineService {
         const machine = this.describe();
         const layerCount = model.layerCount ?? 0;
         const gpuLayers = machine.gpu == null ? 0 : request.gpuLayers === "max" ? layerCount + 1 : request.gpuLayers;
-        const placement = layerSplitPlacement(model, gpuLayers, machine.gpu?.bufferType ?? null);
+        const plannerModel = plannerModelFrom(model);
+        const placement = toPlacement(plannerModel, layerSplit(plannerModel, gpuLayers), machine.gpu?.bufferType ?? null);
         const settings = {...DEFAULT_SETTINGS, ...request.settings};
         const flags = renderLayerSplitFlags(gpuLayers, {layerCount, modelPath: request.path, ubatch: settings.batchSize, threads: settings.threads ?? undefined}).command;
         return await this.loadPlaced({

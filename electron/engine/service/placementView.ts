@@ -25,20 +25,3 @@ export function toPlacementView(options: {
         llamaCppFlags: options.llamaCppFlags
     };
 }
-
-/**
- * Where llama.cpp's layer split puts each tensor with `-ngl gpuLayers`: the last `gpuLayers` repeating layers on the
- * GPU, the output layer too once every repeating layer is there, token embeddings always on the host.
- * source: llama_model::load_tensors (src/llama-model.cpp): i_gpu_start = max(n_layer + 1 - n_gpu_layers, 0).
- */
-export function layerSplitPlacement(model: InspectedModel, gpuLayers: number, gpuBufferType: string | null): Placement {
-    const layerCount = model.layerCount ?? 0;
-    const firstGpuLayer = Math.max(layerCount + 1 - gpuLayers, 0);
-    const assignments: Record<string, string> = {};
-    for (const tensor of model.tensors) {
-        const index = tensor.layer ?? (tensor.role === "token_embd" ? -1 : layerCount);
-        const onGpu = gpuBufferType != null && index >= firstGpuLayer && tensor.role !== "token_embd";
-        assignments[tensor.name] = onGpu ? gpuBufferType : "CPU";
-    }
-    return {defaultBufferType: gpuBufferType ?? "CPU", assignments};
-}
