@@ -33,8 +33,9 @@ export async function refreshBenchList(): Promise<void> {
         const store = useBenchStore.getState();
         store.setSummaries(summaries);
         const running = summaries.find((summary) => summary.status === "running");
-        if (running != null && store.run.status !== "running")
-            store.setRun({status: "running", benchId: running.id, progress: null, stopping: false});
+        // an answer that left the host before bench.done arrived can still say "running"
+        if (running != null)
+            store.followRunning(running.id);
     } catch {
         // the host answers once it is up; the list stays as it was
     }

@@ -44,13 +44,13 @@ export function wireEvents(transport: Transport): () => void {
             }
         }),
         transport.on("bench.done", ({benchId}) => {
-            useBenchStore.getState().setRun({status: "idle"});
+            useBenchStore.getState().finish(benchId, {status: "idle"});
             void refreshBenchList();
             if (useBenchStore.getState().selectedId === benchId)
                 void openBench(benchId);
         }),
         transport.on("bench.error", ({benchId, error}) => {
-            useBenchStore.getState().setRun({status: "failed", benchId, message: error});
+            useBenchStore.getState().finish(benchId, {status: "failed", benchId, message: error});
             void refreshBenchList();
             if (useBenchStore.getState().selectedId === benchId)
                 void openBench(benchId);

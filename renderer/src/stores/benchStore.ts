@@ -31,7 +31,13 @@ export type BenchStore = {
     selectedId: string | null;
     detail: BenchDetail | null;
     setForm(change: Partial<BenchForm>): void;
+    /** Benchmarks that ended (done or failed) while this window watched: never followed as running again. */
+    finished: ReadonlySet<string>;
     setRun(run: BenchRunState): void;
+    /** Records that `benchId` ended, with the state to show. */
+    finish(benchId: string, run: BenchRunState): void;
+    /** Follows `benchId` as running (a list answer said so), unless something runs already or it has ended. */
+    followRunning(benchId: string): void;
     /** A `bench.progress` event of the benchmark being followed. */
     progress(progress: BenchProgress): void;
     setSummaries(summaries: BenchSummary[]): void;
@@ -46,12 +52,17 @@ export const useBenchStore = create<BenchStore>((set) => ({
     selectedId: null,
     detail: null,
     setForm: (change) => set((state) => ({form: {...state.form, ...change}})),
+    finished: new Set(),
     setRun: (run) => set({run}),
+    finish: (benchId, run) => set((state) => ({run, finished: new Set(state.finished).add(benchId)})),
+    followRunning: (benchId) => set((state) =>
+        state.run.status === "running" || state.finished.has(benchId) ? {} : {run: {status: "running", benchId, progress: null, stopping: false}}),
     progress: (progress) => set((state) => {
         if (state.run.status === "running" && state.run.benchId === progress.benchId)
             return {run: {...state.run, progress}};
-        // a benchmark started elsewhere (another window, or before a reload): follow it
-        if (state.run.status !== "running")
+        // a benchmark started elsewhere (another window, or before a reload): follow it — unless it already ended
+        // (a late answer or event must not bring a finished run back)
+        if (state.run.status !== "running" && !state.finished.has(progress.benchId))
             return {run: {status: "running", benchId: progress.benchId, progress, stopping: false}};
         return {};
     }),
