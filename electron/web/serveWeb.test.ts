@@ -143,6 +143,36 @@ describe("serveWeb", () => {
         expect(attached.some((client) => client.id === events.clientId)).toBe(false);
     });
 
+    it("survives requests that used to end the process, then serves a normal request", async () => {
+        const auth = {authorization: `Bearer ${server.token}`};
+        // each of these threw outside any handler (ERR_INVALID_URL, URIError) and took the whole server down
+        expect((await rawRequest({path: "//[x"})).status).toBe(400);
+        expect((await rawRequest({path: "//[x", headers: auth})).status).toBe(400);
+        expect((await rawRequest({path: "/%E0%A4%A"})).status).toBe(400);
+        const badName = await rawRequest({method: "POST", path: "/api/request/%E0%A4%A", headers: auth, body: "{}"});
+        expect(JSON.parse(badName.body)).toMatchObject({ok: false, error: {code: "bad-request"}});
+        expect((await rawRequest({path: `/api/bench/%E0%A4%A/csv?token=${server.token}`})).status).toBe(400);
+        // a request line Node itself cannot parse
+        const raw = await new Promise<string>((resolve) => {
+            const socket = net.connect(server.port, "127.0.0.1", () => socket.write("GET /\u0000 HTTP/1.1\r\n\r\n"));
+            let text = "";
+            socket.on("data", (chunk) => text += String(chunk));
+            socket.on("close", () => resolve(text));
+            socket.on("error", () => resolve(text));
+        });
+        expect(raw).toMatch(/^HTTP\/1\.1 400/);
+
+        expect((await rawRequest({path: "/"})).status).toBe(200);
+        const events = await openEvents();
+        try {
+            const headers = {...auth, "x-tensorwise-client": events.clientId};
+            const ok = await rawRequest({method: "POST", path: "/api/request/engine.state", headers, body: "{}"});
+            expect(JSON.parse(ok.body)).toMatchObject({ok: true});
+        } finally {
+            events.close();
+        }
+    });
+
     describe("upload", () => {
         const auth = () => ({authorization: `Bearer ${server.token}`});
 

@@ -13,6 +13,7 @@ import {createReadStream, promises as fs} from "node:fs";
 import http from "node:http";
 import type {AddressInfo} from "node:net";
 import path from "node:path";
+import {pipeline} from "node:stream/promises";
 import type {EventName, Events, RequestName} from "../contract/ipc.js";
 import {isRequestName} from "../contract/requestNames.js";
 import {HostError} from "../host/HostError.js";
@@ -71,18 +72,21 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
         return bytes.length === tokenBytes.length && timingSafeEqual(bytes, tokenBytes);
     };
 
-    const server = http.createServer((request, response) => {
+    /** Routes one request. Everything that can throw or reject ends in {@link answerFailure}, never in the process. */
+    const route = (request: http.IncomingMessage, response: http.ServerResponse): Promise<void> | void => {
         setSecurityHeaders(response);
         const hostHeader = request.headers.host ?? "";
         if (hostHeader !== `127.0.0.1:${port}` && hostHeader !== `localhost:${port}`) {
             sendJson(response, 421, {ok: false, error: {code: "bad-host", message: "unexpected Host header"}});
             return;
         }
-        const url = new URL(request.url ?? "/", `http://${hostHeader}`);
-        if (!url.pathname.startsWith("/api/")) {
-            void serveStatic(rendererDir, url.pathname, request, response);
+        const url = parseRequestTarget(request.url, hostHeader);
+        if (url == null) {
+            sendJson(response, 400, {ok: false, error: {code: "bad-request", message: "the request target is not a valid URL"}});
             return;
         }
+        if (!url.pathname.startsWith("/api/"))
+            return serveStatic(rendererDir, url.pathname, request, response);
         const origin = request.headers.origin;
         if (origin != null && origin !== `http://${hostHeader}`) {
             sendJson(response, 403, {ok: false, error: {code: "bad-origin", message: "cross-origin request refused"}});
@@ -98,21 +102,41 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
         if (request.method === "GET" && url.pathname === "/api/events")
             openEventStream(request, response);
         else if (request.method === "POST" && url.pathname.startsWith("/api/request/"))
-            void handleRequest(decodeURIComponent(url.pathname.slice("/api/request/".length)), request, response);
+            return handleRequest(url.pathname.slice("/api/request/".length), request, response);
         else if (request.method === "GET" && url.pathname.startsWith("/api/bench/"))
-            void sendBenchFile(url.pathname.slice("/api/bench/".length), response);
+            return sendBenchFile(url.pathname.slice("/api/bench/".length), response);
         else if (request.method === "PUT" && url.pathname === "/api/upload")
-            void receiveUpload(request, response, url.searchParams.get("name") ?? "", path.join(options.dataDir, "models"))
+            return receiveUpload(request, response, url.searchParams.get("name") ?? "", path.join(options.dataDir, "models"))
                 .then((result) => sendJson(response, result.status, result.body));
         else
             sendJson(response, 404, {ok: false, error: {code: "not-found", message: "no such endpoint"}});
+    };
+
+    const server = http.createServer((request, response) => {
+        try {
+            const routed = route(request, response);
+            if (routed != null)
+                routed.catch((error: unknown) => answerFailure(response, error));
+        } catch (error) {
+            answerFailure(response, error);
+        }
+    });
+    // a malformed request line or header never reaches `route`: answer 400 and drop the socket, as Node would
+    server.on("clientError", (_error, socket) => {
+        if (socket.writable)
+            socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+        else
+            socket.destroy();
     });
 
     const openEventStream = (request: http.IncomingMessage, response: http.ServerResponse) => {
         const id = randomUUID();
         response.writeHead(200, {"Content-Type": "text/event-stream; charset=utf-8", Connection: "keep-alive"});
+        // a client that went away mid-write must not turn into an 'error' event nobody listens to
+        response.on("error", () => {});
         const write = (event: string, data: unknown) => {
-            response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+            if (!response.writableEnded && !response.destroyed)
+                response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
         };
         const client: HostClient = {
             id,
@@ -123,7 +147,10 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
         const detach = options.host.attach(client);
         clients.set(id, {client, detach, response});
         write("hello", {clientId: id});
-        const keepAlive = setInterval(() => response.write(": keep-alive\n\n"), SSE_KEEPALIVE_MS);
+        const keepAlive = setInterval(() => {
+            if (!response.writableEnded && !response.destroyed)
+                response.write(": keep-alive\n\n");
+        }, SSE_KEEPALIVE_MS);
         request.on("close", () => {
             clearInterval(keepAlive);
             clients.get(id)?.detach();
@@ -133,7 +160,7 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
 
     const sendBenchFile = async (rest: string, response: http.ServerResponse) => {
         try {
-            const [id, format, extra] = rest.split("/").map((part) => decodeURIComponent(part));
+            const [id, format, extra] = rest.split("/").map(decodePathPart);
             if (id == null || format == null || extra != null || options.host.benchExportFile == null)
                 throw new HostError("not-found", "no such benchmark file");
             const file = await options.host.benchExportFile(id, format);
@@ -143,15 +170,16 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
                 "Content-Length": stat.size,
                 "Content-Disposition": `attachment; filename="${file.fileName.replace(/[^A-Za-z0-9._-]/g, "_")}"`
             });
-            createReadStream(file.path).pipe(response);
+            await streamFile(file.path, response);
         } catch (error) {
             const contractError = HostError.toContract(error);
             sendJson(response, contractError.code === "not-found" ? 404 : 400, {ok: false, error: contractError});
         }
     };
 
-    const handleRequest = async (name: string, request: http.IncomingMessage, response: http.ServerResponse) => {
+    const handleRequest = async (encodedName: string, request: http.IncomingMessage, response: http.ServerResponse) => {
         try {
+            const name = decodePathPart(encodedName);
             if (!isRequestName(name))
                 throw new HostError("unknown-request", `unknown request "${name}"`);
             const clientId = request.headers["x-tensorwise-client"];
@@ -201,6 +229,43 @@ function setSecurityHeaders(response: http.ServerResponse): void {
     response.setHeader("X-Frame-Options", "DENY");
     response.setHeader("Cross-Origin-Opener-Policy", "same-origin");
     response.setHeader("Cross-Origin-Resource-Policy", "same-origin");
+}
+
+/** Streams a file as the body; a read error (the file vanished after `stat`) cuts the answer off instead of throwing. */
+async function streamFile(file: string, response: http.ServerResponse): Promise<void> {
+    await pipeline(createReadStream(file), response).catch(() => response.destroy());
+}
+
+/** A request target as a URL, or `null` where it is not one (`//[x`, for one, makes `new URL` throw). */
+function parseRequestTarget(target: string | undefined, hostHeader: string): URL | null {
+    try {
+        return new URL(target ?? "/", `http://${hostHeader}`);
+    } catch {
+        return null;
+    }
+}
+
+/** `decodeURIComponent` that answers a malformed escape (`%E0%A4%A`) with a request error instead of a `URIError`. */
+function decodePathPart(part: string): string {
+    try {
+        return decodeURIComponent(part);
+    } catch {
+        throw new HostError("bad-request", "the request path has a malformed %-escape");
+    }
+}
+
+/**
+ * The last line of defence: whatever a handler threw, the client gets an error answer and the server keeps serving.
+ * Internal details stay in the server's log, not in the answer.
+ */
+function answerFailure(response: http.ServerResponse, error: unknown): void {
+    const contractError = error instanceof HostError ? HostError.toContract(error) : {code: "internal", message: "the server could not answer this request"};
+    if (!(error instanceof HostError))
+        process.stderr.write(`[web] request failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    if (response.headersSent)
+        response.destroy();
+    else
+        sendJson(response, 500, {ok: false, error: contractError});
 }
 
 export function sendJson(response: http.ServerResponse, status: number, body: unknown): void {
@@ -254,7 +319,7 @@ async function serveStatic(root: string, pathname: string, request: http.Incomin
         if (request.method === "HEAD")
             response.end();
         else
-            createReadStream(file).pipe(response);
+            await streamFile(file, response);
     } catch {
         sendJson(response, 404, {ok: false, error: {code: "not-found", message: `not found: ${relative}`}});
     }
