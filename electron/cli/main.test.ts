@@ -1,4 +1,4 @@
-import {mkdtempSync, writeFileSync} from "node:fs";
+import {mkdtempSync, readFileSync, writeFileSync} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {describe, expect, it} from "vitest";
@@ -23,7 +23,67 @@ describe("tensorwise CLI", () => {
         expect(unknown.stderr.join("\n")).toContain('unknown command "frobnicate"');
         const budget = captureIo();
         expect(await main(["chat", "m.gguf", "--prompt", "hi", "--auto", "--budget", "150%"], budget)).toBe(2);
-        expect(budget.stderr.join("\n")).toContain("--budget must be");
+        expect(budget.stderr.join("\n")).toMatch(/--budget: The GPU budget must be .* at most 100%/);
+    });
+
+    it("refuses every out-of-range or oddly written number with a sentence naming the flag, before loading anything", async () => {
+        const refused: [string[], RegExp][] = [
+            [["chat", "m.gguf", "--prompt", "hi", "--threads", "100000"], /--threads: The thread count must be an integer from 1 to \d+ \(this machine has \d+ logical cores\)/],
+            [["chat", "m.gguf", "--prompt", "hi", "--threads", "0"], /--threads: .*from 1/],
+            [["chat", "m.gguf", "--prompt", "hi", "--max-tokens", "0x10"], /--max-tokens: The max tokens must be an integer/],
+            [["chat", "m.gguf", "--prompt", "hi", "--max-tokens", " 3"], /--max-tokens: /],
+            [["chat", "m.gguf", "--prompt", "hi", "--max-tokens", "0"], /--max-tokens: /],
+            [["chat", "m.gguf", "--prompt", "hi", "--temperature", "NaN"], /--temperature: The temperature must be a number from 0 to 10/],
+            [["chat", "m.gguf", "--prompt", "hi", "--temperature", "Infinity"], /--temperature: /],
+            [["chat", "m.gguf", "--prompt", "hi", "--temperature=-1"], /--temperature: /],
+            [["chat", "m.gguf", "--prompt", "hi", "--context", "2147483648"], /--context: The context size must be an integer from 64 to 1048576 tokens/],
+            [["chat", "m.gguf", "--prompt", "hi", "--budget", "50%"], /--budget only applies to --auto/],
+            [["chat", "m.gguf", "--prompt", "hi", "--auto", "--budget", "1e400"], /--budget/],
+            [["plan", "m.gguf", "--prompt-tokens", "99999999999999"], /--prompt-tokens: The prompt length must be an integer from 1 to 131072 tokens/],
+            [["plan", "m.gguf", "--prompt-tokens", "100000000"], /--prompt-tokens: /],
+            [["plan", "m.gguf", "--prompt-tokens", "4096", "--context", "2048"], /do not fit the context of 2048 tokens/],
+            [["bench", "m.gguf", "--prompts", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"], /--prompts must list 1 to 16 values/],
+            [["bench", "m.gguf", "--gens", "1"], /--gens: The generation length must be an integer from 2/],
+            [["bench", "m.gguf", "--repeats", "1000"], /--repeats: /],
+            [["profile", "m.gguf", "--threads", "1.5"], /--threads: /],
+            [["make-model", "x.gguf", "--layers", "0"], /--layers: The layer count must be an integer from 1 to 512/],
+            [["make-model", "x.gguf", "--vocab", "99999999999"], /--vocab: /]
+        ];
+        for (const [argv, message] of refused) {
+            const io = captureIo();
+            const started = performance.now();
+            expect(await main(argv, io), argv.join(" ")).toBe(2);
+            expect(io.stderr.join("\n"), argv.join(" ")).toMatch(message);
+            expect(performance.now() - started, argv.join(" ")).toBeLessThan(1000);
+        }
+    });
+
+    it("prints each command's help for --help", async () => {
+        for (const command of ["chat", "plan", "bench", "inspect", "make-model", "profile", "devices"]) {
+            const io = captureIo();
+            expect(await main([command, "--help"], io), command).toBe(0);
+            expect(io.stdout.join("\n"), command).toContain(`usage: tensorwise ${command}`);
+        }
+    });
+
+    it("prints model-file text without terminal control sequences", async () => {
+        const modelPath = path.join(dir, "escapes.gguf");
+        const hostile = "\u001b]0;pwned\u0007\u001b[2J\u001b[31mred\u009b6n";
+        const make = captureIo();
+        expect(await main(["make-model", modelPath, "--preset", "tiny", "--layers", "1", "--json"], make)).toBe(0);
+        // rename the model in place: same length keeps every offset valid
+        const bytes = readFileSync(modelPath);
+        const name = Buffer.from("synthetic-tiny-f16", "utf8");
+        const at = bytes.indexOf(name);
+        expect(at).toBeGreaterThan(0);
+        Buffer.from(hostile.slice(0, name.length).padEnd(name.length, "x"), "latin1").copy(bytes, at);
+        writeFileSync(modelPath, bytes);
+        const io = captureIo();
+        expect(await main(["inspect", modelPath], io)).toBe(0);
+        const printed = io.stdout.join("\n") + io.stderr.join("\n");
+        expect(printed).toContain("]0;pwned");
+        // eslint-disable-next-line no-control-regex -- control characters are what must not be printed
+        expect(printed).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
     });
 
     it("writes a model, inspects it, and chats with it on the CPU, all as JSON", async () => {

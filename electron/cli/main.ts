@@ -1,5 +1,6 @@
 import {parseArgs, type ParseArgsConfig} from "node:util";
 import {processIo, type CliIo} from "./CliIo.js";
+import {terminalSafe} from "../engine/format/terminalSafe.js";
 import {devicesCommand} from "./commands/devicesCommand.js";
 import {UsageError} from "./UsageError.js";
 import {inspectCommand} from "./commands/inspectCommand.js";
@@ -10,8 +11,8 @@ import {profileCommand} from "./commands/profileCommand.js";
 import {BENCH_OPTIONS, BENCH_USAGE, benchCommand} from "./commands/benchCommand.js";
 import {STRATEGY_NAMES} from "../engine/planner/planStrategy.js";
 import type {StrategyName} from "../engine/planner/strategies/StrategyResult.js";
-import type {Budget} from "../contract/ipc.js";
-import type {EngineGpu} from "../engine/native/getEngineLlama.js";
+import {TEXT_LIMITS} from "../contract/limits.js";
+import {flagNumber, flagThreads, parseBudget, parseGpu} from "./flags.js";
 
 type Command = {
     summary: string;
@@ -50,7 +51,7 @@ const commands: Record<string, Command> = {
         usage: "tensorwise profile <model.gguf> [--gpu auto|cpu|cuda|vulkan] [--threads N] [--refresh] [--json]",
         options: {...gpuOption, ...jsonOption, threads: {type: "string"}, refresh: {type: "boolean", default: false}},
         run: (io, values, positionals) => profileCommand(io, onePositional(positionals, "model.gguf"), {
-            gpu: parseGpu(values.gpu), threads: optionalInt(values.threads, "threads", 1), refresh: values.refresh === true, json: values.json === true
+            gpu: parseGpu(values.gpu), threads: flagThreads(values.threads), refresh: values.refresh === true, json: values.json === true
         })
     },
     plan: {
@@ -61,16 +62,21 @@ const commands: Record<string, Command> = {
             ...gpuOption, ...jsonOption, budget: {type: "string", default: "auto"}, strategy: {type: "string", default: "optimal"},
             "prompt-tokens": {type: "string"}, "gen-tokens": {type: "string"}, context: {type: "string"}, threads: {type: "string"}
         },
-        run: (io, values, positionals) => planCommand(io, onePositional(positionals, "model.gguf"), {
-            gpu: parseGpu(values.gpu),
-            budget: parseBudget(String(values.budget)),
-            strategy: parseStrategy(values.strategy),
-            promptTokens: optionalInt(values["prompt-tokens"], "prompt-tokens", 1) ?? 512,
-            genTokens: optionalInt(values["gen-tokens"], "gen-tokens", 1) ?? 128,
-            contextSize: optionalInt(values.context, "context", 1) ?? 2048,
-            threads: optionalInt(values.threads, "threads", 1),
-            json: values.json === true
-        })
+        run: (io, values, positionals) => {
+            const promptTokens = flagNumber(values["prompt-tokens"], "prompt-tokens", "promptTokens") ?? 512;
+            const genTokens = flagNumber(values["gen-tokens"], "gen-tokens", "genTokens") ?? 128;
+            const contextSize = flagNumber(values.context, "context", "contextSize") ?? 2048;
+            if (promptTokens + genTokens > contextSize)
+                throw new UsageError(`the prompt and the reply (${promptTokens} + ${genTokens} tokens) do not fit the context of ${contextSize} tokens: raise --context or lower --prompt-tokens/--gen-tokens`);
+            return planCommand(io, onePositional(positionals, "model.gguf"), {
+                gpu: parseGpu(values.gpu),
+                budget: parseBudget(String(values.budget)),
+                strategy: parseStrategy(values.strategy),
+                promptTokens, genTokens, contextSize,
+                threads: flagThreads(values.threads),
+                json: values.json === true
+            });
+        }
     },
     bench: {
         summary: "benchmark placement strategies per budget (TTFT/TPOT, memory, predictions) and export report.json/csv/html",
@@ -89,20 +95,24 @@ const commands: Record<string, Command> = {
             "show-overrides": {type: "boolean", default: false}
         },
         run: (io, values, positionals) => {
-            if ((typeof values.prompt !== "string" || values.prompt === "") && !(process.stdin.isTTY && io === processIo))
+            if ((typeof values.prompt !== "string" || values.prompt === "") && !(process.stdin.isTTY && onTerminal.has(io)))
                 throw new UsageError("--prompt is required (or run in a terminal for an interactive chat)");
+            if (values.budget != null && values.auto !== true)
+                throw new UsageError("--budget only applies to --auto (the planner's GPU budget): add --auto, or drop --budget");
+            if (typeof values.prompt === "string" && values.prompt.length > TEXT_LIMITS.message)
+                throw new UsageError(`--prompt is longer than ${TEXT_LIMITS.message} characters`);
             return chatCommand(io, onePositional(positionals, "model.gguf"), {
                 gpu: parseGpu(values.gpu),
                 prompt: typeof values.prompt === "string" && values.prompt !== "" ? values.prompt : undefined,
                 placement: values.placement as string | undefined,
-                gpuLayers: optionalInt(values["gpu-layers"], "gpu-layers", 0),
+                gpuLayers: flagNumber(values["gpu-layers"], "gpu-layers", "gpuLayers"),
                 auto: values.auto === true,
                 budget: values.budget == null ? undefined : parseBudget(String(values.budget)),
-                contextSize: optionalInt(values.context, "context", 1) ?? 2048,
-                batchSize: optionalInt(values.batch, "batch", 1) ?? 512,
-                threads: optionalInt(values.threads, "threads", 1),
-                maxTokens: optionalInt(values["max-tokens"], "max-tokens", 1) ?? 64,
-                temperature: values.temperature == null ? 0 : Number(values.temperature),
+                contextSize: flagNumber(values.context, "context", "contextSize") ?? 2048,
+                batchSize: flagNumber(values.batch, "batch", "batchSize") ?? 512,
+                threads: flagThreads(values.threads),
+                maxTokens: flagNumber(values["max-tokens"], "max-tokens", "maxTokens") ?? 64,
+                temperature: flagNumber(values.temperature, "temperature", "temperature") ?? 0,
                 showOverrides: values["show-overrides"] === true,
                 json: values.json === true
             });
@@ -126,34 +136,6 @@ function onePositional(positionals: string[], name: string): string {
     return first;
 }
 
-function optionalInt(value: string | boolean | undefined, name: string, min: number): number | undefined {
-    if (value == null)
-        return undefined;
-    const number = Number(value);
-    if (!Number.isSafeInteger(number) || number < min)
-        throw new UsageError(`--${name} must be an integer ≥ ${min} (got "${String(value)}")`);
-    return number;
-}
-
-/** `"4096"` → 4096 MiB, `"50%"` → half of the model's weights, `"auto"` → free VRAM minus a margin. */
-export function parseBudget(text: string): Budget {
-    if (text === "auto")
-        return {kind: "auto"};
-    const percent = /^(\d+(?:\.\d+)?)%$/.exec(text);
-    if (percent?.[1] != null && Number(percent[1]) > 0 && Number(percent[1]) <= 100)
-        return {kind: "percent", percent: Number(percent[1])};
-    const mib = /^(\d+(?:\.\d+)?)(?:MiB)?$/i.exec(text);
-    if (mib?.[1] != null && Number(mib[1]) > 0)
-        return {kind: "mib", mib: Number(mib[1])};
-    throw new UsageError(`--budget must be MiB (e.g. 4096), a share of the weights (e.g. 50%) or auto (got "${text}")`);
-}
-
-function parseGpu(value: string | boolean | undefined): EngineGpu {
-    const gpu = String(value ?? "auto");
-    if (gpu === "auto" || gpu === "cpu" || gpu === "cuda" || gpu === "vulkan" || gpu === "metal")
-        return gpu;
-    throw new UsageError(`--gpu must be auto, cpu, cuda, vulkan or metal (got "${gpu}")`);
-}
 
 
 function help(io: CliIo): void {
@@ -162,8 +144,16 @@ function help(io: CliIo): void {
         io.out(`  ${name.padEnd(12)} ${command.summary}\n      ${command.usage}`);
 }
 
+/** The io of a run on the process's own streams (an interactive chat needs a terminal). */
+const onTerminal = new WeakSet<CliIo>();
+
 /** Runs the CLI; returns the process exit code. */
-export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+export async function main(argv: string[], rawIo: CliIo = processIo): Promise<number> {
+    // Everything printed passes here: model names, metadata, tensor names, file errors and llama.cpp's log are
+    // untrusted text, and none of it may move the cursor, retitle or clear the user's terminal.
+    const io: CliIo = {out: (line) => rawIo.out(terminalSafe(line)), err: (line) => rawIo.err(terminalSafe(line))};
+    if (rawIo === processIo)
+        onTerminal.add(io);
     const [name, ...rest] = argv;
     if (name == null || name === "help" || name === "--help" || name === "-h") {
         help(io);
@@ -174,6 +164,10 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
         io.err(`unknown command "${name}"`);
         help(io);
         return 2;
+    }
+    if (rest.includes("--help") || rest.includes("-h")) {
+        io.out(`${command.summary}\nusage: ${command.usage}`);
+        return 0;
     }
     try {
         const {values, positionals} = parseArgs({args: rest, options: command.options, allowPositionals: true, strict: true});

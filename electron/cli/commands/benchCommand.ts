@@ -9,7 +9,9 @@ import {DEFAULT_TUNED_BATCH_SIZES, runBench} from "../../engine/bench/runBench.j
 import {REPORT_FILES} from "../../engine/bench/report/BenchResultStore.js";
 import {predictionErrors, speedups} from "../../engine/bench/report/summariseReport.js";
 import type {BenchVariant} from "../../engine/bench/types.js";
-import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama.js";
+import {getEngineLlama} from "../../engine/native/getEngineLlama.js";
+import {LIMITS} from "../../contract/limits.js";
+import {flagNumber, flagNumberList, flagThreads, parseBudget, parseGpu} from "../flags.js";
 import {STRATEGY_NAMES} from "../../engine/planner/planStrategy.js";
 import type {StrategyName} from "../../engine/planner/strategies/StrategyResult.js";
 import type {CliIo} from "../CliIo.js";
@@ -32,20 +34,6 @@ export const BENCH_USAGE = "tensorwise bench <model.gguf> [--budgets 25,50,75%] 
     "[--strategies cpu,layers,fit,oato,optimal] [--hand-tuned] [--tuned-batches 512,2048] [--repeats N] [--out dir] " +
     "[--gpu auto|cpu|cuda|vulkan] [--threads N] [--context N] [--batch N] [--tpot-prompt N] [--warmup N] [--json]";
 
-function intList(text: string, name: string, min: number): number[] {
-    const values = text.split(",").map((item) => item.trim()).filter((item) => item !== "").map(Number);
-    if (values.length === 0 || values.some((v) => !Number.isSafeInteger(v) || v < min))
-        throw new UsageError(`--${name} must be a comma-separated list of integers ≥ ${min} (got "${text}")`);
-    return [...new Set(values)].sort((a, b) => a - b);
-}
-
-function optionalInt(value: string | boolean | undefined, name: string, min: number): number | undefined {
-    if (value == null) return undefined;
-    const number = Number(value);
-    if (!Number.isSafeInteger(number) || number < min) throw new UsageError(`--${name} must be an integer ≥ ${min} (got "${String(value)}")`);
-    return number;
-}
-
 /**
  * `"25,50,75%"` (a trailing `%` applies to the whole list), `"25%,50%"`, or MiB: `"2048,4096"`.
  * Returns each budget with its label.
@@ -54,14 +42,11 @@ export function parseBudgetList(text: string): {label: string; budget: Budget}[]
     const items = text.split(",").map((item) => item.trim()).filter((item) => item !== "");
     const allPercent = items.at(-1)?.endsWith("%") === true;
     if (items.length === 0) throw new UsageError("--budgets is empty");
+    if (items.length > LIMITS.listLength.max) throw new UsageError(`--budgets lists more than ${LIMITS.listLength.max} budgets`);
     return items.map((item) => {
-        const number = Number(item.replace(/%$/, "").replace(/MiB$/i, ""));
-        if (!Number.isFinite(number) || number <= 0) throw new UsageError(`--budgets: "${item}" is not a size in MiB or a percentage`);
-        if (item.endsWith("%") || allPercent) {
-            if (number > 100) throw new UsageError(`--budgets: ${item} is over 100%`);
-            return {label: `${number}%`, budget: {kind: "percent", percent: number}};
-        }
-        return {label: `${number}MiB`, budget: {kind: "mib", mib: number}};
+        const budget = parseBudget(allPercent && !item.endsWith("%") ? `${item}%` : item, "budgets");
+        if (budget.kind === "auto") throw new UsageError("--budgets: auto is not a fixed budget; give MiB or a percentage");
+        return {label: budget.kind === "percent" ? `${budget.percent}%` : `${budget.mib}MiB`, budget};
     });
 }
 
@@ -81,12 +66,6 @@ export function parseVariants(text: string, handTuned: boolean): BenchVariant[] 
     return variants;
 }
 
-function parseGpu(value: string | boolean | undefined): EngineGpu {
-    const gpu = String(value ?? "auto");
-    if (gpu === "auto" || gpu === "cpu" || gpu === "cuda" || gpu === "vulkan" || gpu === "metal") return gpu;
-    throw new UsageError(`--gpu must be auto, cpu, cuda, vulkan or metal (got "${gpu}")`);
-}
-
 function defaultOutDir(): string {
     const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
     return path.resolve(`tensorwise-bench-${stamp}`);
@@ -94,12 +73,17 @@ function defaultOutDir(): string {
 
 /** Runs the command; exit code 0 when every run finished, 130 when interrupted, 1 when every run failed. */
 export async function benchCommand(io: CliIo, modelPath: string, values: BenchCommandValues): Promise<number> {
-    const gens = intList(String(values.gens), "gens", 2);
-    const prompts = intList(String(values.prompts), "prompts", 1);
+    const gens = flagNumberList(values.gens, "gens", "benchGenTokens");
+    const prompts = flagNumberList(values.prompts, "prompts", "benchPromptTokens");
     const budgets = parseBudgetList(String(values.budgets));
     const variants = parseVariants(String(values.strategies), values["hand-tuned"] === true);
-    const repeats = optionalInt(values.repeats, "repeats", 1) ?? 3;
-    const threads = optionalInt(values.threads, "threads", 1);
+    const repeats = flagNumber(values.repeats, "repeats", "repeats") ?? 3;
+    const threads = flagThreads(values.threads);
+    const contextSize = flagNumber(values.context, "context", "contextSize");
+    const batchSize = flagNumber(values.batch, "batch", "batchSize");
+    const tunedBatchSizes = values["tuned-batches"] == null ? DEFAULT_TUNED_BATCH_SIZES : flagNumberList(values["tuned-batches"], "tuned-batches", "batchSize");
+    const tpotPromptTokens = flagNumber(values["tpot-prompt"], "tpot-prompt", "benchPromptTokens");
+    const warmupTokens = flagNumber(values.warmup, "warmup", "warmup");
     const outDir = path.resolve(typeof values.out === "string" ? values.out : defaultOutDir());
     const json = values.json === true;
 
@@ -116,9 +100,7 @@ export async function benchCommand(io: CliIo, modelPath: string, values: BenchCo
     try {
         const report = await runBench(engine, {
             modelPath, budgets, prompts, gens, variants, repeats, outDir, threads,
-            contextSize: optionalInt(values.context, "context", 64), batchSize: optionalInt(values.batch, "batch", 1),
-            tunedBatchSizes: values["tuned-batches"] == null ? DEFAULT_TUNED_BATCH_SIZES : intList(String(values["tuned-batches"]), "tuned-batches", 1),
-            tpotPromptTokens: optionalInt(values["tpot-prompt"], "tpot-prompt", 1), warmupTokens: optionalInt(values.warmup, "warmup", 1),
+            contextSize, batchSize, tunedBatchSizes, tpotPromptTokens, warmupTokens,
             signal: controller.signal, onProgress: (m) => io.err(m)
         });
         const files = Object.fromEntries(Object.entries(REPORT_FILES).map(([kind, name]) => [kind, path.join(outDir, name)]));

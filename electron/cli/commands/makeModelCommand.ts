@@ -2,19 +2,11 @@ import path from "node:path";
 import {formatBytes} from "../../engine/format/formatBytes.js";
 import {makeSyntheticModel, syntheticModelPresets, type SyntheticModelOptions, type SyntheticModelPresetName} from "../../engine/writer/makeSyntheticModel.js";
 import type {SyntheticWeightType} from "../../engine/writer/makeSyntheticModel.js";
+import {flagNumber} from "../flags.js";
 import {UsageError} from "../UsageError.js";
 import type {CliIo} from "../CliIo.js";
 
 const weightTypes: readonly string[] = ["f32", "f16", "bf16", "q8_0", "q4_0"];
-
-function positiveInt(name: string, value: string | undefined): number | undefined {
-    if (value == null)
-        return undefined;
-    const number = Number(value);
-    if (!Number.isSafeInteger(number) || number <= 0)
-        throw new UsageError(`--${name} must be a positive integer (got "${value}")`);
-    return number;
-}
 
 /** `tensorwise make-model <out.gguf> [--preset --layers --embd --ff --heads --kv-heads --vocab --type --seed] [--json]` */
 export async function makeModelCommand(io: CliIo, outPath: string, values: Record<string, string | boolean | undefined>): Promise<number> {
@@ -25,13 +17,13 @@ export async function makeModelCommand(io: CliIo, outPath: string, values: Recor
     if (!weightTypes.includes(type))
         throw new UsageError(`--type must be one of ${weightTypes.join(", ")} (got "${type}")`);
     const shape = Object.fromEntries(Object.entries({
-        layers: positiveInt("layers", values.layers as string | undefined),
-        embd: positiveInt("embd", values.embd as string | undefined),
-        ff: positiveInt("ff", values.ff as string | undefined),
-        heads: positiveInt("heads", values.heads as string | undefined),
-        kvHeads: positiveInt("kv-heads", values["kv-heads"] as string | undefined),
-        vocab: positiveInt("vocab", values.vocab as string | undefined),
-        seed: values.seed == null ? undefined : Number(values.seed)
+        layers: flagNumber(values.layers, "layers", "modelLayers"),
+        embd: flagNumber(values.embd, "embd", "modelEmbd"),
+        ff: flagNumber(values.ff, "ff", "modelFf"),
+        heads: flagNumber(values.heads, "heads", "modelHeads"),
+        kvHeads: flagNumber(values["kv-heads"], "kv-heads", "modelHeads"),
+        vocab: flagNumber(values.vocab, "vocab", "modelVocab"),
+        seed: flagNumber(values.seed, "seed", "seed")
     }).filter(([, value]) => value !== undefined));
     const options: SyntheticModelOptions = {
         ...shape,

@@ -121,7 +121,7 @@ describe("bench helpers", () => {
         expect(parseBudgetList("25,50,75%").map((b) => b.label)).toEqual(["25%", "50%", "75%"]);
         expect(parseBudgetList("25,50,75%")[1]!.budget).toEqual({kind: "percent", percent: 50});
         expect(parseBudgetList("2048,4096")[0]!.budget).toEqual({kind: "mib", mib: 2048});
-        expect(() => parseBudgetList("150%")).toThrow(/over 100%/);
+        expect(() => parseBudgetList("150%")).toThrow(/at most 100%/);
         expect(() => parseBudgetList("x")).toThrow();
     });
 

@@ -1,0 +1,62 @@
+/**
+ * Command-line flag values checked against the one bounds table (`electron/contract/limits.ts`), with messages that
+ * name the flag. Every command parses its numbers here, so `--threads 0x10`, `--max-tokens " 3"` and
+ * `--prompt-tokens 99999999999999` are refused the same way everywhere.
+ */
+import {availableParallelism} from "node:os";
+import type {Budget} from "../contract/ipc.js";
+import {LIMITS, parseLimitText, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
+import type {EngineGpu} from "../engine/native/getEngineLlama.js";
+import {UsageError} from "./UsageError.js";
+
+/** A flag's raw value as `parseArgs` returns it. */
+export type FlagValue = string | boolean | undefined;
+
+/** `--name`'s number checked against `limit`, or `undefined` when the flag is absent. */
+export function flagNumber(value: FlagValue, flag: string, limit: LimitName, tighter?: {max: number; reason: string}): number | undefined {
+    if (value == null)
+        return undefined;
+    const parsed = parseLimitText(limit, String(value), tighter);
+    if (!parsed.ok)
+        throw new UsageError(`--${flag}: ${parsed.message}`);
+    return parsed.value;
+}
+
+/** `--threads N`: at most this machine's logical cores (more only makes ggml's spinning threads fight for them). */
+export function flagThreads(value: FlagValue, flag = "threads"): number | undefined {
+    const cores = availableParallelism();
+    return flagNumber(value, flag, "threads", {max: cores, reason: `this machine has ${cores} logical cores`});
+}
+
+/** A comma-separated list of numbers (`--prompts 32,64,128`), deduplicated and sorted. */
+export function flagNumberList(value: FlagValue, flag: string, limit: LimitName): number[] {
+    const text = String(value ?? "");
+    if (text.length > TEXT_LIMITS.flagList)
+        throw new UsageError(`--${flag} is too long`);
+    const items = text.split(",").map((item) => item.trim()).filter((item) => item !== "");
+    if (items.length < LIMITS.listLength.min || items.length > LIMITS.listLength.max)
+        throw new UsageError(`--${flag} must list ${LIMITS.listLength.min} to ${LIMITS.listLength.max} values (got "${text.slice(0, 40)}")`);
+    const numbers = items.map((item) => flagNumber(item, flag, limit) as number);
+    return [...new Set(numbers)].sort((a, b) => a - b);
+}
+
+/** `"4096"` → 4096 MiB, `"50%"` → half of the model's weights, `"auto"` → free VRAM minus a margin. */
+export function parseBudget(text: string, flag = "budget"): Budget {
+    if (text === "auto")
+        return {kind: "auto"};
+    if (text.endsWith("%"))
+        return {kind: "percent", percent: flagNumber(text.slice(0, -1), flag, "budgetPercent") as number};
+    const mib = /^(.*?)(?:MiB)?$/i.exec(text)?.[1] ?? text;
+    if (!/^[0-9.]+$/.test(mib))
+        throw new UsageError(`--${flag} must be MiB (e.g. 4096), a share of the weights (e.g. 50%) or auto (got "${text.slice(0, 40)}")`);
+    return {kind: "mib", mib: flagNumber(mib, flag, "budgetMiB") as number};
+}
+
+const GPUS: readonly EngineGpu[] = ["auto", "cpu", "cuda", "vulkan", "metal"];
+
+export function parseGpu(value: FlagValue): EngineGpu {
+    const gpu = String(value ?? "auto");
+    if ((GPUS as readonly string[]).includes(gpu))
+        return gpu as EngineGpu;
+    throw new UsageError(`--gpu must be ${GPUS.slice(0, -1).join(", ")} or ${GPUS.at(-1)} (got "${gpu.slice(0, 40)}")`);
+}

@@ -1,0 +1,115 @@
+/**
+ * The one bounds table for every number a user or client can send: CLI flags, web/IPC requests, placement files.
+ * Each entry is a hard range that keeps the engine finite whatever the machine; where the machine or the model sets a
+ * tighter limit (threads ≤ logical cores, context ≤ the model's trained context × {@link CONTEXT_OVER_TRAINED_FACTOR}
+ * and ≤ what memory holds), the engine checks that too, with the same sentences (see {@link limitMessage}).
+ *
+ * A leaf: imports nothing, so the CLI, the host, the engine and the renderer can all use it.
+ */
+
+/** One number's allowed values. */
+export type NumberLimit = {
+    /** How the number is named in messages ("thread count"). */
+    readonly label: string;
+    readonly integer: boolean;
+    readonly min: number;
+    readonly max: number;
+    /** `min` itself is not allowed (a budget of 0% means nothing). */
+    readonly minExclusive?: boolean;
+    /** Unit shown after values in messages ("tokens"). */
+    readonly unit?: string;
+};
+
+export const LIMITS = {
+    threads: {label: "thread count", integer: true, min: 1, max: 1024},
+    contextSize: {label: "context size", integer: true, min: 64, max: 1_048_576, unit: "tokens"},
+    batchSize: {label: "micro-batch size", integer: true, min: 1, max: 65_536, unit: "tokens"},
+    gpuLayers: {label: "GPU layer count", integer: true, min: 0, max: 4096},
+    maxTokens: {label: "max tokens", integer: true, min: 1, max: 131_072, unit: "tokens"},
+    temperature: {label: "temperature", integer: false, min: 0, max: 10},
+    budgetMiB: {label: "GPU budget", integer: false, min: 0, max: 16 * 1024 * 1024, minExclusive: true, unit: "MiB"},
+    budgetPercent: {label: "GPU budget", integer: false, min: 0, max: 100, minExclusive: true, unit: "%"},
+    promptTokens: {label: "prompt length", integer: true, min: 1, max: 131_072, unit: "tokens"},
+    genTokens: {label: "generation length", integer: true, min: 1, max: 131_072, unit: "tokens"},
+    /** TPOT needs two generated tokens. */
+    benchGenTokens: {label: "generation length", integer: true, min: 2, max: 32_768, unit: "tokens"},
+    benchPromptTokens: {label: "prompt length", integer: true, min: 1, max: 32_768, unit: "tokens"},
+    repeats: {label: "repeat count", integer: true, min: 1, max: 20},
+    warmup: {label: "warm-up length", integer: true, min: 0, max: 4096, unit: "tokens"},
+    /** Budgets, prompt lengths, generation lengths… in one benchmark. */
+    listLength: {label: "list length", integer: true, min: 1, max: 16},
+    /** Placement files: layer ranges. */
+    layerIndex: {label: "layer index", integer: true, min: 0, max: 4095},
+    /** Synthetic models (`make-model`). */
+    modelLayers: {label: "layer count", integer: true, min: 1, max: 512},
+    modelEmbd: {label: "embedding length", integer: true, min: 1, max: 65_536},
+    modelFf: {label: "feed-forward length", integer: true, min: 1, max: 262_144},
+    modelHeads: {label: "head count", integer: true, min: 1, max: 1024},
+    modelVocab: {label: "vocabulary size", integer: true, min: 262, max: 1_048_576},
+    seed: {label: "seed", integer: true, min: 0, max: 4_294_967_295}
+} as const satisfies Record<string, NumberLimit>;
+
+export type LimitName = keyof typeof LIMITS;
+
+/** Text lengths, in UTF-16 code units (what `String.length` counts). */
+export const TEXT_LIMITS = {
+    /** A conversation's title (the sidebar shows ~40). */
+    title: 200,
+    /** One chat message: far beyond any context this app can load, small enough to store and render. */
+    message: 262_144,
+    /** Ids chosen by the client (stream ids, benchmark ids). */
+    id: 128,
+    /** A path sent by a client. */
+    path: 4096,
+    /** A bench CLI list such as `--prompts 32,64,128`. */
+    flagList: 1024
+} as const;
+
+/** A context may exceed the model's trained context by this factor (RoPE scaling); beyond it output is garbage. */
+export const CONTEXT_OVER_TRAINED_FACTOR = 4;
+
+/** `[min, max]` as a message shows it. */
+function rangeText(limit: NumberLimit, max: number): string {
+    const unit = limit.unit == null ? "" : limit.unit === "%" ? "%" : ` ${limit.unit}`;
+    const kind = limit.integer ? "an integer" : "a number";
+    return limit.minExclusive === true ? `${kind} above ${limit.min}${unit} and at most ${max}${unit}` : `${kind} from ${limit.min} to ${max}${unit}`;
+}
+
+/** The sentence for a value outside `name`'s range (or over a tighter `max` the caller knows, with its reason). */
+export function limitMessage(name: LimitName, value: unknown, tighter?: {max: number; reason: string}): string {
+    const limit: NumberLimit = LIMITS[name];
+    const max = tighter != null ? Math.min(tighter.max, limit.max) : limit.max;
+    const shown = typeof value === "string" ? JSON.stringify(value.length > 24 ? `${value.slice(0, 24)}…` : value) : String(value);
+    return `The ${limit.label} must be ${rangeText(limit, max)}${tighter != null && tighter.max < limit.max ? ` (${tighter.reason})` : ""}; got ${shown}.`;
+}
+
+/** Whether `value` is a number within `name`'s range (and under `tighterMax`, where given). */
+export function withinLimit(name: LimitName, value: unknown, tighterMax?: number): value is number {
+    const limit: NumberLimit = LIMITS[name];
+    if (typeof value !== "number" || !Number.isFinite(value) || (limit.integer && !Number.isSafeInteger(value)))
+        return false;
+    const max = tighterMax != null ? Math.min(tighterMax, limit.max) : limit.max;
+    return (limit.minExclusive === true ? value > limit.min : value >= limit.min) && value <= max;
+}
+
+/**
+ * `value` checked against `name`'s range: the number, or the sentence that says what is allowed.
+ * `tighter` adds a limit that the machine or the model sets, with the reason shown to the user.
+ */
+export function checkLimit(name: LimitName, value: unknown, tighter?: {max: number; reason: string}):
+    {ok: true; value: number} | {ok: false; message: string} {
+    return withinLimit(name, value, tighter?.max) ? {ok: true, value} : {ok: false, message: limitMessage(name, value, tighter)};
+}
+
+/**
+ * Text typed by a person (a CLI flag) as a number for `name`: plain decimal only, so `0x10`, `" 3"`, `1e3` and `""` are
+ * refused rather than read as something the user did not write.
+ */
+export function parseLimitText(name: LimitName, text: string, tighter?: {max: number; reason: string}):
+    {ok: true; value: number} | {ok: false; message: string} {
+    const limit: NumberLimit = LIMITS[name];
+    const pattern = limit.integer ? /^[0-9]{1,16}$/ : /^[0-9]{1,16}(?:\.[0-9]{1,16})?$/;
+    if (!pattern.test(text))
+        return {ok: false, message: limitMessage(name, text, tighter)};
+    return checkLimit(name, Number(text), tighter);
+}
