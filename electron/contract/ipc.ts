@@ -8,6 +8,7 @@ import type {MemoryReport} from "../engine/runtime/memoryReport.js";
 import type {GenerationTiming} from "../engine/runtime/generationTiming.js";
 import type {BenchPoint, BenchReport, BenchRun} from "../engine/bench/types.js";
 import type {ErrorStat, SpeedupCell} from "../engine/bench/report/summariseReport.js";
+import type {PlacementStrategyName, StrategyName} from "./strategies.js";
 
 export type {MachineDescription, MemoryReport, GenerationTiming, BenchPoint, BenchReport, BenchRun, ErrorStat, SpeedupCell};
 
@@ -38,7 +39,7 @@ export type ModelCard = {
     tensors: ModelTensor[];
 };
 
-export type PlacementStrategy = "cpu" | "layers" | "fit" | "oato" | "optimal" | "manual";
+export type PlacementStrategy = PlacementStrategyName;
 
 /** Budget for the GPU: free VRAM minus a margin, a fixed size, or a share of the model's weights. */
 export type Budget = {kind: "auto"} | {kind: "mib"; mib: number} | {kind: "percent"; percent: number};
@@ -107,7 +108,7 @@ export type Conversation = ConversationSummary & {messages: ChatMessage[]};
 export type TaskProgress = {taskId: string; step: string; progress: number | null; detail?: string};
 
 /** Strategies a benchmark compares (`handTuned` adds `layers-tuned` / `fit-tuned` twins). */
-export type BenchStrategy = "cpu" | "layers" | "fit" | "oato" | "optimal";
+export type BenchStrategy = StrategyName;
 
 export type BenchStartRequest = {
     /** Chosen by the client; progress events carry it. */

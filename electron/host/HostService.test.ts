@@ -65,6 +65,20 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
         expect(saved.title).toBe("Hello");
     });
 
+    it("refuses a second send to a conversation that is still replying, so messages never interleave", async () => {
+        const {id} = await host.handle("conversations.create", {}, client);
+        await host.handle("chat.send", {conversationId: id, text: "First", streamId: "c1", maxTokens: 64, temperature: 0}, client);
+        await expect(host.handle("chat.send", {conversationId: id, text: "Second", streamId: "c2"}, client)).rejects.toMatchObject({code: "busy"});
+        await expect(host.handle("chat.regenerate", {conversationId: id, streamId: "c3"}, client)).rejects.toMatchObject({code: "busy"});
+        await waitFor("chat.done", (payload) => payload.streamId === "c1");
+        const saved = await host.handle("conversations.get", {id}, client);
+        expect(saved.messages.map((message) => [message.role, message.role === "user" ? message.text : ""])).toEqual([["user", "First"], ["assistant", ""]]);
+        // a bad argument never reaches the engine
+        await expect(host.handle("chat.send", {conversationId: id, text: "x", streamId: "c4", maxTokens: -1}, client)).rejects.toMatchObject({code: "bad-request"});
+        await expect(host.handle("model.autoOffload", {path: path.join(dir, "tiny.gguf"), budget: {kind: "auto"}, settings: {contextSize: 2 ** 31}, taskId: "t"}, client))
+            .rejects.toMatchObject({code: "bad-request"});
+    });
+
     it("keeps the partial reply marked as cut off when the engine dies mid-reply, then restarts with the same model", async () => {
         const {id} = await host.handle("conversations.create", {}, client);
         await host.handle("chat.send", {conversationId: id, text: "Go on", streamId: "s2", maxTokens: 2000, temperature: 0}, client);

@@ -17,7 +17,7 @@ import {ChatStream, type ChatStreamSink} from "./ChatStream.js";
 import type {ConversationStore} from "./ConversationStore.js";
 import type {EngineClient, EngineClientState} from "./EngineClient.js";
 import {HostError} from "./HostError.js";
-import {optionalNumber, requireObject, requireString} from "./validateArg.js";
+import {checkRequest} from "./checkRequest.js";
 
 /** One window or browser tab: where its events go. Chat streams die with their client. */
 export type HostClient = {
@@ -84,8 +84,8 @@ export class HostService {
     async handle<Name extends RequestName>(name: Name, arg: RequestArg<Name>, client: HostClient): Promise<RequestResult<Name>> {
         const handler = this.handlers[name] as ((arg: RequestArg<Name>, client: HostClient) => Promise<RequestResult<Name>>) | undefined;
         if (handler == null)
-            throw new HostError("unknown-request", `unknown request "${String(name)}"`);
-        return await handler(arg, client);
+            throw new HostError("unknown-request", `unknown request "${String(name).slice(0, 60)}"`);
+        return await handler(checkRequest(name, arg), client);
     }
 
     get engineState(): EngineState {
@@ -124,17 +124,13 @@ export class HostService {
             return this.engineState;
         },
         "model.inspect": async (arg) => {
-            const modelPath = await checkModelPath(requireString(requireObject(arg), "path"));
-            return await this.engine.request("inspect", {path: modelPath});
+            return await this.engine.request("inspect", {path: await checkModelPath(arg.path)});
         },
         "model.autoOffload": async (arg) => {
-            const request = requireObject(arg);
-            const modelPath = await checkModelPath(requireString(request, "path"));
-            return await this.runLoad({name: "autoOffload", arg: {...arg, path: modelPath}}, "auto-offload");
+            return await this.runLoad({name: "autoOffload", arg: {...arg, path: await checkModelPath(arg.path)}}, "auto-offload");
         },
         "model.load": async (arg) => {
-            const modelPath = await checkModelPath(requireString(requireObject(arg), "path"));
-            return await this.runLoad({name: "load", arg: {...arg, path: modelPath}}, "load");
+            return await this.runLoad({name: "load", arg: {...arg, path: await checkModelPath(arg.path)}}, "load");
         },
         "model.unload": async () => {
             for (const stream of this.streams.values())
@@ -151,42 +147,32 @@ export class HostService {
             return this.loaded;
         },
         "conversations.list": async () => this.store.list(),
-        "conversations.get": async (arg) => await this.store.get(requireString(requireObject(arg), "id")),
-        "conversations.create": async (arg) => {
-            const title = arg != null && typeof arg === "object" && typeof arg.title === "string" ? arg.title : undefined;
-            return await this.store.create(title);
-        },
-        "conversations.delete": async (arg) => {
-            const id = requireString(requireObject(arg), "id");
+        "conversations.get": async (arg) => await this.store.get(arg.id),
+        "conversations.create": async (arg) => await this.store.create(arg.title),
+        "conversations.delete": async ({id}) => {
             for (const stream of this.streams.values())
                 if (stream.conversationId === id)
                     await stream.stop();
             await this.store.delete(id);
         },
-        "conversations.rename": async (arg) => {
-            const request = requireObject(arg);
-            return await this.store.rename(requireString(request, "id"), requireString(request, "title"));
-        },
+        "conversations.rename": async (arg) => await this.store.rename(arg.id, arg.title),
         "chat.send": async (arg, client) => {
-            const request = requireObject(arg);
-            const conversationId = requireString(request, "conversationId");
-            const text = requireString(request, "text");
-            const streamId = this.checkNewStream(requireString(request, "streamId"));
-            if (text.trim() === "")
-                throw new HostError("bad-request", "the message is empty");
+            const {conversationId, text} = arg;
+            const streamId = this.checkNewStream(arg.streamId);
+            this.checkConversationFree(conversationId);
             const conversation = await this.store.get(conversationId);
             this.requireModel();
             const history = conversation.messages.map(({role, text: turn}) => ({role, text: turn}));
             await this.store.append(conversationId, {id: randomUUID(), role: "user", text, createdAt: Date.now()});
             this.startStream(client, {
                 streamId, conversationId, history, message: text,
-                maxTokens: optionalNumber(request, "maxTokens"), temperature: optionalNumber(request, "temperature")
+                maxTokens: arg.maxTokens, temperature: arg.temperature
             });
         },
         "chat.regenerate": async (arg, client) => {
-            const request = requireObject(arg);
-            const conversationId = requireString(request, "conversationId");
-            const streamId = this.checkNewStream(requireString(request, "streamId"));
+            const {conversationId} = arg;
+            const streamId = this.checkNewStream(arg.streamId);
+            this.checkConversationFree(conversationId);
             this.requireModel();
             const conversation = await this.store.dropLastAssistant(conversationId);
             const lastUser = conversation.messages.at(-1);
@@ -195,11 +181,11 @@ export class HostService {
             const history = conversation.messages.slice(0, -1).map(({role, text}) => ({role, text}));
             this.startStream(client, {
                 streamId, conversationId, history, message: lastUser.text,
-                maxTokens: optionalNumber(request, "maxTokens"), temperature: optionalNumber(request, "temperature")
+                maxTokens: arg.maxTokens, temperature: arg.temperature
             });
         },
         "chat.stop": async (arg) => {
-            await this.streams.get(requireString(requireObject(arg), "streamId"))?.stop();
+            await this.streams.get(arg.streamId)?.stop();
         },
         "dialog.openModel": async () => await (this.platform.openModelDialog?.() ?? Promise.resolve(null)),
         "bench.start": async (arg) => {
@@ -211,16 +197,12 @@ export class HostService {
                 throw new HostError("no-model", "no model is loaded: load one (or name its path) to benchmark it");
             await this.bench.start({...request, path: await checkModelPath(modelPath)});
         },
-        "bench.stop": async (arg) => await this.bench.stop(requireString(requireObject(arg), "benchId")),
+        "bench.stop": async (arg) => await this.bench.stop(arg.benchId),
         "bench.list": async () => await this.benchStore.list(this.bench.runningId),
-        "bench.get": async (arg) => await this.benchStore.get(requireString(requireObject(arg), "id"), this.bench.runningId),
-        "bench.export": async (arg) => {
-            const request = requireObject(arg);
-            return await this.benchStore.exportFile(requireString(request, "id"), request.format);
-        },
+        "bench.get": async (arg) => await this.benchStore.get(arg.id, this.bench.runningId),
+        "bench.export": async (arg) => await this.benchStore.exportFile(arg.id, arg.format),
         "dialog.saveBenchReport": async (arg) => {
-            const request = requireObject(arg);
-            const file = await this.benchStore.exportFile(requireString(request, "id"), request.format);
+            const file = await this.benchStore.exportFile(arg.id, arg.format);
             const target = await (this.platform.saveFileDialog?.(file.fileName) ?? Promise.resolve(null));
             if (target == null)
                 return null;
@@ -289,6 +271,13 @@ export class HostService {
         this.streams.set(request.streamId, stream);
         void stream.run({history: request.history, message: request.message, maxTokens: request.maxTokens, temperature: request.temperature})
             .finally(() => this.streams.delete(request.streamId));
+    }
+
+    /** One reply at a time per conversation: a second send would interleave its messages with the running reply. */
+    private checkConversationFree(conversationId: string): void {
+        for (const stream of this.streams.values())
+            if (stream.conversationId === conversationId)
+                throw new HostError("busy", "this conversation is still replying: stop the reply or wait for it to finish");
     }
 
     private checkNewStream(streamId: string): string {

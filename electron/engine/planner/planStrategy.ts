@@ -7,7 +7,7 @@ import {optimalStrategy} from "./strategies/optimalStrategy.js";
 import type {StrategyInputs, StrategyName, StrategyResult} from "./strategies/StrategyResult.js";
 
 /** The strategies, in the order the benchmark shows them. */
-export const STRATEGY_NAMES: readonly StrategyName[] = ["cpu", "layers", "fit", "oato", "optimal"];
+export {STRATEGY_NAMES} from "../../contract/strategies.js";
 
 /** Plans with `strategy`. `optimal` evaluates the `layers`, `oato` and (when a fit function is given) `fit` plans too. */
 export async function planStrategy(strategy: StrategyName, inputs: StrategyInputs): Promise<StrategyResult> {

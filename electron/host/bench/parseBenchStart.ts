@@ -2,11 +2,12 @@
 import type {BenchStartRequest, BenchStrategy, Budget} from "../../contract/ipc.js";
 import type {BenchVariant} from "../../engine/bench/types.js";
 import type {EngineBenchRequest} from "../../engine/service/engineProtocol.js";
+import {STRATEGY_NAMES} from "../../contract/strategies.js";
 import {LIMITS, limitMessage, withinLimit} from "../../contract/limits.js";
 import {HostError} from "../HostError.js";
 import {requireObject, requireString} from "../validateArg.js";
 
-const STRATEGIES: readonly BenchStrategy[] = ["cpu", "layers", "fit", "oato", "optimal"];
+const STRATEGIES: readonly BenchStrategy[] = STRATEGY_NAMES;
 function intList(value: unknown, key: string, limit: "benchPromptTokens" | "benchGenTokens"): number[] {
     if (!Array.isArray(value) || !withinLimit("listLength", value.length))
         throw new HostError("bad-request", `"${key}" must be a list of ${LIMITS.listLength.min} to ${LIMITS.listLength.max} integers`);

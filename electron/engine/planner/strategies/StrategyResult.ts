@@ -6,7 +6,9 @@ import {toPlacement} from "../resolvePlacement.js";
 import type {PlanPrediction, PlanSettings, ResolvedPlacement, Workload} from "../types.js";
 
 /** Names of the strategies. */
-export type StrategyName = "cpu" | "layers" | "fit" | "oato" | "optimal";
+import type {StrategyName} from "../../../contract/strategies.js";
+
+export type {StrategyName};
 
 /** llama.cpp's own fitting, as a parameter (the native `tensorwiseFitParams`, or a fake in tests). */
 export type FitFunction = (request: {budgetBytes: number; settings: PlanSettings}) =>

@@ -1,0 +1,23 @@
+/**
+ * The placement strategies, as runtime values: the one list the CLI, the host's request checks, the planner and the
+ * UI derive their names and types from. A leaf: imports nothing.
+ */
+
+/** Strategies the planner can run: llama.cpp's CPU-only and layer split, llama.cpp's own fitting, the paper's
+ * Algorithm 1 ("OATO: operator-aware tensor offloading"), and ours. */
+export const STRATEGY_NAMES = ["cpu", "layers", "fit", "oato", "optimal"] as const;
+
+export type StrategyName = (typeof STRATEGY_NAMES)[number];
+
+/** What a loaded model's placement came from: a strategy, or a placement file the user wrote. */
+export const PLACEMENT_STRATEGIES = [...STRATEGY_NAMES, "manual"] as const;
+
+export type PlacementStrategyName = (typeof PLACEMENT_STRATEGIES)[number];
+
+export function isStrategyName(value: unknown): value is StrategyName {
+    return typeof value === "string" && (STRATEGY_NAMES as readonly string[]).includes(value);
+}
+
+export function isPlacementStrategy(value: unknown): value is PlacementStrategyName {
+    return typeof value === "string" && (PLACEMENT_STRATEGIES as readonly string[]).includes(value);
+}

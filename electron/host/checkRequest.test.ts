@@ -1,0 +1,92 @@
+import {describe, expect, it} from "vitest";
+import type {RequestName} from "../contract/ipc.js";
+import {requestNames} from "../contract/requestNames.js";
+import {checkRequest} from "./checkRequest.js";
+
+/** A valid argument for every request that takes one; requests without an argument ignore what they get. */
+const valid: Partial<Record<RequestName, unknown>> = {
+    "model.inspect": {path: "/m.gguf"},
+    "model.autoOffload": {path: "/m.gguf", budget: {kind: "percent", percent: 50}, settings: {contextSize: 2048, threads: null}, strategy: "optimal", taskId: "t"},
+    "model.load": {path: "/m.gguf", gpuLayers: 3, settings: {}, taskId: "t"},
+    "conversations.get": {id: "c"},
+    "conversations.delete": {id: "c"},
+    "conversations.create": {title: "hello"},
+    "conversations.rename": {id: "c", title: "new"},
+    "chat.send": {conversationId: "c", text: "hi", streamId: "s", maxTokens: 16, temperature: 0.7},
+    "chat.regenerate": {conversationId: "c", streamId: "s"},
+    "chat.stop": {streamId: "s"},
+    "bench.start": {benchId: "b", budgets: [{kind: "percent", percent: 50}], promptLengths: [32], genLengths: [8], strategies: ["cpu"], repeats: 1},
+    "bench.stop": {benchId: "b"},
+    "bench.get": {id: "b"},
+    "bench.export": {id: "b", format: "csv"},
+    "dialog.saveBenchReport": {id: "b", format: "html"}
+};
+
+function rejects(name: RequestName, arg: unknown): string {
+    try {
+        checkRequest(name, arg);
+    } catch (error) {
+        expect((error as {code?: string}).code, `${name} ${JSON.stringify(arg)}`).toBe("bad-request");
+        return (error as Error).message;
+    }
+    throw new Error(`${name} accepted ${JSON.stringify(arg)}`);
+}
+
+/** `base` with `key` set to `value` (a nested key as "settings.contextSize"). */
+function with_(base: unknown, key: string, value: unknown): unknown {
+    const copy = structuredClone(base) as Record<string, Record<string, unknown>>;
+    const [outer, inner] = key.split(".") as [string, string | undefined];
+    if (inner == null)
+        (copy as Record<string, unknown>)[outer] = value;
+    else
+        copy[outer] = {...copy[outer], [inner]: value};
+    return copy;
+}
+
+describe("checkRequest: every request is checked at the trust boundary", () => {
+    it("accepts a valid argument for every request", () => {
+        for (const name of requestNames)
+            expect(() => checkRequest(name, valid[name]), name).not.toThrow();
+    });
+
+    it("rejects a wrong type for every request that takes an argument", () => {
+        const withArgument = requestNames.filter((name) => valid[name] != null && name !== "conversations.create");
+        expect(withArgument.length).toBeGreaterThan(10);
+        for (const name of withArgument)
+            for (const wrong of [42, "x", [], null, true])
+                rejects(name, wrong);
+        rejects("conversations.create", 42);
+        rejects("conversations.create", {title: 7});
+    });
+
+    it("rejects unknown fields and wrong field types", () => {
+        for (const name of requestNames.filter((name) => valid[name] != null && name !== "bench.start"))
+            expect(rejects(name, with_(valid[name], "__proto__x", 1)), name).toMatch(/unknown fields/);
+        rejects("model.load", with_(valid["model.load"], "gpuLayers", "7"));
+        rejects("model.autoOffload", with_(valid["model.autoOffload"], "strategy", "fastest"));
+        rejects("model.autoOffload", with_(valid["model.autoOffload"], "budget", {kind: "gib", gib: 1}));
+        rejects("model.autoOffload", with_(valid["model.autoOffload"], "settings.useMmap", "yes"));
+        rejects("bench.export", with_(valid["bench.export"], "format", "pdf"));
+        rejects("chat.send", with_(valid["chat.send"], "text", "   "));
+    });
+
+    it("keeps every number inside the bounds table, with a sentence that says what is allowed", () => {
+        const autoOffload = valid["model.autoOffload"];
+        for (const contextSize of [-1, 0, 1.5, 2 ** 31, Number.NaN, Number.POSITIVE_INFINITY])
+            expect(rejects("model.autoOffload", with_(autoOffload, "settings.contextSize", contextSize)))
+                .toMatch(/"contextSize": The context size must be an integer from 64 to 1048576 tokens/);
+        expect(rejects("model.autoOffload", with_(autoOffload, "settings.threads", 100_000))).toMatch(/logical cores/);
+        expect(rejects("model.autoOffload", with_(autoOffload, "settings.batchSize", 0))).toMatch(/micro-batch size/);
+        expect(rejects("model.autoOffload", with_(autoOffload, "budget", {kind: "percent", percent: 0}))).toMatch(/above 0%/);
+        expect(rejects("model.autoOffload", with_(autoOffload, "budget", {kind: "mib", mib: -5}))).toMatch(/GPU budget/);
+        rejects("model.load", with_(valid["model.load"], "gpuLayers", -1));
+        for (const maxTokens of [0, -5, 1e9, 2.5])
+            expect(rejects("chat.send", with_(valid["chat.send"], "maxTokens", maxTokens))).toMatch(/max tokens/);
+        for (const temperature of [Number.NaN, Number.POSITIVE_INFINITY, -1, 11])
+            expect(rejects("chat.regenerate", with_(valid["chat.regenerate"], "temperature", temperature))).toMatch(/temperature/);
+        expect(rejects("conversations.rename", with_(valid["conversations.rename"], "title", "x".repeat(1 << 20)))).toMatch(/longer than 200/);
+        expect(rejects("chat.send", with_(valid["chat.send"], "text", "x".repeat(300_000)))).toMatch(/longer than/);
+        rejects("bench.start", with_(valid["bench.start"], "repeats", 1000));
+        rejects("bench.start", with_(valid["bench.start"], "promptLengths", [1e9]));
+    });
+});

@@ -1,0 +1,187 @@
+/**
+ * The trust boundary: one check per request of the contract, applied by {@link HostService.handle} to every request
+ * whatever its transport (web mode's untrusted JSON and Electron IPC alike). A check returns the argument as its
+ * contract type, with every number inside the one bounds table (`electron/contract/limits.ts`), or throws a
+ * `bad-request` {@link HostError} whose message says which field is wrong and what is allowed.
+ */
+import {availableParallelism} from "node:os";
+import type {BenchExportFormat, BenchStartRequest, Budget, RequestArg, RequestName, RuntimeSettings} from "../contract/ipc.js";
+import {limitMessage, TEXT_LIMITS, withinLimit, type LimitName} from "../contract/limits.js";
+import {isPlacementStrategy, PLACEMENT_STRATEGIES} from "../contract/strategies.js";
+import {parseBenchStart} from "./bench/parseBenchStart.js";
+import {HostError} from "./HostError.js";
+
+type Fields = Record<string, unknown>;
+
+function bad(message: string): HostError {
+    return new HostError("bad-request", message);
+}
+
+/** The argument as an object with only `allowed` keys. */
+function object(arg: unknown, allowed: readonly string[], what = "the request"): Fields {
+    if (arg == null || typeof arg !== "object" || Array.isArray(arg))
+        throw bad(`${what} needs an argument object`);
+    const unknown = Object.keys(arg).filter((key) => !allowed.includes(key));
+    if (unknown.length > 0)
+        throw bad(`${what} has unknown fields: ${unknown.slice(0, 5).map((key) => JSON.stringify(key.slice(0, 40))).join(", ")}`);
+    return arg as Fields;
+}
+
+function string(fields: Fields, key: string, maxChars: number, options: {allowEmpty?: boolean} = {}): string {
+    const value = fields[key];
+    if (typeof value !== "string" || (value === "" && options.allowEmpty !== true))
+        throw bad(`"${key}" must be a${options.allowEmpty === true ? "" : " non-empty"} string`);
+    if (value.length > maxChars)
+        throw bad(`"${key}" is longer than ${maxChars} characters`);
+    return value;
+}
+
+function optionalString(fields: Fields, key: string, maxChars: number): string | undefined {
+    return fields[key] == null ? undefined : string(fields, key, maxChars, {allowEmpty: true});
+}
+
+function number(fields: Fields, key: string, limit: LimitName, tighter?: {max: number; reason: string}): number {
+    const value = fields[key];
+    if (!withinLimit(limit, value, tighter?.max))
+        throw bad(`"${key}": ${limitMessage(limit, value, tighter)}`);
+    return value;
+}
+
+function optionalNumber(fields: Fields, key: string, limit: LimitName): number | undefined {
+    return fields[key] == null ? undefined : number(fields, key, limit);
+}
+
+function budget(value: unknown): Budget {
+    const fields = object(value, ["kind", "mib", "percent"], '"budget"');
+    if (fields.kind === "auto")
+        return {kind: "auto"};
+    if (fields.kind === "mib")
+        return {kind: "mib", mib: number(fields, "mib", "budgetMiB")};
+    if (fields.kind === "percent")
+        return {kind: "percent", percent: number(fields, "percent", "budgetPercent")};
+    throw bad('"budget.kind" must be "auto", "mib" or "percent"');
+}
+
+/** Runtime settings a client may set; absent or `null` fields keep the engine's defaults. */
+function settings(value: unknown): Partial<RuntimeSettings> {
+    const fields = object(value ?? {}, ["contextSize", "batchSize", "threads", "useMmap"], '"settings"');
+    const result: Partial<RuntimeSettings> = {};
+    if (fields.contextSize != null)
+        result.contextSize = number(fields, "contextSize", "contextSize");
+    if (fields.batchSize != null)
+        result.batchSize = number(fields, "batchSize", "batchSize");
+    if (fields.threads !== undefined)
+        result.threads = fields.threads === null ? null
+            : number(fields, "threads", "threads", {max: availableParallelism(), reason: `this machine has ${availableParallelism()} logical cores`});
+    if (fields.useMmap !== undefined) {
+        if (fields.useMmap !== null && typeof fields.useMmap !== "boolean")
+            throw bad('"settings.useMmap" must be true, false or null');
+        result.useMmap = fields.useMmap;
+    }
+    return result;
+}
+
+function exportFormat(fields: Fields): BenchExportFormat {
+    const format = fields.format;
+    if (format !== "html" && format !== "csv" && format !== "json")
+        throw bad('"format" must be "html", "csv" or "json"');
+    return format;
+}
+
+/** Sampling options of a reply. */
+function replyOptions(fields: Fields): {maxTokens?: number; temperature?: number} {
+    const maxTokens = optionalNumber(fields, "maxTokens", "maxTokens");
+    const temperature = optionalNumber(fields, "temperature", "temperature");
+    return {...(maxTokens != null && {maxTokens}), ...(temperature != null && {temperature})};
+}
+
+const none = (): undefined => undefined;
+
+type Checks = {[Name in RequestName]: (arg: unknown) => RequestArg<Name>};
+
+const checks: Checks = {
+    "machine.describe": none,
+    "engine.state": none,
+    "engine.restart": none,
+    "model.unload": none,
+    "model.current": none,
+    "conversations.list": none,
+    "dialog.openModel": none,
+    "bench.list": none,
+    "model.inspect": (arg) => ({path: string(object(arg, ["path"]), "path", TEXT_LIMITS.path)}),
+    "model.autoOffload": (arg) => {
+        const fields = object(arg, ["path", "budget", "settings", "strategy", "taskId"]);
+        if (fields.strategy != null && !isPlacementStrategy(fields.strategy))
+            throw bad(`"strategy" must be one of ${PLACEMENT_STRATEGIES.join(", ")}`);
+        return {
+            path: string(fields, "path", TEXT_LIMITS.path), budget: budget(fields.budget), settings: settings(fields.settings),
+            ...(fields.strategy != null && {strategy: fields.strategy as RequestArg<"model.autoOffload">["strategy"]}),
+            taskId: string(fields, "taskId", TEXT_LIMITS.id)
+        };
+    },
+    "model.load": (arg) => {
+        const fields = object(arg, ["path", "gpuLayers", "settings", "taskId"]);
+        return {
+            path: string(fields, "path", TEXT_LIMITS.path),
+            gpuLayers: fields.gpuLayers === "max" ? "max" : number(fields, "gpuLayers", "gpuLayers"),
+            settings: settings(fields.settings), taskId: string(fields, "taskId", TEXT_LIMITS.id)
+        };
+    },
+    "conversations.get": (arg) => ({id: string(object(arg, ["id"]), "id", TEXT_LIMITS.id)}),
+    "conversations.delete": (arg) => ({id: string(object(arg, ["id"]), "id", TEXT_LIMITS.id)}),
+    "conversations.create": (arg) => {
+        const title = optionalString(object(arg ?? {}, ["title"]), "title", TEXT_LIMITS.title);
+        return title == null ? {} : {title};
+    },
+    "conversations.rename": (arg) => {
+        const fields = object(arg, ["id", "title"]);
+        return {id: string(fields, "id", TEXT_LIMITS.id), title: string(fields, "title", TEXT_LIMITS.title)};
+    },
+    "chat.send": (arg) => {
+        const fields = object(arg, ["conversationId", "text", "streamId", "maxTokens", "temperature"]);
+        const text = string(fields, "text", TEXT_LIMITS.message);
+        if (text.trim() === "")
+            throw bad("the message is empty");
+        return {
+            conversationId: string(fields, "conversationId", TEXT_LIMITS.id), text,
+            streamId: string(fields, "streamId", TEXT_LIMITS.id), ...replyOptions(fields)
+        };
+    },
+    "chat.regenerate": (arg) => {
+        const fields = object(arg, ["conversationId", "streamId", "maxTokens", "temperature"]);
+        return {
+            conversationId: string(fields, "conversationId", TEXT_LIMITS.id), streamId: string(fields, "streamId", TEXT_LIMITS.id),
+            ...replyOptions(fields)
+        };
+    },
+    "chat.stop": (arg) => ({streamId: string(object(arg, ["streamId"]), "streamId", TEXT_LIMITS.id)}),
+    "bench.start": (arg) => {
+        // parseBenchStart is the full check (and the engine's grid); the contract type is what it accepted
+        parseBenchStart(arg as BenchStartRequest);
+        const fields = object(arg, ["benchId", "path", "budgets", "promptLengths", "genLengths", "strategies", "repeats", "handTuned"]);
+        string(fields, "benchId", TEXT_LIMITS.id);
+        if (fields.path != null)
+            string(fields, "path", TEXT_LIMITS.path);
+        if (fields.handTuned != null && typeof fields.handTuned !== "boolean")
+            throw bad('"handTuned" must be true or false');
+        return arg as BenchStartRequest;
+    },
+    "bench.stop": (arg) => ({benchId: string(object(arg, ["benchId"]), "benchId", TEXT_LIMITS.id)}),
+    "bench.get": (arg) => ({id: string(object(arg, ["id"]), "id", TEXT_LIMITS.id)}),
+    "bench.export": (arg) => {
+        const fields = object(arg, ["id", "format"]);
+        return {id: string(fields, "id", TEXT_LIMITS.id), format: exportFormat(fields)};
+    },
+    "dialog.saveBenchReport": (arg) => {
+        const fields = object(arg, ["id", "format"]);
+        return {id: string(fields, "id", TEXT_LIMITS.id), format: exportFormat(fields)};
+    }
+};
+
+/** `arg` checked as the argument of request `name`; throws a `bad-request` {@link HostError} otherwise. */
+export function checkRequest<Name extends RequestName>(name: Name, arg: unknown): RequestArg<Name> {
+    const check = checks[name] as ((arg: unknown) => RequestArg<Name>) | undefined;
+    if (check == null)
+        throw new HostError("unknown-request", `unknown request "${String(name).slice(0, 60)}"`);
+    return check(arg);
+}
