@@ -31,7 +31,7 @@ export type LaunchedApp = {
 
 const LONG_REPLY_TOKENS = 2000;
 
-export function defineJourney(mode: string, launch: (dataDir: string) => Promise<LaunchedApp>): void {
+export function defineJourney(mode: string, launch: (dataDir: string, modelsDir: string) => Promise<LaunchedApp>): void {
     describe(`${mode}: chat with a model that is placed tensor by tensor`, () => {
         let app: LaunchedApp;
         let modelsDir: string;
@@ -48,7 +48,7 @@ export function defineJourney(mode: string, launch: (dataDir: string) => Promise
             // a GGUF header with nothing valid after it: the app must say so, not hang or crash
             await writeFile(path.join(modelsDir, "broken.gguf"), Buffer.concat([Buffer.from("GGUF"), Buffer.from([3, 0, 0, 0]), Buffer.alloc(24, 0xff)]));
             await writeFile(path.join(modelsDir, "notes.txt"), "not a model");
-            app = await launch(await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-data-")));
+            app = await launch(await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-data-")), modelsDir);
         });
         afterAll(async () => {
             await app?.close(failed);

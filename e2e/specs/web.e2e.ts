@@ -10,8 +10,8 @@ if (missing != null) {
         it.skip(`the whole journey: ${missing}`, () => {});
     });
 } else {
-    defineJourney("web", async (dataDir) => {
-        const server = await startWebApp(dataDir);
+    defineJourney("web", async (dataDir, modelsDir) => {
+        const server = await startWebApp(dataDir, ["--model-dir", modelsDir]);
         const browser = await openBrowser();
         await browser.page.goto(server.url);
         return {

@@ -16,8 +16,8 @@ export type WebApp = {
     stop(): Promise<void>;
 };
 
-export async function startWebApp(dataDir: string): Promise<WebApp> {
-    const child: ChildProcess = spawn(process.execPath, [path.join(repoRoot, "dist/electron/web/webMain.js"), "--data-dir", dataDir], {
+export async function startWebApp(dataDir: string, extraArgs: readonly string[] = []): Promise<WebApp> {
+    const child: ChildProcess = spawn(process.execPath, [path.join(repoRoot, "dist/electron/web/webMain.js"), "--data-dir", dataDir, ...extraArgs], {
         cwd: repoRoot,
         env: {...process.env, GGML_VK_VISIBLE_DEVICES: process.env.GGML_VK_VISIBLE_DEVICES ?? "0", TENSORWISE_THREADS: process.env.TENSORWISE_THREADS ?? "2"},
         stdio: ["ignore", "pipe", "pipe"]

@@ -1,5 +1,5 @@
 import {existsSync, readFileSync} from "node:fs";
-import {mkdtemp, rm} from "node:fs/promises";
+import {mkdir, mkdtemp, rm} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
@@ -39,8 +39,9 @@ describe.skipIf(missing != null)("HostService benchmarks with the real engine an
 
     beforeAll(async () => {
         dir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-host-bench-"));
-        modelPath = path.join(dir, "tiny.gguf");
+        modelPath = path.join(dir, "models", "tiny.gguf");
         saveTarget = path.join(dir, "saved-report.csv");
+        await mkdir(path.dirname(modelPath), {recursive: true});
         await makeSyntheticModel(modelPath, {preset: "tiny"});
         engine = new EngineClient({env: {...process.env, TENSORWISE_THREADS: "2"}});
         host = new HostService(await ConversationStore.open(dir), engine, {saveFileDialog: async () => saveTarget}, {benchDir: path.join(dir, "bench")});

@@ -1,4 +1,4 @@
-import {mkdtemp, rm} from "node:fs/promises";
+import {mkdir, mkdtemp, rm, writeFile} from "node:fs/promises";
 import {existsSync} from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -36,12 +36,13 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
 
     beforeAll(async () => {
         dir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-host-"));
-        await makeSyntheticModel(path.join(dir, "tiny.gguf"), {preset: "tiny"});
+        await mkdir(path.join(dir, "models"));
+        await makeSyntheticModel(path.join(dir, "models", "tiny.gguf"), {preset: "tiny"});
         engine = new EngineClient({env: {...process.env, TENSORWISE_THREADS: "2"}});
         host = new HostService(await ConversationStore.open(dir), engine);
         host.attach(client);
         await engine.start();
-        await host.handle("model.autoOffload", {path: path.join(dir, "tiny.gguf"), budget: {kind: "auto"}, settings: {contextSize: 1024}, taskId: "t"}, client);
+        await host.handle("model.autoOffload", {path: path.join(dir, "models", "tiny.gguf"), budget: {kind: "auto"}, settings: {contextSize: 1024}, taskId: "t"}, client);
     });
     afterAll(async () => {
         await host?.dispose();
@@ -73,9 +74,16 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
         await waitFor("chat.done", (payload) => payload.streamId === "c1");
         const saved = await host.handle("conversations.get", {id}, client);
         expect(saved.messages.map((message) => [message.role, message.role === "user" ? message.text : ""])).toEqual([["user", "First"], ["assistant", ""]]);
+        // a path outside the models folder is refused whether or not it exists: no probing the file system
+        await writeFile(path.join(dir, "outside.gguf"), "secret");
+        for (const outside of [path.join(dir, "outside.gguf"), path.join(dir, "missing.gguf"), "/etc/passwd"]) {
+            const refused = await host.handle("model.inspect", {path: outside}, client).catch((error: Error & {code: string}) => error);
+            expect(refused).toMatchObject({code: "path-not-allowed"});
+            expect((refused as Error).message).not.toContain("secret");
+        }
         // a bad argument never reaches the engine
         await expect(host.handle("chat.send", {conversationId: id, text: "x", streamId: "c4", maxTokens: -1}, client)).rejects.toMatchObject({code: "bad-request"});
-        await expect(host.handle("model.autoOffload", {path: path.join(dir, "tiny.gguf"), budget: {kind: "auto"}, settings: {contextSize: 2 ** 31}, taskId: "t"}, client))
+        await expect(host.handle("model.autoOffload", {path: path.join(dir, "models", "tiny.gguf"), budget: {kind: "auto"}, settings: {contextSize: 2 ** 31}, taskId: "t"}, client))
             .rejects.toMatchObject({code: "bad-request"});
     });
 

@@ -18,6 +18,7 @@ import type {ConversationStore} from "./ConversationStore.js";
 import type {EngineClient, EngineClientState} from "./EngineClient.js";
 import {HostError} from "./HostError.js";
 import {checkRequest} from "./checkRequest.js";
+import {ModelAccess, type ModelAccessOptions} from "./ModelAccess.js";
 
 /** One window or browser tab: where its events go. Chat streams die with their client. */
 export type HostClient = {
@@ -36,6 +37,8 @@ export type HostPlatform = {
 export type HostServiceOptions = {
     /** Where benchmarks are kept. Defaults to `bench/` beside the conversation store's folder. */
     benchDir?: string;
+    /** Which model files clients may open. Defaults to only `models/` beside the conversation store's folder. */
+    modelAccess?: ModelAccessOptions;
 };
 
 type Handlers = {[Name in RequestName]: (arg: RequestArg<Name>, client: HostClient) => Promise<RequestResult<Name>>};
@@ -53,6 +56,7 @@ export class HostService {
     private readonly unsubscribe: (() => void)[] = [];
     private readonly benchStore: BenchStore;
     private readonly bench: BenchRunner;
+    private readonly access: ModelAccess;
 
     constructor(
         private readonly store: ConversationStore,
@@ -61,6 +65,7 @@ export class HostService {
         options: HostServiceOptions = {}
     ) {
         this.benchStore = new BenchStore(options.benchDir ?? path.join(path.dirname(store.dir), "bench"));
+        this.access = new ModelAccess(options.modelAccess ?? {folders: [path.join(path.dirname(store.dir), "models")]});
         this.bench = new BenchRunner({
             engine, store: this.benchStore, acquire: (task) => this.acquireEngine(task),
             broadcast: (name, payload) => this.broadcast(name, payload)
@@ -124,13 +129,13 @@ export class HostService {
             return this.engineState;
         },
         "model.inspect": async (arg) => {
-            return await this.engine.request("inspect", {path: await checkModelPath(arg.path)});
+            return await this.engine.request("inspect", {path: await this.access.check(arg.path)});
         },
         "model.autoOffload": async (arg) => {
-            return await this.runLoad({name: "autoOffload", arg: {...arg, path: await checkModelPath(arg.path)}}, "auto-offload");
+            return await this.runLoad({name: "autoOffload", arg: {...arg, path: await this.access.check(arg.path)}}, "auto-offload");
         },
         "model.load": async (arg) => {
-            return await this.runLoad({name: "load", arg: {...arg, path: await checkModelPath(arg.path)}}, "load");
+            return await this.runLoad({name: "load", arg: {...arg, path: await this.access.check(arg.path)}}, "load");
         },
         "model.unload": async () => {
             for (const stream of this.streams.values())
@@ -187,7 +192,12 @@ export class HostService {
         "chat.stop": async (arg) => {
             await this.streams.get(arg.streamId)?.stop();
         },
-        "dialog.openModel": async () => await (this.platform.openModelDialog?.() ?? Promise.resolve(null)),
+        "dialog.openModel": async () => {
+            const chosen = await (this.platform.openModelDialog?.() ?? Promise.resolve(null));
+            if (chosen != null)
+                this.access.approve(chosen);
+            return chosen;
+        },
         "bench.start": async (arg) => {
             const {path: requested, ...request} = parseBenchStart(arg);
             if (this.bench.runningId != null)
@@ -195,7 +205,7 @@ export class HostService {
             const modelPath = requested ?? this.loaded?.card.path ?? null;
             if (modelPath == null)
                 throw new HostError("no-model", "no model is loaded: load one (or name its path) to benchmark it");
-            await this.bench.start({...request, path: await checkModelPath(modelPath)});
+            await this.bench.start({...request, path: await this.access.check(modelPath)});
         },
         "bench.stop": async (arg) => await this.bench.stop(arg.benchId),
         "bench.list": async () => await this.benchStore.list(this.bench.runningId),
@@ -319,19 +329,4 @@ export class HostService {
         for (const client of this.clients.values())
             client.emit(name, payload);
     }
-}
-
-/** A model path must be absolute and name an existing regular file (the engine then validates its contents). */
-async function checkModelPath(modelPath: string): Promise<string> {
-    if (!path.isAbsolute(modelPath))
-        throw new HostError("bad-path", `not an absolute path: ${modelPath}`);
-    let stat;
-    try {
-        stat = await fs.stat(modelPath);
-    } catch {
-        throw new HostError("not-found", `no such file: ${modelPath}`);
-    }
-    if (!stat.isFile())
-        throw new HostError("bad-path", `not a file: ${modelPath}`);
-    return path.resolve(modelPath);
 }

@@ -3,6 +3,7 @@ import path from "node:path";
 import {ConversationStore} from "./ConversationStore.js";
 import {EngineClient, type EngineClientOptions} from "./EngineClient.js";
 import {HostService, type HostPlatform} from "./HostService.js";
+import type {ModelAccessOptions} from "./ModelAccess.js";
 
 export type StartedHost = {service: HostService; engine: EngineClient; store: ConversationStore; dispose(): Promise<void>};
 
@@ -11,10 +12,15 @@ export async function startHost(options: {
     platform?: HostPlatform;
     engine?: Omit<EngineClientOptions, "onLog">;
     onEngineLog?: EngineClientOptions["onLog"];
+    /** Which model files clients may open. Defaults to only `<dataDir>/models`. */
+    modelAccess?: ModelAccessOptions;
 }): Promise<StartedHost> {
     const store = await ConversationStore.open(options.dataDir);
     const engine = new EngineClient({...options.engine, onLog: options.onEngineLog});
-    const service = new HostService(store, engine, options.platform, {benchDir: path.join(options.dataDir, "bench")});
+    const service = new HostService(store, engine, options.platform, {
+        benchDir: path.join(options.dataDir, "bench"),
+        modelAccess: options.modelAccess ?? {folders: [path.join(options.dataDir, "models")]}
+    });
     engine.onState((state) => {
         if (state.state === "running")
             options.onEngineLog?.("stdout", `engine started pid=${state.pid}`);

@@ -87,6 +87,8 @@ app.whenReady().then(async () => {
     serveRenderer(rendererDir);
     host = await startHost({
         dataDir: app.getPath("userData"),
+        // only the user drives this window (our bundled UI, sandboxed, strict CSP): a path they type or drop is theirs
+        modelAccess: {folders: [path.join(app.getPath("userData"), "models")], anyPath: true},
         engine: {execPath: process.execPath, env: {...process.env, ELECTRON_RUN_AS_NODE: "1"}},
         platform: {
             async openModelDialog() {

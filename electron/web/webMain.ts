@@ -2,7 +2,9 @@
  * Web mode entry: the engine host and the renderer on 127.0.0.1, for machines without an Electron binary (and for
  * e2e tests in Chromium). Prints the URL with its per-launch token; serves until Ctrl-C.
  *
- * Usage: node dist/electron/web/webMain.js [--data-dir DIR] [--port N]
+ * Usage: node dist/electron/web/webMain.js [--data-dir DIR] [--port N] [--model-dir DIR]… [--allow-any-path]
+ * Models open only from `<data dir>/models` and the `--model-dir` folders (a request is only as trustworthy as the
+ * page that sent it), unless `--allow-any-path` is given.
  * Env: TENSORWISE_DATA_DIR (default ~/.tensorwise); the engine's own env (TENSORWISE_GPU, TENSORWISE_THREADS,
  * GGML_VK_VISIBLE_DEVICES) passes through.
  */
@@ -14,17 +16,25 @@ import {startHost} from "../host/startHost.js";
 import {serveWeb} from "./serveWeb.js";
 
 const {values} = parseArgs({
-    options: {"data-dir": {type: "string"}, port: {type: "string"}, "renderer-dir": {type: "string"}},
+    options: {
+        "data-dir": {type: "string"}, port: {type: "string"}, "renderer-dir": {type: "string"},
+        "model-dir": {type: "string", multiple: true}, "allow-any-path": {type: "boolean", default: false}
+    },
     strict: true
 });
 const dataDir = path.resolve(values["data-dir"] ?? process.env.TENSORWISE_DATA_DIR ?? path.join(os.homedir(), ".tensorwise"));
 const rendererDir = values["renderer-dir"] ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../renderer");
 
-const host = await startHost({dataDir, onEngineLog: (stream, line) => process.stderr.write(`[engine ${stream}] ${line}\n`)});
+const modelAccess = {
+    folders: [path.join(dataDir, "models"), ...(values["model-dir"] ?? []).map((folder) => path.resolve(folder))],
+    anyPath: values["allow-any-path"] === true
+};
+const host = await startHost({dataDir, modelAccess, onEngineLog: (stream, line) => process.stderr.write(`[engine ${stream}] ${line}\n`)});
 const server = await serveWeb({host: host.service, rendererDir, dataDir, port: values.port != null ? Number(values.port) : 0});
 
 process.stdout.write(`No Electron window here: tensorwise is serving web mode.\nOpen ${server.url}\n`);
 process.stdout.write(`data dir: ${dataDir}\n`);
+process.stdout.write(modelAccess.anyPath ? "models: any path may be opened (--allow-any-path)\n" : `models open from: ${modelAccess.folders.join(", ")}\n`);
 
 let closing = false;
 async function shutdown(): Promise<void> {
