@@ -2,6 +2,7 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import {makeTestModel} from "../testing/testModels.js";
+import {CONTEXT_OVER_TRAINED_FACTOR} from "../../contract/limits.js";
 import {PlacedModel} from "./PlacedModel.js";
 import {generateGreedy} from "./generateGreedy.js";
 
@@ -41,6 +42,16 @@ describe.skipIf(probe.reason != null)("CPU-only load and generation (patched CPU
         } finally {
             await placed.dispose();
         }
+    });
+
+    it("refuses a context beyond the model's trained context × the allowed factor, then loads a sane one", async () => {
+        const started = performance.now();
+        // the tiny preset is trained for 4096 tokens
+        await expect(PlacedModel.load(engine, {modelPath, contextSize: 4096 * CONTEXT_OVER_TRAINED_FACTOR + 1}))
+            .rejects.toMatchObject({code: "context-too-large", message: expect.stringMatching(/trained for \(4096 tokens\): choose at most 16384/)});
+        expect(performance.now() - started).toBeLessThan(10_000);
+        const placed = await PlacedModel.load(engine, {modelPath, contextSize: 1024});
+        await placed.dispose();
     });
 
     it("stops a generation when its signal aborts", async () => {

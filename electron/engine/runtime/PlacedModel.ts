@@ -1,5 +1,6 @@
 import {LlamaChatSession, type LlamaContext, type LlamaContextSequence, type LlamaModel} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
+import {checkContextSize} from "./checkContextSize.js";
 import {toMemoryReport, type MemoryReport} from "./memoryReport.js";
 
 /** One llama.cpp `--override-tensor` entry: tensors whose name matches `pattern` go to `bufferType`. */
@@ -58,10 +59,11 @@ export class PlacedModel {
         const gpuLayers = options.gpuLayers ?? (hasGpu ? "max" : 0);
         const partlyOnGpu = hasGpu && gpuLayers !== 0;
         const started = performance.now();
+        const useMmap = options.useMmap ?? !partlyOnGpu;
         const model = await llama.loadModel({
             modelPath: options.modelPath,
             gpuLayers,
-            useMmap: options.useMmap ?? !partlyOnGpu,
+            useMmap,
             tensorBufferOverrides: overrides.length > 0 ? overrides : undefined,
             // The plan, not node-llama-cpp's heuristics, decides what fits; the budget check happens in the planner.
             ignoreMemorySafetyChecks: true,
@@ -69,11 +71,15 @@ export class PlacedModel {
             loadSignal: options.signal
         });
         try {
+            const contextSize = options.contextSize ?? 2048;
+            const batchSize = options.batchSize ?? 512;
+            const flashAttention = options.flashAttention ?? false;
+            await checkContextSize(model, {contextSize, batchSize, flashAttention, useMmap});
             const context = await model.createContext({
-                contextSize: options.contextSize ?? 2048,
-                batchSize: options.batchSize ?? 512,
+                contextSize,
+                batchSize,
                 threads: options.threads,
-                flashAttention: options.flashAttention ?? false,
+                flashAttention,
                 ignoreMemorySafetyChecks: true,
                 createSignal: options.signal
             });
