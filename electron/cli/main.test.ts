@@ -2,6 +2,9 @@ import {mkdtempSync, readFileSync, writeFileSync} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {describe, expect, it} from "vitest";
+import {buildTinyGguf, kv} from "../engine/gguf/testing/tinyGguf.js";
+import {tinyModelSpec} from "../engine/gguf/testing/tinyModelSpec.js";
+import type {TinyModelOptions} from "../engine/gguf/testing/tinyModelSpec.js";
 import {main} from "./main.js";
 import type {CliIo} from "./CliIo.js";
 
@@ -114,6 +117,43 @@ describe("tensorwise CLI", () => {
         writeFileSync(bogus, "this is not a model\n".repeat(10));
         const io = captureIo();
         expect(await main(["inspect", bogus], io)).toBe(1);
-        expect(io.stderr.join("\n")).toMatch(/error: .*(magic|GGUF)/i);
+        expect(io.stderr).toEqual(["error: this file is not a GGUF model (it does not start with the GGUF signature)"]);
     });
+});
+
+describe("tensorwise CLI on models llama.cpp would abort on", () => {
+    // Each of these passes as GGUF; loaded, llama.cpp fails a GGML_ASSERT (SIGABRT) or runs out of memory.
+    const hostile: Array<readonly [string, TinyModelOptions, RegExp]> = [
+        ["head_count 0", {hparams: {"attention.head_count": kv.u32("llama.attention.head_count", 0)}},
+            /^error: "llama\.attention\.head_count" is 0, but llama\.cpp needs it to be positive$/],
+        ["expert_count without expert tensors",
+            {hparams: {expert_count: kv.u32("llama.expert_count", 4), expert_used_count: kv.u32("llama.expert_used_count", 2)}},
+            /^error: "llama\.expert_count" is 4, but the file has no expert tensors/],
+        ["block_count 4294967295", {hparams: {block_count: kv.u32("llama.block_count", 0xffff_ffff)}},
+            /^error: "llama\.block_count" declares 4294967295 layers, but llama\.cpp needs between 1 and 512$/]
+    ];
+    const write = (name: string, options: TinyModelOptions): string => {
+        const file = path.join(dir, `${name.replace(/\W+/g, "-")}.gguf`);
+        writeFileSync(file, buildTinyGguf(tinyModelSpec(options)).bytes);
+        return file;
+    };
+
+    it.each(hostile)("inspect, plan and chat refuse %s with exit code 1 and a one-line error", async (name, options, expected) => {
+        const file = write(name, options);
+        const runs = [
+            ["inspect", file],
+            ["plan", file, "--gpu", "cpu", "--budget", "50%", "--strategy", "layers", "--json"],
+            ["chat", file, "--gpu", "cpu", "--prompt", "hi", "--max-tokens", "2", "--threads", "1"]
+        ];
+        for (const argv of runs) {
+            const io = captureIo();
+            expect(await main(argv, io), argv[0]).toBe(1);
+            expect(io.stdout, argv[0]).toEqual([]);
+            // Progress lines (chat prints "inspect: validating the GGUF file") may come first; the error is one line.
+            const errors = io.stderr.filter((line) => line.startsWith("error:"));
+            expect(errors, argv[0]).toHaveLength(1);
+            expect(io.stderr.at(-1), argv[0]).toMatch(expected);
+            expect(io.stderr.join("\n"), argv[0]).not.toMatch(/\n\s+at |llama\.cpp:/);
+        }
+    }, 120_000);
 });

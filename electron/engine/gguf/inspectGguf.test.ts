@@ -5,7 +5,8 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {inspectGguf} from "./inspectGguf.js";
 import type {InspectedModel} from "./inspectGguf.js";
 import {isMatmulWeight} from "./tensorRole.js";
-import {buildTinyGguf, GgmlTypeId, kv, tinyLlama, tinyLlamaSpec} from "./testing/tinyGguf.js";
+import {buildTinyGguf, kv, tinyLlama, tinyLlamaSpec} from "./testing/tinyGguf.js";
+import {tinyModelSpec} from "./testing/tinyModelSpec.js";
 import type {TinyGgufSpec} from "./testing/tinyGguf.js";
 import {validateGgufFile} from "./validateGguf.js";
 
@@ -78,20 +79,19 @@ describe("inspectGguf", () => {
     });
 
     it("reads MoE hyperparameters and per-layer head counts", async () => {
-        const model = await inspect({
-            kvs: [
-                kv.str("general.architecture", "qwen3moe"),
-                kv.u32("qwen3moe.expert_count", 8),
-                kv.u32("qwen3moe.expert_used_count", 2),
-                kv.i32s("qwen3moe.attention.head_count", [4, 8]),
-                kv.u64("qwen3moe.vocab_size", 1000n)
-            ],
-            tensors: [{name: "blk.0.ffn_up_exps.weight", shape: [32, 16, 8], typeId: GgmlTypeId.q8_0}]
-        });
+        const model = await inspect(tinyModelSpec({
+            arch: "qwen3moe",
+            experts: {count: 8, used: 2, ff: 16},
+            hparams: {
+                "attention.head_count": kv.i32s("qwen3moe.attention.head_count", [4, 8]),
+                vocab_size: kv.u64("qwen3moe.vocab_size", 1000n)
+            }
+        }));
         expect(model).toMatchObject({
-            architecture: "qwen3moe", name: null, fileType: null, expertCount: 8, expertUsedCount: 2,
-            headCount: [4, 8], headCountKv: null, layerCount: null, vocabSize: 1000, parameterCount: 32 * 16 * 8
+            architecture: "qwen3moe", name: "tiny qwen3moe", fileType: null, expertCount: 8, expertUsedCount: 2,
+            headCount: [4, 8], headCountKv: 2, layerCount: 2, vocabSize: 6
         });
-        expect(model.tensors[0]).toMatchObject({layer: 0, role: "ffn_up_exps", shape: [32, 16, 8]});
+        expect(model.tensors.find((tensor) => tensor.name === "blk.0.ffn_up_exps.weight"))
+            .toMatchObject({layer: 0, role: "ffn_up_exps", shape: [32, 16, 8], elements: 32 * 16 * 8});
     });
 });

@@ -21,6 +21,12 @@ async function writeGguf(spec: TinyGgufSpec | Buffer): Promise<string> {
     return path;
 }
 
+function writeGgufSync(spec: TinyGgufSpec): string {
+    const path = join(dir, `file-${fileCount++}.gguf`);
+    writeFileSync(path, buildTinyGguf(spec).bytes);
+    return path;
+}
+
 function rejectionOf(run: () => unknown): GgufValidationError {
     try {
         run();
@@ -102,7 +108,8 @@ describe("validateGgufFile on a well-formed file", () => {
         expect(aligned.dataOffset % 64n).toBe(0n);
         expect(aligned.tensors.every((tensor) => tensor.offset % 64n === 0n)).toBe(true);
 
-        const empty = validateGgufFileSync(await writeGguf({kvs: [kv.str("general.architecture", "llama")]}));
+        // Not a model (no general.architecture), so no hyper-parameters are required.
+        const empty = validateGgufFileSync(await writeGguf({kvs: [kv.str("general.name", "metadata only")]}));
         expect(empty.tensors).toEqual([]);
         expect(empty.metadata.size).toBe(1);
     });
@@ -190,6 +197,57 @@ describe("validateGgufFile on the malformed corpus", () => {
         const hugeKey = corpus.find((testCase) => testCase.name === "3 GiB key");
         const error = rejectionOf(() => validateGgufFileSync(hugeKey?.path ?? ""));
         expect(error.message).toBe("key of metadata entry 0 declares 3221225472 bytes; the limit is 67108864 (at byte 24)");
+    });
+});
+
+describe("validateGgufFile messages", () => {
+    /** C0/C1 controls, bidi and zero-width formatting, line separators. */
+    const unprintable = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+    it("says what is wrong in one printable line, with no stack, for every corpus file", () => {
+        for (const testCase of corpus) {
+            const {message} = rejectionOf(() => validateGgufFileSync(testCase.path));
+            expect({name: testCase.name, unprintable: unprintable.test(message), long: message.length > 300})
+                .toEqual({name: testCase.name, unprintable: false, long: false});
+            expect(message).not.toMatch(/\bat .*\.(ts|js):\d+/);
+        }
+    });
+
+    it("does not reveal the first bytes of a file that is not GGUF", async () => {
+        const shadow = await writeGguf(Buffer.from("root:$6$saltsalt$hashhashhash:19000:0:99999:7:::\n"));
+        const error = rejectionOf(() => validateGgufFileSync(shadow));
+        expect(error.code).toBe("bad-magic");
+        expect(error.message).toBe("this file is not a GGUF model (it does not start with the GGUF signature)");
+        const shortPath = await writeGguf(Buffer.from("ro"));
+        const short = rejectionOf(() => validateGgufFileSync(shortPath));
+        expect(short.message).toBe("this file is not a GGUF model (it is too short to hold the GGUF signature)");
+    });
+
+    it("caps keys and tensor names read from the file and replaces control characters", () => {
+        const hostileKey = "x.\u001b]0;pwned\u0007\u202e" + "k".repeat(5000);
+        const keyError = rejectionOf(() => validateGgufFileSync(
+            writeGgufSync(tinyLlamaSpec({extraKvs: [kv.u32(hostileKey, 1), kv.u32(hostileKey, 2)]}))
+        ));
+        expect(keyError.code).toBe("duplicate-key");
+        expect(keyError.message).not.toMatch(unprintable);
+        expect(keyError.message).toContain("x.\ufffd]0;pwned\ufffd\ufffdkkk");
+        expect(keyError.message.length).toBeLessThan(160);
+
+        const name = "blk.0.\u001b[2J\n" + "n".repeat(40);
+        const tensorError = rejectionOf(() => validateGgufFileSync(writeGgufSync(tinyLlamaSpec({tensors: [
+            {name, shape: [8], typeId: GgmlTypeId.f32}, {name, shape: [8], typeId: GgmlTypeId.f32}
+        ]}))));
+        expect(tensorError.code).toBe("duplicate-tensor");
+        expect(tensorError.message).not.toMatch(unprintable);
+        expect(tensorError.message).toContain("…");
+    });
+
+    it("does not quote vocabulary tokens", async () => {
+        const secret = "hunter2-\u001b[31m";
+        const path = await writeGguf({kvs: [kv.strings("tokenizer.ggml.tokens", ["a", secret, secret])]});
+        const error = rejectionOf(() => validateGgufFileSync(path));
+        expect(error.code).toBe("duplicate-token");
+        expect(error.message).toMatch(/^vocabulary token 2 is the same text as token 1, and llama\.cpp aborts on duplicate tokens \(at byte \d+\)$/);
     });
 });
 

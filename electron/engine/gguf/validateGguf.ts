@@ -3,6 +3,7 @@ import {GgufValidationError} from "./errors/GgufValidationError.js";
 import type {GgufMetadataValue, ValidatedGguf, ValidateGgufOptions} from "./types/ValidatedGguf.js";
 import {GgufReader} from "./validate/GgufReader.js";
 import {alignUp, checkTensorLayout} from "./validate/checkTensorLayout.js";
+import {checkModelHparams} from "./validate/checkModelHparams.js";
 import {checkVocabularyArrays, createDuplicateTokenVisitor, tokensKey} from "./validate/checkVocabulary.js";
 import {readGgufMetadata} from "./validate/readGgufMetadata.js";
 import {minTensorInfoBytes, readGgufTensorInfos} from "./validate/readGgufTensorInfos.js";
@@ -30,8 +31,10 @@ const minMetadataEntryBytes = 14;
 
 /**
  * Validates a GGUF file's header against its size, with every read bounded, so that hostile files are rejected
- * quickly and without large allocations; see `ValidateGgufOptions` for the limits.
- * Rejects with a `GgufValidationError` whose `code` says what is wrong and whose message says where.
+ * quickly and without large allocations (see `ValidateGgufOptions` for the limits), then, for a model (a file with
+ * `general.architecture`), the hyper-parameters llama.cpp would abort on and the tensor shapes they imply
+ * (`checkModelHparams`). Rejects with a `GgufValidationError` whose `code` says what is wrong and whose message says
+ * it in one sentence, quoting no file content but capped, printable keys and tensor names.
  *
  * The work is synchronous file I/O; run it through `validateGgufOutOfProcess` for files from untrusted sources.
  */
@@ -67,13 +70,11 @@ export function validateGgufFd(fd: number, fileSize: number, options: ValidateGg
     const maxTensorCount = options.maxTensorCount ?? defaultMaxTensorCount;
     const reader = new GgufReader(fd, fileSize);
 
-    const fileMagic = reader.bytes(4, "magic");
-    if (!fileMagic.equals(magic))
-        throw new GgufValidationError(
-            "bad-magic",
-            `not a GGUF file: magic is ${JSON.stringify(fileMagic.toString("latin1"))}, expected "GGUF"`,
-            0
-        );
+    // The first bytes of a file that is not GGUF are not ours to show: the message names no file content.
+    if (fileSize < magic.length)
+        throw new GgufValidationError("truncated", "this file is not a GGUF model (it is too short to hold the GGUF signature)");
+    if (!reader.bytes(magic.length, "the GGUF signature").equals(magic))
+        throw new GgufValidationError("bad-magic", "this file is not a GGUF model (it does not start with the GGUF signature)");
     const version = readVersion(reader);
 
     const countsAt = reader.position;
@@ -117,6 +118,7 @@ export function validateGgufFd(fd: number, fileSize: number, options: ValidateGg
             reader.position
         );
     checkTensorLayout(tensors, dataOffset, BigInt(fileSize), BigInt(alignment), offsetFieldPositions);
+    checkModelHparams(metadata, tensors);
 
     return {version, alignment, metadata, tensors, dataOffset, fileSize: BigInt(fileSize)};
 }

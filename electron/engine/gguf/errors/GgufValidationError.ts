@@ -1,6 +1,7 @@
 /**
- * Why a GGUF file was rejected. File-format codes come first; the last group is about the validation run itself
- * (I/O, the out-of-process child).
+ * Why a GGUF file was rejected. File-format codes come first, then model codes (hyper-parameters that llama.cpp would
+ * abort on, and tensors that do not match them); the last group is about the validation run itself (I/O, the
+ * out-of-process child).
  */
 export type GgufValidationErrorCode =
     | "truncated"
@@ -27,6 +28,12 @@ export type GgufValidationErrorCode =
     | "gap"
     | "duplicate-token"
     | "bad-vocab"
+    | "missing-hparam"
+    | "bad-hparam"
+    | "layer-mismatch"
+    | "bad-experts"
+    | "missing-tensor"
+    | "shape-mismatch"
     | "io-error"
     | "timeout"
     | "out-of-memory"

@@ -1,6 +1,7 @@
 import {writeFile} from "node:fs/promises";
 import {join} from "node:path";
 import type {GgufValidationErrorCode} from "../errors/GgufValidationError.js";
+import {hostileModelImages} from "./hostileModelImages.js";
 import {buildTinyGguf, ByteWriter, GgmlTypeId, GgufType, kv, tinyLlamaSpec} from "./tinyGguf.js";
 import type {TinyGgufSpec, TinyKv, TinyTensor} from "./tinyGguf.js";
 
@@ -37,7 +38,7 @@ function nestedArray(depth: number): (w: ByteWriter) => void {
     };
 }
 
-/** Hostile variants as (name, expected code, bytes). */
+/** Hostile variants as (name, expected code, bytes): damaged files first, then hostile models. */
 function corpusImages(): Array<readonly [string, GgufValidationErrorCode, Buffer]> {
     const good = buildTinyGguf(valid());
     const cut = (at: number): Buffer => good.bytes.subarray(0, at);
@@ -119,7 +120,8 @@ function corpusImages(): Array<readonly [string, GgufValidationErrorCode, Buffer
         ["unknown array element type", "bad-value-type",
             image(withKvs(kv.raw("x.v", (w) => w.u32(GgufType.array).u32(0xffff_ffff).u64(0))))],
         ["array of arrays", "array-too-deep", image(withKvs(kv.raw("x.v", nestedArray(2))))],
-        ["arrays nested 100000 deep", "array-too-deep", image(withKvs(kv.raw("x.v", nestedArray(100_000))))]
+        ["arrays nested 100000 deep", "array-too-deep", image(withKvs(kv.raw("x.v", nestedArray(100_000))))],
+        ...hostileModelImages()
     ];
 }
 

@@ -71,7 +71,16 @@ export type TinyKv = {readonly key: string | Uint8Array; readonly writeValue: (w
 export const kv = {
     u32: (key: string, value: number): TinyKv => ({key, writeValue: (w) => w.u32(GgufType.uint32).u32(value)}),
     u64: (key: string, value: bigint): TinyKv => ({key, writeValue: (w) => w.u32(GgufType.uint64).u64(value)}),
+    i32: (key: string, value: number): TinyKv => ({key, writeValue: (w) => w.u32(GgufType.int32).i32(value)}),
+    f32: (key: string, value: number): TinyKv => ({key, writeValue: (w) => w.u32(GgufType.float32).f32(value)}),
     str: (key: string, value: string): TinyKv => ({key, writeValue: (w) => w.u32(GgufType.string).str(value)}),
+    u32s: (key: string, values: readonly number[]): TinyKv => ({
+        key,
+        writeValue: (w) => {
+            w.u32(GgufType.array).u32(GgufType.uint32).u64(values.length);
+            values.forEach((value) => w.u32(value));
+        }
+    }),
     strings: (key: string, values: readonly (string | Uint8Array)[]): TinyKv => ({
         key,
         writeValue: (w) => {

@@ -1,5 +1,6 @@
 import {GgufValidationError} from "../errors/GgufValidationError.js";
 import type {ValidatedGgufTensor} from "../types/ValidatedGguf.js";
+import {quoteFileText} from "./quoteFileText.js";
 
 /** Rounds `value` up to a multiple of `alignment` (a power of two). */
 export function alignUp(value: bigint, alignment: bigint): bigint {
@@ -29,7 +30,7 @@ export function checkTensorLayout(
         if (offset % alignment !== 0n)
             throw new GgufValidationError(
                 "misaligned-offset",
-                `tensor "${name}" has data offset ${offset}, not a multiple of the alignment ${alignment}`,
+                `tensor ${quoteFileText(name)} has data offset ${offset}, not a multiple of the alignment ${alignment}`,
                 where
             );
 
@@ -38,12 +39,12 @@ export function checkTensorLayout(
             if (start >= fileSize)
                 throw new GgufValidationError(
                     "out-of-bounds",
-                    `tensor "${name}" data would start at file byte ${start} but the file has ${fileSize} bytes`,
+                    `tensor ${quoteFileText(name)} data would start at file byte ${start} but the file has ${fileSize} bytes`,
                     where
                 );
             throw new GgufValidationError(
                 offset < expected ? "overlap" : "gap",
-                `tensor "${name}" has data offset ${offset}; the tensors before it end at ${expected} ` +
+                `tensor ${quoteFileText(name)} has data offset ${offset}; the tensors before it end at ${expected} ` +
                     `(tensor data must be packed in the order of the tensor infos, each padded to ${alignment} bytes)`,
                 where
             );
@@ -53,7 +54,7 @@ export function checkTensorLayout(
         if (end > fileSize)
             throw new GgufValidationError(
                 "truncated",
-                `tensor "${name}" data spans file bytes ${start}–${end} but the file ends at byte ${fileSize}`,
+                `tensor ${quoteFileText(name)} data spans file bytes ${start}–${end} but the file ends at byte ${fileSize}`,
                 where
             );
         expected = alignUp(offset + bytes, alignment);

@@ -22,8 +22,7 @@ export function createDuplicateTokenVisitor(): StringArrayVisitor {
         if (first !== undefined)
             throw new GgufValidationError(
                 "duplicate-token",
-                `vocabulary token ${index} ${JSON.stringify(value)} duplicates token ${first} ` +
-                    "(llama.cpp aborts on duplicate tokens)",
+                `vocabulary token ${index} is the same text as token ${first}, and llama.cpp aborts on duplicate tokens`,
                 offset
             );
         seen.set(word, index);

@@ -2,6 +2,7 @@ import {endianness} from "node:os";
 import {GgufValidationError} from "../errors/GgufValidationError.js";
 import type {GgufArray, GgufMetadataValue, GgufValueTypeName} from "../types/ValidatedGguf.js";
 import type {GgufReader} from "./GgufReader.js";
+import {quoteFileText} from "./quoteFileText.js";
 
 /** source: `enum gguf_type` in ggml/include/gguf.h (ids are the index). */
 const valueTypeNames: readonly GgufValueTypeName[] = [
@@ -54,11 +55,11 @@ export function readGgufMetadata(reader: GgufReader, count: number, options: Rea
         const entryOffset = reader.position;
         const key = state.readKey(i);
         if (metadata.has(key))
-            throw new GgufValidationError("duplicate-key", `metadata key "${key}" (entry ${i}) appears twice`, entryOffset);
+            throw new GgufValidationError("duplicate-key", `metadata key ${quoteFileText(key)} (entry ${i}) appears twice`, entryOffset);
 
-        state.charge(entryOverheadBytes + 2 * key.length, `key "${key}"`);
+        state.charge(entryOverheadBytes + 2 * key.length, `key ${quoteFileText(key)}`);
         entryOffsets.set(key, entryOffset);
-        metadata.set(key, state.readValue(key, state.readType(`type of "${key}"`), 0));
+        metadata.set(key, state.readValue(key, state.readType(`type of ${quoteFileText(key)}`), 0));
     }
     return {metadata, entryOffsets};
 }
@@ -105,7 +106,7 @@ class MetadataState {
     }
 
     public readValue(key: string, type: GgufValueTypeName, depth: number): GgufMetadataValue {
-        const what = `value of "${key}"`;
+        const what = `value of ${quoteFileText(key)}`;
         const r = this.reader;
         switch (type) {
             case "uint8": return {type, value: r.u8(what)};
@@ -134,18 +135,18 @@ class MetadataState {
         if (depth > this.options.maxArrayDepth)
             throw new GgufValidationError(
                 "array-too-deep",
-                `"${key}" nests arrays ${depth} deep; the limit is ${this.options.maxArrayDepth}` +
+                `${quoteFileText(key)} nests arrays ${depth} deep; the limit is ${this.options.maxArrayDepth}` +
                     (this.options.maxArrayDepth === 1 ? " (llama.cpp does not accept arrays of arrays)" : ""),
                 at
             );
 
-        const elementType = this.readType(`element type of array "${key}"`);
+        const elementType = this.readType(`element type of array ${quoteFileText(key)}`);
         const countAt = r.position;
-        const declared = r.u64(`element count of array "${key}"`);
+        const declared = r.u64(`element count of array ${quoteFileText(key)}`);
         if (declared > BigInt(maxArrayElements))
             throw new GgufValidationError(
                 "count-too-large",
-                `array "${key}" declares ${declared} elements; the limit is ${maxArrayElements}`,
+                `array ${quoteFileText(key)} declares ${declared} elements; the limit is ${maxArrayElements}`,
                 countAt
             );
         const count = Number(declared);
@@ -153,12 +154,12 @@ class MetadataState {
         if (count * elementBytes > r.remaining)
             throw new GgufValidationError(
                 "truncated",
-                `array "${key}" declares ${count} ${elementType} elements, at least ${count * elementBytes} bytes, ` +
+                `array ${quoteFileText(key)} declares ${count} ${elementType} elements, at least ${count * elementBytes} bytes, ` +
                     `but the file ends ${r.remaining} bytes later (truncated, or the count is corrupt)`,
                 countAt
             );
 
-        const what = `array "${key}"`;
+        const what = `array ${quoteFileText(key)}`;
         switch (elementType) {
             case "string": return {type: "array", elementType, value: this.readStrings(key, count, depth)};
             case "array": {
@@ -191,7 +192,7 @@ class MetadataState {
 
     private readStrings(key: string, count: number, depth: number): string[] {
         const visit = depth === 1 ? this.options.visitStringArray?.(key) : undefined;
-        const what = `an element of array "${key}"`;
+        const what = `an element of array ${quoteFileText(key)}`;
         this.charge(entryOverheadBytes + arraySlotBytes * count, what);
         const r = this.reader;
         const value: string[] = new Array<string>(count);

@@ -2,6 +2,7 @@ import {GgufValidationError} from "../errors/GgufValidationError.js";
 import {getGgmlType, ggmlTensorBytes} from "../ggmlTypes.js";
 import type {ValidatedGgufTensor} from "../types/ValidatedGguf.js";
 import type {GgufReader} from "./GgufReader.js";
+import {quoteFileText} from "./quoteFileText.js";
 
 /** source: GGML_MAX_NAME (64, including the terminating NUL) and GGML_MAX_DIMS (4) in ggml/include/ggml.h. */
 const maxNameBytes = 63;
@@ -31,7 +32,7 @@ export function readGgufTensorInfos(reader: GgufReader, count: number): ReadTens
         const infoOffset = reader.position;
         const name = readTensorName(reader, i);
         if (names.has(name))
-            throw new GgufValidationError("duplicate-tensor", `tensor name "${name}" (tensor ${i}) appears twice`, infoOffset);
+            throw new GgufValidationError("duplicate-tensor", `tensor name ${quoteFileText(name)} (tensor ${i}) appears twice`, infoOffset);
         names.add(name);
 
         const shape = readShape(reader, name);
@@ -40,22 +41,22 @@ export function readGgufTensorInfos(reader: GgufReader, count: number): ReadTens
             elements *= dim;
 
         const typeOffset = reader.position;
-        const typeId = reader.i32(`type of tensor "${name}"`);
+        const typeId = reader.i32(`type of tensor ${quoteFileText(name)}`);
         const type = getGgmlType(typeId);
         if (type === undefined)
-            throw new GgufValidationError("unknown-type", `tensor "${name}" has unknown ggml type ${typeId}`, typeOffset);
+            throw new GgufValidationError("unknown-type", `tensor ${quoteFileText(name)} has unknown ggml type ${typeId}`, typeOffset);
 
         const rowElements = shape[0] ?? 1n;
         if (rowElements % BigInt(type.blockSize) !== 0n)
             throw new GgufValidationError(
                 "bad-row-size",
-                `tensor "${name}" of type ${type.name} has rows of ${rowElements} elements, ` +
+                `tensor ${quoteFileText(name)} of type ${type.name} has rows of ${rowElements} elements, ` +
                     `not a multiple of the block size ${type.blockSize}`,
                 typeOffset
             );
 
         offsetFieldPositions.push(reader.position);
-        const offset = reader.u64(`data offset of tensor "${name}"`);
+        const offset = reader.u64(`data offset of tensor ${quoteFileText(name)}`);
         tensors.push({name, type, shape, offset, bytes: ggmlTensorBytes(type, shape), elements});
     }
     return {tensors, offsetFieldPositions};
@@ -87,11 +88,11 @@ function readTensorName(reader: GgufReader, index: number): string {
 
 function readShape(reader: GgufReader, name: string): bigint[] {
     const at = reader.position;
-    const dimCount = reader.u32(`dimension count of tensor "${name}"`);
+    const dimCount = reader.u32(`dimension count of tensor ${quoteFileText(name)}`);
     if (dimCount < 1 || dimCount > maxDims)
         throw new GgufValidationError(
             "bad-dims",
-            `tensor "${name}" has ${dimCount} dimensions; 1 to ${maxDims} are allowed`,
+            `tensor ${quoteFileText(name)} has ${dimCount} dimensions; 1 to ${maxDims} are allowed`,
             at
         );
 
@@ -99,15 +100,15 @@ function readShape(reader: GgufReader, name: string): bigint[] {
     let elements = 1n;
     for (let d = 0; d < dimCount; d++) {
         const dimOffset = reader.position;
-        const dim = reader.u64(`dimension ${d} of tensor "${name}"`);
+        const dim = reader.u64(`dimension ${d} of tensor ${quoteFileText(name)}`);
         if (dim === 0n)
-            throw new GgufValidationError("bad-dims", `dimension ${d} of tensor "${name}" is 0`, dimOffset);
+            throw new GgufValidationError("bad-dims", `dimension ${d} of tensor ${quoteFileText(name)} is 0`, dimOffset);
 
         elements *= dim;
         if (elements >= maxElements)
             throw new GgufValidationError(
                 "dims-overflow",
-                `tensor "${name}" has shape [${[...shape, dim].join(", ")}${d + 1 < dimCount ? ", …" : ""}], ` +
+                `tensor ${quoteFileText(name)} has shape [${[...shape, dim].join(", ")}${d + 1 < dimCount ? ", …" : ""}], ` +
                     `at least ${elements} elements; the limit is 2^62`,
                 dimOffset
             );
