@@ -13,7 +13,7 @@ import {PlacedModel} from "../runtime/PlacedModel.js";
 import {benchEnvironment, benchModel} from "./benchEnvironment.js";
 import {reproduce} from "./benchFlags.js";
 import {MeasureAborted, measureRun, type MeasuredSample} from "./measureRun.js";
-import {BenchResultStore} from "./report/BenchResultStore.js";
+import {BenchResultStore, prepareOutDir} from "./report/BenchResultStore.js";
 import type {BenchLoad, BenchPlan, BenchPoint, BenchReport, BenchRun, BenchSettings, BenchVariant, PointKind} from "./types.js";
 
 /** Micro-batches a hand-tuned variant tries by default (llama.cpp's default and a prompt-sized one). */
@@ -70,6 +70,7 @@ export function benchContextSize(prompts: readonly number[], gens: readonly numb
 /** Runs the benchmark and returns the final report (also on disk in `outDir`). Stops early, keeping results, on abort. */
 export async function runBench(engine: EngineLlama, options: RunBenchOptions): Promise<BenchReport> {
     const {modelPath, signal} = options;
+    prepareOutDir(options.outDir);
     const log = options.onProgress ?? (() => undefined);
     const startedAt = new Date().toISOString();
     const machine = describeMachine(engine);

@@ -1,4 +1,4 @@
-import {getLlama, LlamaLogLevel, type Llama} from "node-llama-cpp";
+import {getLlama, LlamaLogLevel, NoBinaryFoundError, type Llama} from "node-llama-cpp";
 import {getTensorwiseBindings, type TensorwiseBindings} from "./tensorwiseBindings.js";
 
 /** Which llama.cpp build to load. `"auto"` lets node-llama-cpp pick the best GPU build that works here. */
@@ -37,6 +37,14 @@ export async function getEngineLlama(options: EngineLlamaOptions = {}): Promise<
         logger: onLog == null
             ? undefined
             : (level, message) => onLog(level, message)
+    }).catch((error: unknown) => {
+        // node-llama-cpp's NoBinaryFoundError names a class, not the problem: say what the user can do instead
+        if (error instanceof NoBinaryFoundError)
+            throw Object.assign(new Error(gpu === "auto" || gpu === "cpu"
+                ? "No usable llama.cpp build was found: run `npm install` again to build tensorwise's native addon."
+                : `The ${gpu} build of llama.cpp cannot run on this machine (no ${gpu} device or driver found): use --gpu auto or --gpu cpu.`),
+            {code: "no-backend"});
+        throw error;
     });
     try {
         return {llama, bindings: getTensorwiseBindings(llama)};

@@ -122,8 +122,9 @@ function layerRegex(grid: Grid, required: readonly number[], allowed: (layer: nu
     const wide = new Set(required);
     for (let layer = 0; layer <= grid.maxLayer; layer++) if (allowed(layer)) wide.add(layer);
     if (wide.size === grid.maxLayer + 1) return ANY_LAYER;
-    const lo = Math.min(...required);
-    const hi = Math.max(...required);
+    // a loop, not Math.min(...required): a spread of one argument per tensor overflows the stack on huge models
+    const lo = required.reduce((low, value) => Math.min(low, value), Infinity);
+    const hi = required.reduce((high, value) => Math.max(high, value), -Infinity);
     const gapFilled = [...wide].filter((layer) => layer >= lo && layer <= hi);
     const sets = [gapFilled, [...wide]];
     const topOfDigits = 10 ** String(grid.maxLayer).length - 1;

@@ -18,6 +18,22 @@ function writeAtomic(file: string, text: string): void {
     fs.renameSync(temp, file);
 }
 
+/**
+ * Creates `outDir` and proves a file can be written there, so a benchmark aimed at a read-only or pseudo file system
+ * (`--out /proc/x`) fails at once with a sentence instead of after minutes of profiling.
+ */
+export function prepareOutDir(outDir: string): void {
+    const probe = path.join(outDir, `.write-check.${process.pid}`);
+    try {
+        fs.mkdirSync(outDir, {recursive: true});
+        fs.writeFileSync(probe, "");
+        fs.rmSync(probe, {force: true});
+    } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code ?? "error";
+        throw Object.assign(new Error(`Cannot write the benchmark's report to ${outDir} (${code}): choose another folder with --out.`), {code: "bad-out-dir"});
+    }
+}
+
 /** Holds the report being built and keeps the files on disk in step with it. */
 export class BenchResultStore {
     private current: BenchReport;

@@ -25,8 +25,9 @@ export type OatoOperator = {
 /** Algorithm 1 lines 2–5 / 8–11: B = (Tc − Tg − T′)/M, min-max normalised to G; sorted by G descending (stable). */
 export function rankByAffinity(ops: readonly OatoOperator[], transferUs: (name: string) => number): {order: string[]; affinity: Map<string, number>} {
     const b = ops.map((op) => (op.tc - op.tg - transferUs(op.name)) / op.m);
-    const min = Math.min(...b);
-    const max = Math.max(...b);
+    // a loop, not Math.min(...b): a spread of one argument per tensor overflows the stack on huge models
+    const min = b.reduce((low, value) => Math.min(low, value), Infinity);
+    const max = b.reduce((high, value) => Math.max(high, value), -Infinity);
     const affinity = new Map(ops.map((op, i) => [op.name, max === min ? 1 : (b[i]! - min) / (max - min)]));
     const order = ops.map((op, i) => ({name: op.name, g: affinity.get(op.name)!, i}))
         .sort((x, y) => y.g - x.g || x.i - y.i).map((x) => x.name);
