@@ -1,6 +1,7 @@
 import {existsSync} from "node:fs";
 import {afterEach, describe, expect, it} from "vitest";
 import {defaultEngineEntry, EngineClient, type EngineClientState} from "./EngineClient.js";
+import {forkEngineProcess, type EngineSpawner} from "./forkEngineProcess.js";
 
 const entry = defaultEngineEntry();
 const missing = existsSync(entry) ? null : `the engine is not built (${entry}); run \`npm run build\``;
@@ -58,5 +59,23 @@ describe.skipIf(missing != null)("EngineClient with the real engine child", () =
         const request = client.request("describe", undefined, controller.signal);
         controller.abort();
         await expect(request).rejects.toMatchObject({code: "aborted"});
+    });
+
+    it("starts through an injected spawner, and stop() lets the engine dispose and exit by itself", async () => {
+        const exits: {code: number | null; signal: string | null}[] = [];
+        const spawner: EngineSpawner = (engineEntry, options) => {
+            const started = forkEngineProcess()(engineEntry, options);
+            started.onExit((code, signal) => exits.push({code, signal}));
+            return started;
+        };
+        client = new EngineClient({spawner});
+        await client.start();
+        expect((await client.request("describe", undefined)).devices.length).toBeGreaterThan(0);
+        const stopping = performance.now();
+        await client.stop();
+        // exit code 0 from the engine's own shutdown, well before the kill after the grace period
+        expect(exits).toEqual([{code: 0, signal: null}]);
+        expect(performance.now() - stopping).toBeLessThan(2500);
+        expect(client.state).toEqual({state: "stopped"});
     });
 });

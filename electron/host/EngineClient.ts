@@ -5,13 +5,13 @@
  *
  * Imports nothing from `electron`: Electron main and the web-mode server share it.
  */
-import {fork, type ChildProcess} from "node:child_process";
 import {existsSync} from "node:fs";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import type {
     EngineEvents, EngineMessage, EngineRequestName, EngineRequests
 } from "../engine/service/engineProtocol.js";
+import {forkEngineProcess, type EngineProcess, type EngineSpawner} from "./forkEngineProcess.js";
 import {HostError} from "./HostError.js";
 
 /** Lines of the child's stderr kept for a crash report. */
@@ -32,8 +32,13 @@ export type EngineClientOptions = {
     entry?: string;
     /** Environment of the child. Defaults to this process's environment. */
     env?: NodeJS.ProcessEnv;
-    /** Executable that runs the entry (Electron passes its own binary with `ELECTRON_RUN_AS_NODE`). Defaults to Node. */
+    /** Node binary that runs the entry with the default spawner. Defaults to this process's. */
     execPath?: string;
+    /**
+     * Starts the engine process. Defaults to Node's `child_process.fork` ({@link forkEngineProcess} with `execPath`);
+     * Electron main passes a `utilityProcess` spawner.
+     */
+    spawner?: EngineSpawner;
     /** Defaults to 60 s. */
     startTimeoutMs?: number;
     /** Called with every line the child writes to stdout/stderr. */
@@ -54,7 +59,7 @@ export function defaultEngineEntry(): string {
 }
 
 export class EngineClient {
-    private child: ChildProcess | null = null;
+    private child: EngineProcess | null = null;
     private nextId = 1;
     private readonly pending = new Map<number, Pending>();
     private readonly stderrTail: string[] = [];
@@ -113,18 +118,17 @@ export class EngineClient {
         this.child = null;
         this.rejectAll("engine-stopped", "the engine was stopped");
         this.setState({state: "stopped"});
-        if (child.exitCode != null || child.signalCode != null)
+        if (child.exited)
             return;
         await new Promise<void>((resolve) => {
-            const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
-            child.once("exit", () => {
+            const timer = setTimeout(() => child.kill(), STOP_GRACE_MS);
+            child.onExit(() => {
                 clearTimeout(timer);
                 resolve();
             });
-            if (child.connected)
-                child.disconnect();
-            else
-                child.kill("SIGTERM");
+            // the engine disposes llama.cpp and exits on `shutdown`
+            if (!child.send({kind: "shutdown"}))
+                child.kill();
         });
     }
 
@@ -134,7 +138,7 @@ export class EngineClient {
      */
     request<Name extends EngineRequestName>(name: Name, arg: EngineRequests[Name][0], signal?: AbortSignal): Promise<EngineRequests[Name][1]> {
         const child = this.child;
-        if (child == null || this.currentState.state !== "running" || !child.connected)
+        if (child == null || this.currentState.state !== "running" || child.exited)
             return Promise.reject(this.notRunningError());
         if (signal?.aborted)
             return Promise.reject(new HostError("aborted", `${name} was cancelled`));
@@ -151,10 +155,12 @@ export class EngineClient {
                 cleanup: () => signal?.removeEventListener("abort", onAbort)
             });
             const message: EngineMessage = {kind: "request", id, name, arg};
-            child.send(message, (error) => {
-                if (error != null)
-                    this.settle(id, {ok: false, error: {code: "engine-crashed", message: `could not reach the engine: ${error.message}`}});
-            });
+            try {
+                if (!child.send(message))
+                    this.settle(id, {ok: false, error: {code: "engine-crashed", message: "could not reach the engine: its channel is closed"}});
+            } catch (error) {
+                this.settle(id, {ok: false, error: {code: "bad-request", message: `could not send ${name} to the engine: ${(error as Error).message}`}});
+            }
         });
     }
 
@@ -171,12 +177,14 @@ export class EngineClient {
             return Promise.reject(new HostError("engine-missing", `engine entry not found at ${entry}; run \`npm run build\``));
         this.stderrTail.length = 0;
         this.setState({state: "starting"});
-        const child = fork(entry, [], {
-            env: this.options.env ?? process.env,
-            execPath: this.options.execPath,
-            serialization: "advanced",
-            stdio: ["ignore", "pipe", "pipe", "ipc"]
-        });
+        const spawner = this.options.spawner ?? forkEngineProcess(this.options.execPath);
+        let child: EngineProcess;
+        try {
+            child = spawner(entry, {env: this.options.env ?? process.env});
+        } catch (error) {
+            this.setState({state: "crashed", reason: `could not start: ${(error as Error).message}`, at: Date.now()});
+            return Promise.reject(new HostError("engine-start-failed", (error as Error).message));
+        }
         this.child = child;
         this.pipeLines(child, "stdout");
         this.pipeLines(child, "stderr");
@@ -186,11 +194,11 @@ export class EngineClient {
             const timer = setTimeout(() => {
                 if (!ready) {
                     reject(new HostError("engine-start-timeout", `the engine did not start within ${this.startTimeoutMs / 1000} s`));
-                    child.kill("SIGKILL");
+                    child.kill();
                 }
             }, this.startTimeoutMs);
 
-            child.on("message", (raw: unknown) => {
+            child.onMessage((raw: unknown) => {
                 const message = raw as EngineMessage;
                 if (message == null || typeof message !== "object" || this.child !== child)
                     return;
@@ -205,13 +213,13 @@ export class EngineClient {
                     for (const listener of this.eventListeners)
                         listener(message.name, message.payload as never);
             });
-            child.on("error", (error) => {
+            child.onError((error) => {
                 if (!ready) {
                     clearTimeout(timer);
                     reject(new HostError("engine-start-failed", error.message));
                 }
             });
-            child.on("exit", (code, signal) => {
+            child.onExit((code, signal) => {
                 clearTimeout(timer);
                 if (this.child !== child)
                     return; // stopped on purpose
@@ -256,7 +264,7 @@ export class EngineClient {
         }
     }
 
-    private pipeLines(child: ChildProcess, stream: "stdout" | "stderr"): void {
+    private pipeLines(child: EngineProcess, stream: "stdout" | "stderr"): void {
         let buffered = "";
         child[stream]?.setEncoding("utf8");
         child[stream]?.on("data", (chunk: string) => {

@@ -1,7 +1,7 @@
 /**
- * Electron main: one window showing the renderer over app://, the engine host (store + engine child process) behind
+ * Electron main: one window showing the renderer over app://, the engine host (store + engine utility process) behind
  * the typed contract, and the security posture: context isolation, sandbox, strict CSP, sender validation, no
- * navigation, no new windows, no permissions.
+ * navigation, no new windows, no permissions, links opened in the browser only after the user confirms.
  */
 import {app, BrowserWindow, dialog, session, shell, type WebContents} from "electron";
 import path from "node:path";
@@ -12,7 +12,10 @@ import type {HostClient} from "../host/HostService.js";
 import {startHost, type StartedHost} from "../host/startHost.js";
 import {APP_ORIGIN, registerAppScheme, serveRenderer} from "./appProtocol.js";
 import {isAppUrl} from "./appUrl.js";
+import {externalLinkOffer, type ExternalLinkOffer} from "./externalLinkOffer.js";
+import {permissionAllowed} from "./permissionAllowed.js";
 import {registerRequests} from "./registerRequests.js";
+import {utilityEngineSpawner} from "./utilityEngineSpawner.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const rendererDir = path.resolve(here, "../../renderer");
@@ -23,6 +26,19 @@ registerAppScheme();
 // tests and portable setups pick the data dir (conversations, uploaded models, Chromium profile)
 if (process.env.TENSORWISE_DATA_DIR != null)
     app.setPath("userData", path.resolve(process.env.TENSORWISE_DATA_DIR));
+// One app per data dir (the lock lives there). With the RunAsNode fuse off, anything that forks the app's own binary
+// as if it were Node (e.g. a library's child_process.fork(process.execPath)) starts the app instead: it ends here.
+const firstInstance = app.requestSingleInstanceLock();
+if (!firstInstance)
+    app.quit();
+app.on("second-instance", () => {
+    const window = BrowserWindow.getAllWindows()[0];
+    if (window != null) {
+        if (window.isMinimized())
+            window.restore();
+        window.focus();
+    }
+});
 
 function attachWindow(contents: WebContents): void {
     clients.get(contents.id)?.detach();
@@ -75,21 +91,49 @@ app.on("web-contents-created", (_event, contents) => {
     contents.on("will-redirect", (event) => event.preventDefault());
     contents.on("will-attach-webview", (event) => event.preventDefault());
     contents.setWindowOpenHandler(({url}) => {
-        // links in model output open in the user's browser, never in the app
-        if (/^https?:\/\//i.test(url))
-            void shell.openExternal(url);
+        // links in model output open in the user's browser after the user confirms, never in the app
+        const offer = externalLinkOffer(url);
+        if (offer != null)
+            void confirmExternalLink(contents, offer);
         return {action: "deny"};
     });
 });
 
+let linkDialogOpen = false;
+
+/** Asks before handing a link to the browser: Open / Cancel, Cancel the default; one question at a time. */
+async function confirmExternalLink(contents: WebContents, offer: ExternalLinkOffer): Promise<void> {
+    if (linkDialogOpen)
+        return;
+    linkDialogOpen = true;
+    try {
+        const options = {
+            type: "question" as const, title: "Open link", message: "Open this link in your browser?", detail: offer.display,
+            buttons: ["Open", "Cancel"], defaultId: 1, cancelId: 1, noLink: true
+        };
+        const window = BrowserWindow.fromWebContents(contents);
+        const {response} = window != null ? await dialog.showMessageBox(window, options) : await dialog.showMessageBox(options);
+        if (response === 0)
+            await shell.openExternal(offer.url);
+    } finally {
+        linkDialogOpen = false;
+    }
+}
+
 app.whenReady().then(async () => {
-    session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+    if (!firstInstance)
+        return;
+    // no web permissions but the clipboard write of the Copy buttons, asked or merely checked
+    session.defaultSession.setPermissionRequestHandler((_contents, permission, callback, details) =>
+        callback(permissionAllowed(permission, details.requestingUrl)));
+    session.defaultSession.setPermissionCheckHandler((_contents, permission, requestingOrigin) => permissionAllowed(permission, requestingOrigin));
     serveRenderer(rendererDir);
     host = await startHost({
         dataDir: app.getPath("userData"),
         // only the user drives this window (our bundled UI, sandboxed, strict CSP): a path they type or drop is theirs
         modelAccess: {folders: [path.join(app.getPath("userData"), "models")], anyPath: true},
-        engine: {execPath: process.execPath, env: {...process.env, ELECTRON_RUN_AS_NODE: "1"}},
+        // a utility process, not a fork of this binary as Node: the RunAsNode fuse is off (scripts/flipFuses.mjs)
+        engine: {spawner: utilityEngineSpawner},
         platform: {
             async openModelDialog() {
                 const focused = BrowserWindow.getFocusedWindow();

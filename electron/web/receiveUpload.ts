@@ -1,17 +1,40 @@
 /**
  * Stores a model uploaded from the browser (drag-and-drop in web mode) under the models folder. Streams the body to a
- * temp file and renames it into place only once complete, so an aborted upload or a full disk never leaves a partial
- * `.gguf` behind; both get a clear error.
+ * hidden temp file while counting and hashing it, and moves it into place only once complete, so an aborted upload, an
+ * upload over the cap or a full disk never leaves a partial `.gguf` behind; each gets a clear error. An existing model
+ * of the same name is never overwritten: the same content is reused, different content is stored as `name (2).gguf`.
  */
-import {randomUUID} from "node:crypto";
-import {createWriteStream, promises as fs} from "node:fs";
+import {createHash, randomUUID} from "node:crypto";
+import {createReadStream, createWriteStream, promises as fs} from "node:fs";
 import type http from "node:http";
 import path from "node:path";
+import {Transform, type TransformCallback} from "node:stream";
 import {pipeline} from "node:stream/promises";
 
-export type UploadResult = {status: number; body: {ok: true; result: {path: string; bytes: number}} | {ok: false; error: {code: string; message: string}}};
+export type UploadResult = {
+    status: number;
+    body: {ok: true; result: {path: string; bytes: number; reused: boolean}} | {ok: false; error: {code: string; message: string}};
+};
+
+export type ReceiveUploadOptions = {
+    /** Largest upload accepted, in bytes (answered with 413). Defaults to no cap beyond the free disk space. */
+    maxBytes?: number;
+    /** Disk space an upload must leave free, in bytes (answered with 507 when it would not). Defaults to 1 GiB. */
+    reserveBytes?: number;
+    /** Free bytes on the disk holding `dir`, or `null` when unknown. Defaults to `fs.statfs`. */
+    freeBytes?: (dir: string) => Promise<number | null>;
+};
 
 const MAX_NAME_CHARS = 200;
+const DEFAULT_RESERVE_BYTES = 2 ** 30;
+/** While streaming, the free space is probed again after this many bytes (another writer may be filling the disk). */
+const REPROBE_EVERY_BYTES = 64 * 2 ** 20;
+/** `name (2).gguf` … `name (N).gguf` are tried before giving up. */
+const MAX_NAME_VARIANTS = 1000;
+/** Temp files of uploads in progress: hidden, random suffix (see {@link cleanStaleUploads}). */
+const PARTIAL_SUFFIX = ".partial";
+/** Left by earlier versions after a failed write. */
+const LEGACY_TEMP_SUFFIX = ".tmp";
 
 /** A safe file name for the models folder, or an error message. */
 export function checkUploadName(name: string): {ok: true; name: string} | {ok: false; message: string} {
@@ -25,29 +48,99 @@ export function checkUploadName(name: string): {ok: true; name: string} | {ok: f
     return {ok: true, name};
 }
 
+/**
+ * Deletes what interrupted uploads left in `modelsDir` (hidden `.partial` files, `.tmp` files): call it once when the
+ * models folder is set up, before any upload can be in flight. Returns the names it deleted; a missing folder is fine.
+ */
+export async function cleanStaleUploads(modelsDir: string): Promise<string[]> {
+    let names: string[];
+    try {
+        names = await fs.readdir(modelsDir);
+    } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT")
+            return [];
+        throw error;
+    }
+    const stale = names.filter((name) => (name.startsWith(".") && name.endsWith(PARTIAL_SUFFIX)) || name.endsWith(LEGACY_TEMP_SUFFIX));
+    const deleted: string[] = [];
+    for (const name of stale) {
+        const file = path.join(modelsDir, name);
+        if ((await fs.lstat(file)).isFile()) {
+            await fs.rm(file, {force: true});
+            deleted.push(name);
+        }
+    }
+    return deleted;
+}
+
+/** Why streaming stopped early; carries the answer to send. */
+class UploadRefused extends Error {
+    constructor(readonly result: UploadResult) {
+        super(result.body.ok ? "refused" : result.body.error.message);
+    }
+}
+
 function failure(status: number, code: string, message: string): UploadResult {
     return {status, body: {ok: false, error: {code, message}}};
 }
 
-export async function receiveUpload(request: http.IncomingMessage, response: http.ServerResponse, name: string, modelsDir: string): Promise<UploadResult> {
+/**
+ * Receives one `PUT /api/upload?name=` body into `modelsDir`. Resolves with the answer to send (never rejects).
+ * Refusals before the body is read (bad name, declared size over the cap or the free space) leave the body unread;
+ * refusals while streaming stop reading and ask for the connection to be closed.
+ */
+export async function receiveUpload(
+    request: http.IncomingMessage, response: http.ServerResponse, name: string, modelsDir: string, options: ReceiveUploadOptions = {}
+): Promise<UploadResult> {
+    const refuseUnread = (result: UploadResult): UploadResult => {
+        // the rest of the body is not wanted: do not keep the connection alive to drain it
+        response.setHeader("Connection", "close");
+        request.unpipe();
+        request.pause();
+        return result;
+    };
     const checked = checkUploadName(name);
-    if (!checked.ok) {
-        request.resume();
-        return failure(400, "bad-name", checked.message);
-    }
+    if (!checked.ok)
+        return refuseUnread(failure(400, "bad-name", checked.message));
     await fs.mkdir(modelsDir, {recursive: true});
 
+    const probe = options.freeBytes ?? statfsFreeBytes;
+    const reserve = options.reserveBytes ?? DEFAULT_RESERVE_BYTES;
+    const limits = {maxBytes: options.maxBytes ?? Infinity, name, modelsDir, reserve};
     const declared = Number(request.headers["content-length"] ?? NaN);
-    if (Number.isFinite(declared)) {
-        const free = await freeBytes(modelsDir);
-        if (free != null && declared > free) {
-            request.resume();
-            return failure(507, "disk-full", `Not enough disk space for ${name}: it needs ${formatMiB(declared)}, ${formatMiB(free)} is free in ${modelsDir}.`);
-        }
-    }
+    const hasDeclared = Number.isFinite(declared);
+    let free = await probe(modelsDir);
+    const early = checkSize(hasDeclared ? declared : 0, free, limits);
+    if (early != null)
+        return refuseUnread(early);
 
-    const target = path.join(modelsDir, checked.name);
-    const temp = path.join(modelsDir, `.${checked.name}.${randomUUID().slice(0, 8)}.partial`);
+    const temp = path.join(modelsDir, `.${checked.name}.${randomUUID().slice(0, 8)}${PARTIAL_SUFFIX}`);
+    const hash = createHash("sha256");
+    let received = 0;
+    let nextProbeAt = REPROBE_EVERY_BYTES;
+    const meter = new Transform({
+        transform(chunk: Buffer, _encoding, callback: TransformCallback) {
+            received += chunk.length;
+            const refused = checkSize(received, free, limits);
+            if (refused != null) {
+                callback(new UploadRefused(refused));
+                return;
+            }
+            hash.update(chunk);
+            if (received < nextProbeAt) {
+                callback(null, chunk);
+                return;
+            }
+            nextProbeAt = received + REPROBE_EVERY_BYTES;
+            // free space now, plus what this upload already holds (so the check stays about the whole upload)
+            void probe(modelsDir).then((now) => {
+                free = now == null ? free : now + received;
+                const late = checkSize(received, free, limits);
+                callback(late == null ? null : new UploadRefused(late), late == null ? chunk : undefined);
+            }, () => callback(null, chunk));
+        }
+    });
+
     let aborted = false;
     request.on("aborted", () => {
         aborted = true;
@@ -56,25 +149,103 @@ export async function receiveUpload(request: http.IncomingMessage, response: htt
         if (!response.writableFinished)
             aborted = true;
     });
+    // The request is piped by hand, not through `pipeline`: an error there would destroy the socket, and a refusal
+    // while streaming still has to be answered on it.
+    const onRequestError = (error: Error) => meter.destroy(error);
+    request.on("error", onRequestError);
+    request.on("close", () => {
+        if (!request.complete)
+            meter.destroy(Object.assign(new Error("the upload ended early"), {code: "ECONNRESET"}));
+    });
+    request.pipe(meter);
     try {
-        await pipeline(request, createWriteStream(temp, {flags: "wx"}));
-        if (aborted || (Number.isFinite(declared) && (await fs.stat(temp)).size !== declared))
+        await pipeline(meter, createWriteStream(temp, {flags: "wx"}));
+        if (aborted || (hasDeclared && received !== declared))
             throw Object.assign(new Error("the upload ended early"), {code: "ECONNRESET"});
-        await fs.rename(temp, target);
-        const {size} = await fs.stat(target);
-        return {status: 200, body: {ok: true, result: {path: target, bytes: size}}};
+        const stored = await placeWithoutOverwrite(temp, checked.name, modelsDir, received, hash.digest("hex"));
+        return {status: 200, body: {ok: true, result: {path: stored.path, bytes: received, reused: stored.reused}}};
     } catch (error) {
         await fs.rm(temp, {force: true});
+        if (error instanceof UploadRefused)
+            return refuseUnread(error.result);
         const code = (error as NodeJS.ErrnoException).code;
         if (code === "ENOSPC" || code === "EDQUOT")
-            return failure(507, "disk-full", `The disk filled up while storing ${name}; the partial file was deleted. Free some space or type the model's path instead.`);
+            return refuseUnread(failure(507, "disk-full", `The disk filled up while storing ${name}; the partial file was deleted. Free some space or type the model's path instead.`));
         if (aborted || code === "ECONNRESET" || code === "ERR_STREAM_PREMATURE_CLOSE")
             return failure(400, "upload-aborted", `The upload of ${name} was interrupted; the partial file was deleted.`);
-        return failure(500, "upload-failed", `Could not store ${name}: ${(error as Error).message}`);
+        return refuseUnread(failure(500, "upload-failed", `Could not store ${name}: ${(error as Error).message}`));
+    } finally {
+        request.off("error", onRequestError);
     }
 }
 
-async function freeBytes(dir: string): Promise<number | null> {
+/** The refusal for an upload of `bytes` (declared, or received so far), or `null` when it still fits. */
+function checkSize(bytes: number, free: number | null, limits: {maxBytes: number; reserve: number; name: string; modelsDir: string}): UploadResult | null {
+    if (bytes > limits.maxBytes)
+        return failure(413, "too-large", `${limits.name} is larger than the upload limit of ${formatBytes(limits.maxBytes)}; ` +
+            "the partial file was deleted. Type the model's path instead: it is opened where it is, without a copy.");
+    if (free != null && bytes > free - limits.reserve)
+        return failure(507, "disk-full", `Not enough disk space for ${limits.name}: it needs more than ${formatBytes(Math.max(0, free - limits.reserve))}, ` +
+            `the space free in ${limits.modelsDir} less ${formatBytes(limits.reserve)} kept free; nothing was stored. ` +
+            "Free some space or type the model's path instead.");
+    return null;
+}
+
+/**
+ * Moves the finished temp file to `name`, or reuses an existing file there with the same content, or else takes the
+ * first free `name (N).gguf`. Never replaces a file: the move is a hard link, which fails on an existing name.
+ */
+async function placeWithoutOverwrite(temp: string, name: string, modelsDir: string, bytes: number, sha256: string): Promise<{path: string; reused: boolean}> {
+    const extension = path.extname(name);
+    const stem = name.slice(0, name.length - extension.length);
+    for (let variant = 1; variant <= MAX_NAME_VARIANTS; variant++) {
+        const candidate = path.join(modelsDir, variant === 1 ? name : `${stem} (${variant})${extension}`);
+        if (await sameContent(candidate, bytes, sha256)) {
+            await fs.rm(temp, {force: true});
+            return {path: candidate, reused: true};
+        }
+        if (await moveIfFree(temp, candidate))
+            return {path: candidate, reused: false};
+    }
+    throw new Error(`${MAX_NAME_VARIANTS} files named like ${name} already exist in ${modelsDir}`);
+}
+
+async function sameContent(file: string, bytes: number, sha256: string): Promise<boolean> {
+    try {
+        const stat = await fs.stat(file);
+        if (!stat.isFile() || stat.size !== bytes)
+            return false;
+        const hash = createHash("sha256");
+        await pipeline(createReadStream(file), hash);
+        return hash.digest("hex") === sha256;
+    } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT")
+            return false;
+        throw error;
+    }
+}
+
+/** Renames `from` to `to` unless `to` exists; `false` when it does. */
+async function moveIfFree(from: string, to: string): Promise<boolean> {
+    try {
+        await fs.link(from, to);
+    } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "EEXIST")
+            return false;
+        if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EXDEV")
+            throw error;
+        // a file system without hard links (FAT, exFAT): check, then rename (racy only against another upload)
+        if (await fs.stat(to).then(() => true, () => false))
+            return false;
+        await fs.rename(from, to);
+        return true;
+    }
+    await fs.rm(from, {force: true});
+    return true;
+}
+
+async function statfsFreeBytes(dir: string): Promise<number | null> {
     try {
         const stats = await fs.statfs(dir);
         return stats.bavail * stats.bsize;
@@ -83,6 +254,6 @@ async function freeBytes(dir: string): Promise<number | null> {
     }
 }
 
-function formatMiB(bytes: number): string {
-    return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+function formatBytes(bytes: number): string {
+    return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 }

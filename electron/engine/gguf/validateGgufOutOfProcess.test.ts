@@ -7,7 +7,8 @@ import {writeMalformedGgufCorpus} from "./testing/malformedGgufCorpus.js";
 import type {MalformedGgufCase} from "./testing/malformedGgufCorpus.js";
 import {buildTinyGguf, kv, tinyLlamaSpec} from "./testing/tinyGguf.js";
 import {validateGgufFileSync} from "./validateGguf.js";
-import {validateGgufOutOfProcess} from "./validateGgufOutOfProcess.js";
+import {validateGgufOutOfProcess as validateIsolated} from "./validateGgufOutOfProcess.js";
+import type {ValidateGgufOutOfProcessOptions, ValidatorIsolation} from "./validateGgufOutOfProcess.js";
 
 let dir: string;
 let corpus: MalformedGgufCase[];
@@ -35,7 +36,23 @@ afterAll(async () => {
     await rm(dir, {recursive: true, force: true});
 });
 
-describe("validateGgufOutOfProcess", () => {
+let slowVocab: Promise<string> | undefined;
+/** 600k distinct tokens: about 1.5 s of validation on the 2-core CI VM (measured in-process), 5x a 300 ms limit. */
+function slowVocabPath(): Promise<string> {
+    slowVocab ??= (async () => {
+        const tokens = Array.from({length: 600_000}, (_, i) => `slow token ${i} `.padEnd(40, "y"));
+        const path = join(dir, "slow-vocab.gguf");
+        await writeFile(path, buildTinyGguf({kvs: [kv.strings("tokenizer.ggml.tokens", tokens)]}).bytes);
+        return path;
+    })();
+    return slowVocab;
+}
+
+// Every guarantee holds for both isolations: a child process (plain Node) and a worker thread (Electron's utility process).
+describe.each<ValidatorIsolation>(["process", "thread"])("validateGgufOutOfProcess in a %s", (isolation) => {
+    const validateGgufOutOfProcess = (path: string, options: ValidateGgufOutOfProcessOptions = {}) =>
+        validateIsolated(path, {...options, isolation});
+
     it("returns exactly what in-process validation returns, ggml type objects included", async () => {
         const result = await validateGgufOutOfProcess(validPath);
         const inProcess = validateGgufFileSync(validPath);
@@ -69,6 +86,14 @@ describe("validateGgufOutOfProcess", () => {
     it("kills a child that runs past the time limit", async () => {
         const error = await rejectionOf(validateGgufOutOfProcess(validPath, {timeoutMs: 1}));
         expect(error.code).toBe("timeout");
+    });
+
+    it("stops a validation that is still running at the time limit, and answers at that limit", async () => {
+        const path = await slowVocabPath();
+        const started = performance.now();
+        const error = await rejectionOf(validateGgufOutOfProcess(path, {timeoutMs: 300, maxMetadataBytes: 2 ** 40, maxOldSpaceSizeMb: 1024}));
+        expect(error.code).toBe("timeout");
+        expect(performance.now() - started).toBeLessThan(1500);
     });
 
     it("reports a child that runs out of heap as out-of-memory", async () => {

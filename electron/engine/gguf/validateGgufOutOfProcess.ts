@@ -1,6 +1,7 @@
 import {fork} from "node:child_process";
 import {existsSync} from "node:fs";
 import {fileURLToPath} from "node:url";
+import {Worker} from "node:worker_threads";
 import {GgufValidationError} from "./errors/GgufValidationError.js";
 import {getGgmlType} from "./ggmlTypes.js";
 import type {ValidatedGguf, ValidatedGgufTensor, ValidateGgufOptions} from "./types/ValidatedGguf.js";
@@ -14,25 +15,37 @@ const defaultMaxOldSpaceSizeMb = 256;
 const defaultChildMaxMetadataBytes = 128 * 2 ** 20;
 const stderrTailBytes = 4096;
 
+/**
+ * Where the validator runs: a child process (`child_process.fork` of this Node binary) or a worker thread with
+ * `resourceLimits`. Under Electron (the engine is a utility process) forking `process.execPath` would need the
+ * RunAsNode fuse, which the app turns off, so a worker thread is the default there.
+ */
+export type ValidatorIsolation = "process" | "thread";
+
 /** Options of `validateGgufOutOfProcess`. */
 export type ValidateGgufOutOfProcessOptions = ValidateGgufOptions & {
     /** Kill the child and reject with code `timeout` after this long (child start-up included). Defaults to 5000. */
     timeoutMs?: number;
-    /** V8 old-space limit of the child (`--max-old-space-size`), in MiB. Defaults to 256. */
+    /** V8 old-space limit of the child (`--max-old-space-size`) or worker (`maxOldGenerationSizeMb`), in MiB. Defaults to 256. */
     maxOldSpaceSizeMb?: number;
+    /** Defaults to `"thread"` under Electron, else `"process"`. */
+    isolation?: ValidatorIsolation;
     /** Kills the child and rejects with `signal.reason`. */
     signal?: AbortSignal;
 };
 
 /**
- * `validateGgufFile` in a child process with a time and memory limit, so a file that defeats the validator can cost
- * at most a killed child. Rejects with a `GgufValidationError`: the file's own error, or `timeout`, `out-of-memory`
+ * `validateGgufFile` in a child process or worker thread with a time and memory limit, so a file that defeats the
+ * validator can cost at most a killed child. Rejects with a `GgufValidationError`: the file's own error, or `timeout`, `out-of-memory`
  * or `child-failed`. `maxMetadataBytes` defaults to 128 MiB here (half the child's default heap).
  */
 export async function validateGgufOutOfProcess(
     path: string, options: ValidateGgufOutOfProcessOptions = {}
 ): Promise<ValidatedGguf> {
-    const {timeoutMs = defaultTimeoutMs, maxOldSpaceSizeMb = defaultMaxOldSpaceSizeMb, signal, ...limits} = options;
+    const {
+        timeoutMs = defaultTimeoutMs, maxOldSpaceSizeMb = defaultMaxOldSpaceSizeMb, signal,
+        isolation = process.versions.electron === undefined ? "process" : "thread", ...limits
+    } = options;
     signal?.throwIfAborted();
     let entry: string;
     try {
@@ -45,14 +58,22 @@ export async function validateGgufOutOfProcess(
         path,
         options: {...limits, maxMetadataBytes: limits.maxMetadataBytes ?? defaultChildMaxMetadataBytes}
     };
-    const response = await runChild(entry, request, timeoutMs, maxOldSpaceSizeMb, signal);
+    const response = await (isolation === "thread" ? runWorker : runChild)(entry, request, timeoutMs, maxOldSpaceSizeMb, signal);
     if (!response.ok)
         throw new GgufValidationError(response.error.code, response.error.detail, response.error.offset);
     return rehydrate(response.result);
 }
 
-/** The compiled sibling when running from `dist/`, else (tests on TypeScript sources) a transpiled copy. */
+/**
+ * In a packaged app: the one-file bundle (scripts/buildValidatorBundle.mjs) from `app.asar.unpacked` (package.json
+ * build.asarUnpack: neither a forked Node nor a worker thread reads inside app.asar). From `dist/`: the compiled
+ * sibling. From TypeScript sources (tests): a transpiled copy.
+ */
 async function resolveChildEntry(): Promise<string> {
+    const bundle = fileURLToPath(new URL("./validate/validateGgufChild.bundle.mjs", import.meta.url));
+    const unpackedBundle = bundle.replace(/\.asar([/\\])/, ".asar.unpacked$1");
+    if (unpackedBundle !== bundle && existsSync(unpackedBundle))
+        return unpackedBundle;
     const compiled = fileURLToPath(new URL("./validate/validateGgufChild.js", import.meta.url));
     if (import.meta.url.endsWith(".js") && existsSync(compiled))
         return compiled;
@@ -110,6 +131,48 @@ function runChild(
             if (error !== null)
                 fail("child-failed", `could not send the request to the validator child: ${error.message}`);
         });
+    });
+}
+
+function runWorker(
+    entry: string, request: ValidateGgufRequest, timeoutMs: number, maxOldSpaceSizeMb: number, signal?: AbortSignal
+): Promise<ValidateGgufResponse> {
+    return new Promise((resolvePromise, reject) => {
+        const worker = new Worker(entry, {resourceLimits: {maxOldGenerationSizeMb: maxOldSpaceSizeMb}, stdout: true, stderr: true});
+        let settled = false;
+        const finish = (outcome: () => void): void => {
+            if (settled)
+                return;
+            settled = true;
+            clearTimeout(timer);
+            signal?.removeEventListener("abort", onAbort);
+            // terminate() stops running JavaScript at once; the reply (if any) is already here
+            void worker.terminate();
+            outcome();
+        };
+        const fail = (code: "timeout" | "out-of-memory" | "child-failed", detail: string): void =>
+            finish(() => reject(new GgufValidationError(code, detail)));
+        const onAbort = (): void => finish(() => reject(signal?.reason));
+        const timer = setTimeout(
+            () => fail("timeout", `validating ${request.path} took longer than ${timeoutMs} ms; the validator was stopped`),
+            timeoutMs
+        );
+        signal?.addEventListener("abort", onAbort, {once: true});
+
+        worker.on("message", (message: unknown) => {
+            if (isValidateGgufResponse(message))
+                finish(() => resolvePromise(message));
+            else
+                fail("child-failed", "the validator worker sent a malformed reply");
+        });
+        worker.on("error", (error: Error & {code?: string}) => {
+            if (error.code === "ERR_WORKER_OUT_OF_MEMORY")
+                fail("out-of-memory", `validating ${request.path} needed more than ${maxOldSpaceSizeMb} MiB`);
+            else
+                fail("child-failed", `the validator worker failed: ${error.message}`);
+        });
+        worker.on("exit", (code) => fail("child-failed", `the validator worker exited (code ${code}) without a reply`));
+        worker.postMessage(request);
     });
 }
 

@@ -1,6 +1,7 @@
 /**
  * The engine child process: owns llama.cpp, so a native crash takes down only this process. Speaks
- * {@link EngineMessage} with its parent (Electron main or the web-mode host) over the IPC channel.
+ * {@link EngineMessage} with its parent: over Node's IPC channel when forked by `child_process.fork` (web mode, CLI,
+ * tests), over `process.parentPort` when Electron main started it with `utilityProcess.fork`.
  *
  * Env: TENSORWISE_GPU (auto|cpu|cuda|vulkan, default auto), TENSORWISE_THREADS.
  */
@@ -10,8 +11,25 @@ import type {EngineEvents, EngineMessage, EngineRequestName, EngineRequests} fro
 
 type Handler<Name extends EngineRequestName> = (arg: EngineRequests[Name][0]) => Promise<EngineRequests[Name][1]> | EngineRequests[Name][1];
 
+/** Electron's `process.parentPort` in a utility process (typed here: the engine imports nothing from `electron`). */
+type ParentPort = {
+    postMessage(message: unknown): void;
+    on(event: "message", listener: (event: {data: unknown}) => void): unknown;
+};
+const parentPort = (process as {parentPort?: ParentPort | null}).parentPort ?? null;
+
 function send(message: EngineMessage): void {
-    process.send?.(message);
+    if (parentPort != null)
+        parentPort.postMessage(message);
+    else
+        process.send?.(message);
+}
+
+function onParentMessage(listener: (message: unknown) => void): void {
+    if (parentPort != null)
+        parentPort.on("message", (event) => listener(event.data));
+    else
+        process.on("message", listener);
 }
 
 function emit<Name extends keyof EngineEvents>(name: Name, payload: EngineEvents[Name]): void {
@@ -27,8 +45,8 @@ function errorCode(error: unknown): string {
 }
 
 async function main(): Promise<void> {
-    if (process.send == null) {
-        console.error("engineMain must be started as a child process with an IPC channel");
+    if (process.send == null && parentPort == null) {
+        console.error("engineMain must be started as a child process with an IPC channel, or as an Electron utility process");
         process.exit(2);
     }
     const service = await EngineService.create({
@@ -50,8 +68,17 @@ async function main(): Promise<void> {
         benchStop: ({benchId}) => service.benchStop(benchId)
     };
 
-    process.on("message", (raw: unknown) => {
+    let exiting = false;
+    const exit = () => {
+        if (exiting)
+            return;
+        exiting = true;
+        void service.dispose().finally(() => process.exit(0));
+    };
+    onParentMessage((raw: unknown) => {
         const message = raw as EngineMessage;
+        if (message?.kind === "shutdown")
+            exit();
         if (message?.kind !== "request")
             return;
         const handler = handlers[message.name] as Handler<EngineRequestName> | undefined;
@@ -69,9 +96,8 @@ async function main(): Promise<void> {
                 })
             );
     });
-    process.on("disconnect", () => {
-        void service.dispose().finally(() => process.exit(0));
-    });
+    // the parent went away (Node IPC only; Electron ends a utility process together with its parent)
+    process.on("disconnect", exit);
     send({kind: "ready"});
 }
 

@@ -65,4 +65,6 @@ export type EngineMessage =
     | {kind: "response"; id: number; ok: true; result: unknown}
     | {kind: "response"; id: number; ok: false; error: {code: string; message: string}}
     | {kind: "event"; name: keyof EngineEvents; payload: unknown}
-    | {kind: "ready"};
+    | {kind: "ready"}
+    /** Host → engine: dispose llama.cpp and exit (a utility process has no IPC disconnect to signal it). */
+    | {kind: "shutdown"};
