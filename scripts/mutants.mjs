@@ -68,14 +68,6 @@ export const MUTANTS = [
         tests: ["electron/engine/runtime/memoryReport.test.ts", "electron/engine/runtime/PlacedModel.cpu.test.ts"]
     },
     {
-        id: "prediction-ignores-decode-overhead",
-        description: "TPOT prediction leaves out the measured per-token llama_decode overhead",
-        file: "electron/engine/planner/costModel.ts",
-        find: "tpot += overheadUs;",
-        replace: "",
-        tests: ["electron/engine/planner/validatePredictions.cpu.test.ts"]
-    },
-    {
         id: "conversations-non-atomic",
         description: "conversations are written in place instead of temp file + rename",
         file: "electron/host/ConversationStore.ts",
