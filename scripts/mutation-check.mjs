@@ -53,9 +53,10 @@ function scratchCopy() {
 /** Runs vitest on `tests` in `dir`; returns whether it passed, whether tests failed, and the output tail. */
 function runTests(dir, tests) {
     const result = spawnSync(process.execPath, [path.join(dir, "node_modules", "vitest", "vitest.mjs"), "run", ...tests], {
-        cwd: dir, encoding: "utf8", env: {...process.env, FORCE_COLOR: "0"}, maxBuffer: 64 * 1024 * 1024
+        cwd: dir, encoding: "utf8", env: {...process.env, NO_COLOR: "1", FORCE_COLOR: "0"}, maxBuffer: 64 * 1024 * 1024
     });
-    const output = `${result.stdout}${result.stderr}`;
+    // eslint-disable-next-line no-control-regex -- strips terminal colour codes
+    const output = `${result.stdout}${result.stderr}`.replace(/\x1b\[[0-9;]*m/g, "");
     return {passed: result.status === 0, testsFailed: /Tests\s+\d+ failed/.test(output), output};
 }
 
@@ -93,7 +94,7 @@ try {
         }
         const caught = run.testsFailed;
         const seconds = ((Date.now() - started) / 1000).toFixed(0);
-        const failedNames = [...run.output.matchAll(/^\s*(?:×|FAIL)\s+(.+)$/gm)].map((m) => m[1].trim()).slice(0, 3);
+        const failedNames = [...run.output.matchAll(/^\s*×\s+(.+?)(?:\s+\d+ms)?$/gm)].map((m) => m[1].trim()).slice(0, 3);
         console.log(`${caught ? "caught" : "MISSED"}  ${mutant.id.padEnd(30)} ${seconds.padStart(4)} s  ${caught ? failedNames[0] ?? "" : mutant.description}`);
         if (!caught && !run.passed) console.log(run.output.slice(-3000));
         rows.push({id: mutant.id, caught});
