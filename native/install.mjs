@@ -75,10 +75,11 @@ function applyPatch(patchFile, targetDir, strip) {
     return "applied";
 }
 
+/** Hash of the files' contents and of their paths relative to the project root, so a moved or copied checkout is up to date. */
 function hashFiles(files, extra) {
     const hash = createHash("sha256");
     for (const file of files)
-        hash.update(file).update(fs.readFileSync(file));
+        hash.update(path.relative(rootDir, file).split(path.sep).join("/")).update(fs.readFileSync(file));
     hash.update(extra);
     return hash.digest("hex").slice(0, 16);
 }

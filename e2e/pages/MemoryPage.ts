@@ -1,6 +1,7 @@
 import type {Page} from "playwright-core";
 
-export type MemoryRow = {bufferType: string; isHost: boolean; measuredWeights: number | null; plannedWeights: number | null; measuredKv: number | null; measuredScratch: number | null};
+export type MemoryRow = {bufferType: string; isHost: boolean; measuredWeights: number | null; plannedWeights: number | null; measuredKv: number | null; measuredScratch: number | null;
+    plannedKv: number | null; plannedScratch: number | null};
 
 /** The Memory screen: free memory per device, weights / KV / scratch per buffer type, planned vs measured. */
 export class MemoryPage {
@@ -19,7 +20,9 @@ export class MemoryPage {
                 measuredWeights: number("data-measured-weights"),
                 plannedWeights: number("data-planned-weights"),
                 measuredKv: number("data-measured-kv"),
-                measuredScratch: number("data-measured-scratch")
+                measuredScratch: number("data-measured-scratch"),
+                plannedKv: number("data-planned-kv"),
+                plannedScratch: number("data-planned-scratch")
             };
         }));
     }

@@ -128,7 +128,15 @@ export function defineJourney(mode: string, launch: (dataDir: string, modelsDir:
             const plannedHost = Object.entries(planned).filter(([name]) => name === "CPU" || name.endsWith("_Host")).reduce((sum, [, bytes]) => sum + bytes, 0);
             const measuredHost = host.reduce((sum, row) => sum + row.measuredWeights!, 0);
             expect(Math.abs(measuredHost - plannedHost)).toBeLessThanOrEqual(Math.max(4096, plannedHost * 0.01));
-            expect(device.some((row) => (row.measuredKv ?? 0) > 0)).toBe(true);
+            // KV cache and scratch exactly: OATO keeps every layer's KV cache on the device, so the Vulkan0 row holds
+            // 2 layers × K and V × 1024 cells × (128/4 × 2 KV heads) × 2 bytes (F16); its compute buffer is the one
+            // llama.cpp's no-alloc simulation reserved for this plan (the plan's prediction after autoPlan's check)
+            const vulkan = rows.find((row) => row.bufferType === "Vulkan0")!;
+            expect(vulkan.measuredKv).toBe(2 * 2 * 1024 * 64 * 2);
+            expect(vulkan.plannedKv).toBe(vulkan.measuredKv);
+            expect(vulkan.plannedScratch).toBeGreaterThan(0);
+            expect(vulkan.measuredScratch).toBe(vulkan.plannedScratch);
+            for (const row of rows.filter((r) => r.isHost)) expect(row.measuredKv ?? 0, row.bufferType).toBe(0);
             expect(await memory.deviceCount()).toBeGreaterThan(0);
             await shot("memory");
         });

@@ -1,11 +1,11 @@
 import {describe, it} from "vitest";
+import {requiredOrSkip} from "../../electron/engine/testing/requiredOrSkip.js";
 import {chromiumMissingReason, openBrowser} from "../support/browser.js";
 import {startWebApp} from "../support/webApp.js";
 import {defineJourney} from "./journey.js";
 
-const missing = chromiumMissingReason();
+const missing = requiredOrSkip("the web-mode e2e run", chromiumMissingReason());
 if (missing != null) {
-    console.warn(`skipping the web-mode e2e run: ${missing}`);
     describe("web mode", () => {
         it.skip(`the whole journey: ${missing}`, () => {});
     });

@@ -3,7 +3,66 @@ import {promises as fs} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {afterEach, beforeEach, describe, expect, it} from "vitest";
-import {ConversationStore} from "./ConversationStore.js";
+import {ConversationStore, type AtomicWriteHandle, type AtomicWriteIo} from "./ConversationStore.js";
+
+/** One step of an atomic write, as {@link recordingIo} names it. */
+type Step = "open" | "write" | "sync" | "close" | "rename" | "rm";
+
+/** Thrown by {@link recordingIo} at the step where the simulated process dies. */
+class Killed extends Error {}
+
+/**
+ * Real file system calls, recorded as "step target" lines (target: "temp", "dir" or the file's base name). With
+ * `killAt`, the process "dies" at that step the `nth` time it is reached: a write is cut after half its bytes, the
+ * step throws, and so does every call after it (a dead process does not clean up).
+ */
+function recordingIo(dir: string, killAt?: {step: Step; nth?: number}): {io: AtomicWriteIo; calls: string[]} {
+    const calls: string[] = [];
+    let dead = false;
+    let seen = 0;
+    const name = (file: string): string => file === dir ? "dir" : file.endsWith(".tmp") ? "temp" : path.basename(file);
+    const step = async (kind: Step, target: string, partial?: () => Promise<void>): Promise<void> => {
+        if (dead) throw new Killed("the process is dead");
+        if (kind === killAt?.step && ++seen === (killAt.nth ?? 1)) {
+            dead = true;
+            await partial?.();
+            throw new Killed(`killed at ${kind} ${target}`);
+        }
+        calls.push(`${kind} ${target}`);
+    };
+    const io: AtomicWriteIo = {
+        async open(file, flags) {
+            await step("open", name(file));
+            const handle = await fs.open(file, flags);
+            const wrapped: AtomicWriteHandle = {
+                async writeFile(data) {
+                    await step("write", name(file), () => handle.writeFile(data.slice(0, Math.floor(data.length / 2)), "utf8"));
+                    await handle.writeFile(data, "utf8");
+                },
+                async sync() {
+                    await step("sync", name(file));
+                    await handle.sync();
+                },
+                async close() {
+                    // the kernel closes a dead process's files; nothing else happens
+                    if (dead) return await handle.close();
+                    await step("close", name(file));
+                    await handle.close();
+                }
+            };
+            return wrapped;
+        },
+        async rename(from, to) {
+            await step("rename", `${name(from)} → ${name(to)}`);
+            await fs.rename(from, to);
+        },
+        async rm(file, options) {
+            await step("rm", name(file));
+            await fs.rm(file, options);
+        }
+    };
+    return {io, calls};
+}
 
 let dataDir: string;
 
@@ -71,6 +130,43 @@ describe("ConversationStore", () => {
         expect((await fs.readdir(dir)).filter((name) => name.endsWith(".tmp"))).toEqual([]);
         expect(JSON.parse(await fs.readFile(path.join(dir, "index.json"), "utf8")).conversations).toHaveLength(1);
     });
+
+    it("writes the temp file, fsyncs it, renames it over the file, then fsyncs the directory", async () => {
+        const store = await ConversationStore.open(dataDir);
+        const {id} = await store.create();
+        const dir = path.join(dataDir, "conversations");
+        const {io, calls} = recordingIo(dir);
+        const recorded = await ConversationStore.open(dataDir, io);
+        calls.length = 0;
+        await recorded.append(id, {id: "u", role: "user", text: "hi", createdAt: 1});
+        const atomic = (file: string): string[] =>
+            ["open temp", "write temp", "sync temp", "close temp", `rename temp → ${file}`, "open dir", "sync dir", "close dir"];
+        // the conversation, then the index: each durable before the call returns
+        expect(calls).toEqual([...atomic(`${id}.json`), ...atomic("index.json")]);
+    });
+
+    for (const [step, nth, kept] of [
+        ["write", 1, "old"], ["sync", 1, "old"], ["rename", 1, "old"],
+        // the directory fsync (the second sync): the rename has happened, so the new content is what is on disk
+        ["sync", 2, "new"]
+    ] as const) {
+        it(`a kill at ${step} #${nth} of a write leaves the ${kept} conversation whole, and the store opens cleanly`, async () => {
+            const store = await ConversationStore.open(dataDir);
+            const {id} = await store.create("Kept");
+            await store.append(id, {id: "u1", role: "user", text: "before the kill", createdAt: 1});
+            const dir = path.join(dataDir, "conversations");
+
+            const dying = await ConversationStore.open(dataDir, recordingIo(dir, {step, nth}).io);
+            await expect(dying.append(id, {id: "u2", role: "user", text: "during the kill", createdAt: 2})).rejects.toThrow(Killed);
+
+            const reopened = await ConversationStore.open(dataDir);
+            expect(reopened.list().map((entry) => [entry.title, entry.messageCount]))
+                .toEqual([["Kept", kept === "old" ? 1 : 2]]);
+            expect((await reopened.get(id)).messages.map((message) => message.text))
+                .toEqual(kept === "old" ? ["before the kill"] : ["before the kill", "during the kill"]);
+            expect((await fs.readdir(dir)).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+        });
+    }
 
     it("loses at most the unfinished tail when the writing process is SIGKILLed mid-checkpoint", async () => {
         const root = path.resolve(import.meta.dirname, "../..");

@@ -16,10 +16,33 @@ const DEFAULT_TITLE = "New chat";
 const TITLE_CHARS = 48;
 const ID_PATTERN = /^[A-Za-z0-9-]{1,64}$/;
 
+/** An open file, as much of `fs.promises.FileHandle` as an atomic write uses. */
+export type AtomicWriteHandle = {
+    writeFile(data: string, encoding: "utf8"): Promise<void>;
+    sync(): Promise<void>;
+    close(): Promise<void>;
+};
+
+/**
+ * The file system calls of {@link writeFileAtomic}. Defaults to `node:fs`; tests pass one that records the calls or
+ * fails at a chosen step, to prove what a crash at that step leaves on disk.
+ */
+export type AtomicWriteIo = {
+    open(file: string, flags: "w" | "r"): Promise<AtomicWriteHandle>;
+    rename(from: string, to: string): Promise<void>;
+    rm(file: string, options: {force: true}): Promise<void>;
+};
+
+const nodeIo: AtomicWriteIo = {
+    open: (file, flags) => fs.open(file, flags),
+    rename: (from, to) => fs.rename(from, to),
+    rm: (file, options) => fs.rm(file, options)
+};
+
 /** Writes `data` to `file` so that a crash leaves either the old or the new content, never a torn file. */
-export async function writeFileAtomic(file: string, data: string): Promise<void> {
+export async function writeFileAtomic(file: string, data: string, io: AtomicWriteIo = nodeIo): Promise<void> {
     const temp = `${file}.${process.pid}.${randomUUID().slice(0, 8)}${TEMP_SUFFIX}`;
-    const handle = await fs.open(temp, "w");
+    const handle = await io.open(temp, "w");
     try {
         await handle.writeFile(data, "utf8");
         await handle.sync();
@@ -27,19 +50,19 @@ export async function writeFileAtomic(file: string, data: string): Promise<void>
         await handle.close();
     }
     try {
-        await fs.rename(temp, file);
+        await io.rename(temp, file);
     } catch (error) {
-        await fs.rm(temp, {force: true});
+        await io.rm(temp, {force: true});
         throw error;
     }
-    await syncDirectory(path.dirname(file));
+    await syncDirectory(path.dirname(file), io);
 }
 
-async function syncDirectory(dir: string): Promise<void> {
+async function syncDirectory(dir: string, io: AtomicWriteIo): Promise<void> {
     // A directory fsync makes the rename itself durable; not supported on Windows, where rename is already atomic.
     if (process.platform === "win32")
         return;
-    const handle = await fs.open(dir, "r");
+    const handle = await io.open(dir, "r");
     try {
         await handle.sync();
     } finally {
@@ -66,11 +89,14 @@ export class ConversationStore {
     private readonly queues = new Map<string, Promise<unknown>>();
     private indexQueue: Promise<unknown> = Promise.resolve();
 
-    private constructor(readonly dir: string) {}
+    private constructor(readonly dir: string, private readonly io: AtomicWriteIo) {}
 
-    /** Opens (creating if needed) the store under `dataDir/conversations`. */
-    static async open(dataDir: string): Promise<ConversationStore> {
-        const store = new ConversationStore(path.join(dataDir, "conversations"));
+    /**
+     * Opens (creating if needed) the store under `dataDir/conversations`. `io` defaults to `node:fs` (tests inject
+     * failures through it).
+     */
+    static async open(dataDir: string, io: AtomicWriteIo = nodeIo): Promise<ConversationStore> {
+        const store = new ConversationStore(path.join(dataDir, "conversations"), io);
         await fs.mkdir(store.dir, {recursive: true});
         await store.load();
         return store;
@@ -154,7 +180,7 @@ export class ConversationStore {
                 throw new HostError("not-found", `no conversation with id ${id}`);
             const changed = change(current);
             const updated: Conversation = {...changed, updatedAt: Date.now(), messageCount: changed.messages.length};
-            await writeFileAtomic(this.fileOf(id), JSON.stringify(updated));
+            await writeFileAtomic(this.fileOf(id), JSON.stringify(updated), this.io);
             this.index.set(id, summarize(updated));
             return updated;
         });
@@ -164,7 +190,7 @@ export class ConversationStore {
 
     private async save(conversation: Conversation): Promise<void> {
         await this.enqueue(conversation.id, async () => {
-            await writeFileAtomic(this.fileOf(conversation.id), JSON.stringify(conversation));
+            await writeFileAtomic(this.fileOf(conversation.id), JSON.stringify(conversation), this.io);
             this.index.set(conversation.id, summarize(conversation));
         });
         await this.writeIndex();
@@ -183,7 +209,7 @@ export class ConversationStore {
 
     private writeIndex(): Promise<void> {
         const next = this.indexQueue.catch(() => {}).then(() =>
-            writeFileAtomic(path.join(this.dir, INDEX_FILE), JSON.stringify({version: 1, conversations: this.list()})));
+            writeFileAtomic(path.join(this.dir, INDEX_FILE), JSON.stringify({version: 1, conversations: this.list()}), this.io));
         this.indexQueue = next;
         return next;
     }

@@ -2,11 +2,10 @@ import {existsSync} from "node:fs";
 import {afterEach, describe, expect, it} from "vitest";
 import {defaultEngineEntry, EngineClient, type EngineClientState} from "./EngineClient.js";
 import {forkEngineProcess, type EngineSpawner} from "./forkEngineProcess.js";
+import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
 
 const entry = defaultEngineEntry();
-const missing = existsSync(entry) ? null : `the engine is not built (${entry}); run \`npm run build\``;
-if (missing != null)
-    console.warn(`skipping EngineClient tests: ${missing}`);
+const missing = requiredOrSkip("EngineClient tests", existsSync(entry) ? null : `the engine is not built (${entry}); run \`npm run build\``);
 
 // The real engine child process (no model needed): start, request, kill, recover.
 describe.skipIf(missing != null)("EngineClient with the real engine child", () => {

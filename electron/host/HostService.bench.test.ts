@@ -8,10 +8,9 @@ import {makeSyntheticModel} from "../engine/writer/makeSyntheticModel.js";
 import {ConversationStore} from "./ConversationStore.js";
 import {defaultEngineEntry, EngineClient} from "./EngineClient.js";
 import {HostService, type HostClient} from "./HostService.js";
+import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
 
-const missing = existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npx tsc -p .`";
-if (missing != null)
-    console.warn(`skipping HostService benchmark tests: ${missing}`);
+const missing = requiredOrSkip("HostService benchmark tests", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npx tsc -p .`");
 
 type Received = {[Name in EventName]: {name: Name; payload: Events[Name]}}[EventName];
 

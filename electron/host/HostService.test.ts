@@ -8,10 +8,9 @@ import {makeSyntheticModel} from "../engine/writer/makeSyntheticModel.js";
 import {ConversationStore} from "./ConversationStore.js";
 import {defaultEngineEntry, EngineClient} from "./EngineClient.js";
 import {HostService, type HostClient} from "./HostService.js";
+import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
 
-const missing = existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`";
-if (missing != null)
-    console.warn(`skipping HostService tests: ${missing}`);
+const missing = requiredOrSkip("HostService tests", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 
 type Received = {[Name in EventName]: {name: Name; payload: Events[Name]}}[EventName];
 

@@ -7,6 +7,7 @@ import { compilePlacement } from "./compilePlacement.js";
 import type { Placement, TensorBufferOverride } from "./Placement.js";
 import { llamaTensorList, seededRandom } from "./testing/llamaTensorList.js";
 import { llamaCppNaturalBufferType, resolveBufferTypes, verifyCompiledPlacement } from "./verifyOverrides.js";
+import {requiredOrSkip} from "../testing/requiredOrSkip.js";
 
 const tensors = llamaTensorList({ layers: 32 });
 const names = tensors.map((t) => t.name);
@@ -59,6 +60,7 @@ describe("verifyCompiledPlacement", () => {
  * C++ program and compare first-match indices on generated patterns and near-miss names.
  */
 const compiler = ["c++", "g++", "clang++"].find((cxx) => spawnSync(cxx, ["--version"]).status === 0);
+requiredOrSkip("the std::regex cross-check", compiler === undefined ? "no C++ compiler (c++, g++ or clang++) on PATH" : null);
 describe.skipIf(compiler === undefined)("std::regex agrees with the simulation (needs a C++ compiler)", () => {
     let dir = "";
     let binary = "";

@@ -1,6 +1,6 @@
 import {describe, expect, it} from "vitest";
 import {weightBudget} from "./budget.js";
-import {costContext, vramNeed} from "./costModel.js";
+import {costContext, predict, vramNeed} from "./costModel.js";
 import {planStrategy} from "./planStrategy.js";
 import {layerSplit, withOverrides} from "./resolvePlacement.js";
 import {fillInOrder, oato, rankByAffinity} from "./strategies/oatoStrategy.js";
@@ -62,9 +62,31 @@ describe("planner on fake profiles", () => {
     const model = fakeModel();
     const weights = model.weightBytes;
 
+    // the budget: this share of the weights plus exactly the KV cache and the scratch at the smallest micro-batch any
+    // strategy may choose (128), so the weights' room binds whatever the micro-batch
+    const budgetFor = (share: number): number => {
+        const probe = inputsFor(model, 0);
+        const reserve = weightBudget(probe.cost, {...probe.settings, batchSize: 128}, 0);
+        return Math.floor(weights * share) + reserve.kvBytes + reserve.scratchBytes;
+    };
+    const gpuWeightBytes = (r: {resolved: {onGpu: ReadonlySet<string>}}): number =>
+        model.tensors.filter((t) => r.resolved.onGpu.has(t.name)).reduce((sum, t) => sum + t.bytes, 0);
+
+    it("the budgets bind: more budget, more weights on the GPU, and never all of them below 75%", async () => {
+        const shares = [0.3, 0.5, 0.75];
+        const optimal = await Promise.all(shares.map(async (share) => gpuWeightBytes(await planStrategy("optimal", inputsFor(model, budgetFor(share))))));
+        const layers = await Promise.all(shares.map(async (share) => (await planStrategy("layers", inputsFor(model, budgetFor(share)))).gpuLayers));
+        expect(optimal[0]!).toBeLessThan(optimal[1]!);
+        expect(optimal[1]!).toBeLessThan(optimal[2]!);
+        for (const [i, share] of shares.entries()) expect(optimal[i]!, `${share}`).toBeLessThanOrEqual(weights * share + 1);
+        expect(layers[0]).not.toBe("max");
+        expect(layers[1]).not.toBe("max");
+        expect(Number(layers[0])).toBeLessThan(Number(layers[2]));
+    });
+
     for (const share of [0.3, 0.5, 0.75]) {
         it(`respects a ${share * 100}% budget to the byte and optimal is never predicted worse`, async () => {
-            const inputs = inputsFor(model, Math.floor(weights * share) + 96 * MiB);
+            const inputs = inputsFor(model, budgetFor(share));
             const results = Object.fromEntries(await Promise.all(
                 (["cpu", "layers", "fit", "oato", "optimal"] as const).map(async (s) => [s, await planStrategy(s, inputs)] as const)));
             for (const r of Object.values(results)) {
@@ -120,10 +142,13 @@ describe("planner on fake profiles", () => {
     });
 
     it("weighs prefill against decode by the workload", async () => {
-        const budget = Math.floor(weights * 0.5);
+        const budget = budgetFor(0.75);
         const chat = await planStrategy("optimal", inputsFor(model, budget, {promptTokens: 64, genTokens: 512}));
         const summarise = await planStrategy("optimal", inputsFor(model, budget, {promptTokens: 4096, genTokens: 8}));
-        expect(chat.prediction.requestMs).toBeGreaterThan(0);
-        expect(summarise.settings.batchSize).toBeGreaterThanOrEqual(chat.settings.batchSize);
+        // the prefill-heavy plan is the better one for a long prompt than the decode-heavy plan (and they differ)
+        const costs = (plan: typeof chat, workload: {promptTokens: number; genTokens: number}): number =>
+            predict(costContext(inputsFor(model, budget, workload).cost, plan.settings, workload), plan.resolved).requestMs;
+        expect(gpuWeightBytes(summarise)).not.toBe(gpuWeightBytes(chat));
+        expect(costs(summarise, {promptTokens: 4096, genTokens: 8})).toBeLessThan(costs(chat, {promptTokens: 4096, genTokens: 8}));
     });
 });

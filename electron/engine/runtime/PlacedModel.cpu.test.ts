@@ -1,4 +1,5 @@
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {GgufInsights, readGgufFileInfo} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import {makeTestModel} from "../testing/testModels.js";
@@ -38,7 +39,14 @@ describe.skipIf(probe.reason != null)("CPU-only load and generation (patched CPU
             const memory = placed.memory();
             expect(memory.device.weightsBytes).toBe(0);
             expect(memory.host.weightsBytes).toBeGreaterThan(0);
-            expect(memory.host.kvCacheBytes).toBeGreaterThan(0);
+            // KV cache from the shapes: 2 layers × K and V × 1024 cells × (128/4 × 2 KV heads) × 2 bytes (F16)
+            expect(memory.host.kvCacheBytes).toBe(2 * 2 * 1024 * 64 * 2);
+            // scratch: what llama.cpp's no-alloc simulation reserves for this context, less its KV cache
+            const info = await readGgufFileInfo(modelPath, {readTensorInfo: true, logWarnings: false, sourceType: "filesystem"});
+            const simulated = await (await GgufInsights.from(info, engine.llama)).estimateContextResourceRequirementsV2({
+                contextSize: 1024, modelGpuLayers: 0, batchSize: placed.context.batchSize, sequences: 1, flashAttention: false, useMmap: false
+            });
+            expect(memory.host.scratchBytes).toBe(simulated.cpuRam - memory.host.kvCacheBytes);
         } finally {
             await placed.dispose();
         }

@@ -6,6 +6,8 @@ import {inspectGguf} from "../gguf/inspectGguf.js";
 import {validateGgufFile} from "../gguf/validateGguf.js";
 import type {InspectedModel} from "../gguf/inspectGguf.js";
 import {compilePlacement} from "../placement/compilePlacement.js";
+import {createVramSimulator} from "../planner/simulateVram.js";
+import {plannerModelFrom} from "../planner/types.js";
 import {summarisePlacement} from "../placement/summarisePlacement.js";
 import type {Placement} from "../placement/Placement.js";
 import {probeEngine} from "../testing/probeEngine.js";
@@ -70,8 +72,15 @@ describe.skipIf(probe.reason != null)("per-tensor placement on a real second dev
             expect(memory.host.weightsBytes - plannedHost).toBeLessThanOrEqual(slack);
             expect(memory.device.weightsBytes).toBeGreaterThanOrEqual(plannedDevice);
             expect(memory.device.weightsBytes - plannedDevice).toBeLessThanOrEqual(slack);
-            expect(memory.device.kvCacheBytes).toBeGreaterThan(0);
-            expect(memory.device.scratchBytes).toBeGreaterThan(0);
+            // KV cache from the shapes: 4 layers × K and V × 512 cells × (1024/16 × 4 KV heads) × 2 bytes (F16), all on the device
+            expect(memory.device.kvCacheBytes).toBe(4 * 2 * 512 * 256 * 2);
+            expect(memory.host.kvCacheBytes).toBe(0);
+            // scratch: the device compute buffer llama.cpp's no-alloc simulation reserves for the same plan and context
+            const simulator = await createVramSimulator(engine, modelPath, plannerModelFrom(model));
+            const simulated = await simulator.simulate({gpuLayers: "max", overrides, settings: {contextSize: 512, batchSize: 256}, kvGpuLayers: 4});
+            expect(simulated.kv).toBe(memory.device.kvCacheBytes);
+            expect(memory.device.scratchBytes).toBe(simulated.scratch);
+            expect(memory.device.weightsBytes).toBe(simulated.weights);
 
             const moved = Object.keys(placement.assignments).sort();
             const confirmed = overrideLog.map((line) => /tensor (\S+) /.exec(line)?.[1]).filter((name) => name != null).sort();

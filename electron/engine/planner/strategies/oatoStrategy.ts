@@ -71,7 +71,7 @@ export function oato(ops: readonly OatoOperator[], availableBytes: number,
  * T′ for our graphs: one CPU↔GPU switch (profiled copy + sync + launch) for each execution-order neighbour of the
  * operator that would run on the CPU while it runs on the GPU (attention runs on the GPU, embeddings on the CPU).
  */
-function neighbourTransfer(cx: CostContext): (name: string, gpu: ReadonlySet<string>) => number {
+export function neighbourTransfer(cx: CostContext): (name: string, gpu: ReadonlySet<string>) => number {
     const order = executionOrder(cx.inputs.model);
     const index = new Map<string, number>();
     order.forEach((n, i) => { if (n.kind === "op") index.set(n.tensor.name, i); });

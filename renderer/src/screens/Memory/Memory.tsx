@@ -98,7 +98,8 @@ export function Memory() {
                             <div key={row.bufferType} className="memory-row" data-testid="memory-row" data-buffer-type={row.bufferType}
                                 data-is-host={String(row.isHost)} data-measured-weights={row.measured?.weights ?? ""}
                                 data-planned-weights={row.planned?.weights ?? ""} data-measured-kv={row.measured?.kv ?? ""}
-                                data-measured-scratch={row.measured?.scratch ?? ""}>
+                                data-measured-scratch={row.measured?.scratch ?? ""} data-planned-kv={row.planned?.kv ?? ""}
+                                data-planned-scratch={row.planned?.scratch ?? ""}>
                                 <div className="memory-row-name">
                                     <span className="swatch" style={{background: bufferTypeColor(row.bufferType)}}/>
                                     <div><b>{row.bufferType}</b><div className="faint">{bufferTypeLabel(row.bufferType)} · {row.device}</div>

@@ -1,0 +1,126 @@
+// The mutants scripts/mutation-check.mjs applies: each a product change that would ship a visible bug, the exact
+// text it replaces (must occur once in `file`), and the test files expected to fail. TESTING.md explains each one.
+
+/** @type {{id: string, description: string, file: string, find: string, replace: string, tests: string[]}[]} */
+export const MUTANTS = [
+    {
+        id: "milp-removed",
+        description: "optimal never considers the MILP's placements (only the baselines' and CPU-only)",
+        file: "electron/engine/planner/strategies/optimalStrategy.ts",
+        find: "if (host != null) candidates.push(",
+        replace: "if (host != null && host.size < 0) candidates.push(",
+        tests: ["electron/engine/planner/optimalStrategy.test.ts"]
+    },
+    {
+        id: "optimal-is-layer-split",
+        description: "optimal returns the layer-split plan",
+        file: "electron/engine/planner/planStrategy.ts",
+        find: "return optimalStrategy(inputs, baselines.filter((b) => b.fits));",
+        replace: "return {...await layersStrategy(inputs), strategy: \"optimal\"};",
+        tests: ["electron/engine/planner/optimalStrategy.test.ts"]
+    },
+    {
+        id: "oato-no-transfer",
+        description: "OATO's transfer delay T′ (neighbourTransfer) is always zero",
+        file: "electron/engine/planner/strategies/oatoStrategy.ts",
+        find: "return ((onGpu(i - 1, gpu) ? 0 : 1) + (onGpu(i + 1, gpu) ? 0 : 1)) * cx.switchUs;",
+        replace: "return 0 * cx.switchUs;",
+        tests: ["electron/engine/planner/optimalStrategy.test.ts"]
+    },
+    {
+        id: "no-decode-hop-cost",
+        description: "the cost model's per-token hop term is removed",
+        file: "electron/engine/planner/costModel.ts",
+        find: "tpot += dHops * cx.switchUs;",
+        replace: "",
+        tests: ["electron/engine/planner/costModel.test.ts"]
+    },
+    {
+        id: "no-prefill-hop-cost",
+        description: "the cost model's prefill hop term (switch + activation copy) is removed",
+        file: "electron/engine/planner/costModel.ts",
+        find: "ttft += hops(nodeDevices(cx, p, b)) * hopUs;",
+        replace: "void hopUs;",
+        tests: ["electron/engine/planner/costModel.test.ts"]
+    },
+    {
+        id: "decode-attention-10x",
+        description: "decode attention priced 10× slower",
+        file: "electron/engine/planner/costModel.ts",
+        find: "return bytes / (kvGpu ? cx.gpuReadBytesPerUs : cx.cpuReadBytesPerUs);",
+        replace: "return 10 * bytes / (kvGpu ? cx.gpuReadBytesPerUs : cx.cpuReadBytesPerUs);",
+        tests: ["electron/engine/planner/costModel.test.ts"]
+    },
+    {
+        id: "prefill-attention-10x",
+        description: "prefill attention priced 10× slower",
+        file: "electron/engine/planner/costModel.ts",
+        find: "return flops / (kvGpu ? cx.gpuFlopsPerUs : cx.cpuFlopsPerUs);",
+        replace: "return 10 * flops / (kvGpu ? cx.gpuFlopsPerUs : cx.cpuFlopsPerUs);",
+        tests: ["electron/engine/planner/costModel.test.ts"]
+    },
+    {
+        id: "memory-kv-scratch-swapped",
+        description: "the memory report shows the KV cache as scratch and the scratch as KV cache",
+        file: "electron/engine/runtime/memoryReport.ts",
+        find: "kvCacheBytes: entry.context,\n            scratchBytes: entry.compute",
+        replace: "kvCacheBytes: entry.compute,\n            scratchBytes: entry.context",
+        tests: ["electron/engine/runtime/memoryReport.test.ts", "electron/engine/runtime/PlacedModel.cpu.test.ts"]
+    },
+    {
+        id: "conversations-non-atomic",
+        description: "conversations are written in place instead of temp file + rename",
+        file: "electron/host/ConversationStore.ts",
+        find: "const temp = `${file}.${process.pid}.${randomUUID().slice(0, 8)}${TEMP_SUFFIX}`;",
+        replace: "const temp = file;",
+        tests: ["electron/host/ConversationStore.test.ts"]
+    },
+    {
+        id: "conversations-no-fsync",
+        description: "the temp file is not fsynced before the rename",
+        file: "electron/host/ConversationStore.ts",
+        find: "await handle.writeFile(data, \"utf8\");\n        await handle.sync();",
+        replace: "await handle.writeFile(data, \"utf8\");",
+        tests: ["electron/host/ConversationStore.test.ts"]
+    },
+    {
+        id: "conversations-no-dir-fsync",
+        description: "the directory is not fsynced after the rename",
+        file: "electron/host/ConversationStore.ts",
+        find: "await syncDirectory(path.dirname(file), io);",
+        replace: "",
+        tests: ["electron/host/ConversationStore.test.ts"]
+    },
+    {
+        id: "stale-guard-restart",
+        description: "restartEngine applies its answer even after a newer engine.state event",
+        file: "renderer/src/actions/engineActions.ts",
+        find: "if (useEngineStore.getState().engineVersion === version)",
+        replace: "if (version >= 0)",
+        tests: ["renderer/src/actions/engineActions.test.ts"]
+    },
+    {
+        id: "stale-guard-bootstrap",
+        description: "bootstrap applies its engine.state answer even after a newer event",
+        file: "renderer/src/actions/bootstrap.ts",
+        find: "if (useEngineStore.getState().engineVersion === version)",
+        replace: "if (version >= 0)",
+        tests: ["renderer/src/actions/engineActions.test.ts"]
+    },
+    {
+        id: "stale-guard-counter",
+        description: "engine states no longer bump the version the guards compare",
+        file: "renderer/src/stores/engineStore.ts",
+        find: "engineVersion: store.engineVersion + 1",
+        replace: "engineVersion: store.engineVersion",
+        tests: ["renderer/src/actions/engineActions.test.ts", "renderer/src/stores/engineStore.test.ts"]
+    },
+    {
+        id: "device-tests-skip-in-ci",
+        description: "a missing device or build skips the tests even where they are required",
+        file: "electron/engine/testing/probeEngine.ts",
+        find: "if (devicesRequired() || (gpu === \"cpu\" && error instanceof UnpatchedBinaryError))",
+        replace: "if (gpu === \"none\")",
+        tests: ["electron/engine/testing/probeEngine.test.ts"]
+    }
+];
