@@ -170,7 +170,7 @@ export async function receiveUpload(
             return refuseUnread(error.result);
         const code = (error as NodeJS.ErrnoException).code;
         if (code === "ENOSPC" || code === "EDQUOT")
-            return refuseUnread(failure(507, "disk-full", `The disk filled up while storing ${name}; the partial file was deleted. Free some space or type the model's path instead.`));
+            return refuseUnread(failure(507, "disk-full", `The disk filled up while storing ${name}; the partial file was deleted. Free some space, or start web mode with --model-dir <the model's folder> and type its path instead (it is opened where it is).`));
         if (aborted || code === "ECONNRESET" || code === "ERR_STREAM_PREMATURE_CLOSE")
             return failure(400, "upload-aborted", `The upload of ${name} was interrupted; the partial file was deleted.`);
         return refuseUnread(failure(500, "upload-failed", `Could not store ${name}: ${(error as Error).message}`));
@@ -183,11 +183,11 @@ export async function receiveUpload(
 function checkSize(bytes: number, free: number | null, limits: {maxBytes: number; reserve: number; name: string; modelsDir: string}): UploadResult | null {
     if (bytes > limits.maxBytes)
         return failure(413, "too-large", `${limits.name} is larger than the upload limit of ${formatBytes(limits.maxBytes)}; ` +
-            "the partial file was deleted. Type the model's path instead: it is opened where it is, without a copy.");
+            "the partial file was deleted. Start web mode with --model-dir <the model's folder> and type its path instead: it is opened where it is, without a copy.");
     if (free != null && bytes > free - limits.reserve)
         return failure(507, "disk-full", `Not enough disk space for ${limits.name}: it needs more than ${formatBytes(Math.max(0, free - limits.reserve))}, ` +
             `the space free in ${limits.modelsDir} less ${formatBytes(limits.reserve)} kept free; nothing was stored. ` +
-            "Free some space or type the model's path instead.");
+            "Free some space, or start web mode with --model-dir <the model's folder> and type its path instead (it is opened where it is).");
     return null;
 }
 

@@ -64,6 +64,10 @@ beforeAll(async () => {
     await fs.writeFile(path.join(dir, "renderer/assets/app.js"), "console.log(1)");
     await fs.writeFile(path.join(dir, "secret.txt"), "outside");
     await fs.writeFile(path.join(dir, "report.csv"), "budget,variant\n50%,optimal\n");
+    // what a server killed mid-upload leaves behind
+    await fs.mkdir(path.join(dir, "data/models"), {recursive: true});
+    await fs.writeFile(path.join(dir, "data/models/.killed.gguf.1a2b3c4d.partial"), "half a model");
+    await fs.writeFile(path.join(dir, "data/models/kept.gguf"), "a model");
     server = await serveWeb({host, rendererDir: path.join(dir, "renderer"), dataDir: path.join(dir, "data")});
 });
 afterAll(async () => {
@@ -83,6 +87,12 @@ describe("serveWeb", () => {
         expect((await rawRequest({path: `/api/bench/bench-1/csv?token=wrong${server.token}`})).status).toBe(401);
         expect((await rawRequest({path: `/api/bench/bench-2/csv?token=${server.token}`})).status).toBe(404);
         expect((await rawRequest({path: `/api/bench/bench-1/csv/x?token=${server.token}`})).status).toBe(404);
+    });
+
+    it("removes uploads left unfinished by an earlier server when it starts, and keeps finished models", async () => {
+        const left = await fs.readdir(path.join(dir, "data/models"));
+        expect(left).toContain("kept.gguf");
+        expect(left.filter((name) => name.endsWith(".partial"))).toEqual([]);
     });
 
     it("listens on 127.0.0.1 with a token in the URL fragment", () => {

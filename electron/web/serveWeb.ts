@@ -18,7 +18,7 @@ import type {EventName, Events, RequestName} from "../contract/ipc.js";
 import {isRequestName} from "../contract/requestNames.js";
 import {HostError} from "../host/HostError.js";
 import type {HostClient} from "../host/HostService.js";
-import {receiveUpload} from "./receiveUpload.js";
+import {cleanStaleUploads, receiveUpload, type ReceiveUploadOptions} from "./receiveUpload.js";
 
 /** What the server needs from the host: the same surface Electron main uses. */
 export type WebHost = {
@@ -38,6 +38,8 @@ export type ServeWebOptions = {
     port?: number;
     /** Defaults to a fresh random token. */
     token?: string;
+    /** Upload limits (a cap, the disk space to leave free). Defaults to no cap and 1 GiB left free. */
+    upload?: ReceiveUploadOptions;
 };
 
 export type WebServer = {url: string; port: number; token: string; close(): Promise<void>};
@@ -62,6 +64,7 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
     const token = options.token ?? randomBytes(24).toString("base64url");
     const tokenBytes = Buffer.from(token);
     const rendererDir = path.resolve(options.rendererDir);
+    const modelsDir = path.join(options.dataDir, "models");
     const clients = new Map<string, {client: HostClient; detach: () => void; response: http.ServerResponse}>();
     let port = 0;
 
@@ -106,7 +109,7 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
         else if (request.method === "GET" && url.pathname.startsWith("/api/bench/"))
             return sendBenchFile(url.pathname.slice("/api/bench/".length), response);
         else if (request.method === "PUT" && url.pathname === "/api/upload")
-            return receiveUpload(request, response, url.searchParams.get("name") ?? "", path.join(options.dataDir, "models"))
+            return receiveUpload(request, response, url.searchParams.get("name") ?? "", modelsDir, options.upload)
                 .then((result) => sendJson(response, result.status, result.body));
         else
             sendJson(response, 404, {ok: false, error: {code: "not-found", message: "no such endpoint"}});
@@ -198,6 +201,8 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
         }
     };
 
+    // uploads cut off by a killed server leave `.partial` / `.tmp` files: nothing can still be writing them now
+    await cleanStaleUploads(modelsDir);
     await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
         server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
