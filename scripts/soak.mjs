@@ -1,0 +1,333 @@
+#!/usr/bin/env node
+// Soak test (not part of `npm test`): web mode on 127.0.0.1 with a generated model, driven through its API for a fixed
+// time with a mix of chats, stops mid-reply, engine kills (SIGKILL) with restart, model reloads and hostile requests.
+// Samples the server's and the engine's memory (VmRSS) and open file descriptors, and at the end checks that every
+// reply the API reported as saved is on disk, every conversation file is valid JSON, and the server still answers.
+//
+//   npm run build && node scripts/soak.mjs [--minutes 30] [--out bench/results/soak-<date>] [--seed 1]
+//
+// Writes <out>/soak.json (every sample and event count) and <out>/soak.md (the summary). Loopback only; Linux (/proc).
+import {spawn} from "node:child_process";
+import {existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync} from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import {parseArgs} from "node:util";
+import {fileURLToPath} from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const {values} = parseArgs({options: {minutes: {type: "string", default: "30"}, out: {type: "string"}, seed: {type: "string", default: "1"}}});
+const minutes = Number(values.minutes);
+if (!(minutes > 0 && minutes <= 24 * 60))
+    throw new Error("--minutes must be a number of minutes above 0");
+const stamp = new Date().toISOString().slice(0, 10);
+const outDir = path.resolve(values.out ?? path.join(root, "bench", "results", `soak-${stamp}`));
+const SAMPLE_MS = 10_000;
+
+// a small deterministic PRNG, so a run can be repeated action for action
+let state = Number(values.seed) >>> 0 || 1;
+const random = () => ((state = (state * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+
+for (const file of ["dist/electron/web/webMain.js", "dist/electron/engine/writer/makeSyntheticModel.js"])
+    if (!existsSync(path.join(root, file)))
+        throw new Error(`${file} is missing: run \`npm run build\` first`);
+const {makeSyntheticModel} = await import(path.join(root, "dist/electron/engine/writer/makeSyntheticModel.js"));
+
+const dataDir = path.join(os.tmpdir(), `tensorwise-soak-${process.pid}`);
+mkdirSync(path.join(dataDir, "models"), {recursive: true});
+const modelPath = path.join(dataDir, "models", "soak.gguf");
+await makeSyntheticModel(modelPath, {preset: "tiny", name: "soak"});
+
+// --- the server ---------------------------------------------------------------------------------------------
+const server = spawn(process.execPath, [path.join(root, "dist/electron/web/webMain.js"), "--data-dir", dataDir], {
+    cwd: root, env: {...process.env, TENSORWISE_THREADS: process.env.TENSORWISE_THREADS ?? "2"}, stdio: ["ignore", "pipe", "pipe"]
+});
+let log = "";
+let enginePid = null;
+const onOutput = (chunk) => {
+    const text = chunk.toString();
+    log = (log + text).slice(-20_000);
+    for (const match of text.matchAll(/engine started pid=(\d+)/g))
+        enginePid = Number(match[1]);
+};
+server.stdout.on("data", onOutput);
+server.stderr.on("data", onOutput);
+let serverExit = null;
+server.on("exit", (code, signal) => serverExit = {code, signal});
+const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`web mode did not start:\n${log}`)), 60_000);
+    server.stdout.on("data", () => {
+        const match = /Open http:\/\/127\.0\.0\.1:(\d+)\/#token=(\S+)/.exec(log);
+        if (match != null) {
+            clearTimeout(timer);
+            resolve({port: Number(match[1]), token: match[2]});
+        }
+    });
+});
+const {port, token} = url;
+
+function raw(method, target, {body, headers = {}} = {}) {
+    return new Promise((resolve) => {
+        const request = http.request({host: "127.0.0.1", port, method, path: target,
+            headers: {host: `127.0.0.1:${port}`, authorization: `Bearer ${token}`, ...headers}}, (response) => {
+            let text = "";
+            response.on("data", (chunk) => text += chunk);
+            response.on("end", () => resolve({status: response.statusCode, text}));
+        });
+        request.on("error", (error) => resolve({status: 0, text: String(error)}));
+        request.setTimeout(120_000, () => request.destroy(new Error("timeout")));
+        request.end(body);
+    });
+}
+
+// --- events ---------------------------------------------------------------------------------------------------
+const events = [];
+let clientId = null;
+const eventStream = http.get({host: "127.0.0.1", port, path: `/api/events?token=${token}`, headers: {host: `127.0.0.1:${port}`}}, (response) => {
+    let buffer = "";
+    response.setEncoding("utf8");
+    response.on("data", (chunk) => {
+        buffer += chunk;
+        let end;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const name = /^event: (.*)$/m.exec(block)?.[1];
+            const data = /^data: (.*)$/m.exec(block)?.[1];
+            if (name == null || data == null)
+                continue;
+            const payload = JSON.parse(data);
+            if (name === "hello")
+                clientId = payload.clientId;
+            else if (name !== "chat.delta" && name !== "task.progress")
+                events.push({name, payload, at: Date.now()});
+        }
+    });
+});
+eventStream.on("error", () => {});
+while (clientId == null)
+    await sleep(50);
+
+async function call(name, arg) {
+    const response = await raw("POST", `/api/request/${name}`, {body: JSON.stringify({arg}),
+        headers: {"content-type": "application/json", "x-tensorwise-client": clientId}});
+    try {
+        return JSON.parse(response.text);
+    } catch {
+        return {ok: false, error: {code: `http-${response.status}`, message: response.text.slice(0, 200)}};
+    }
+}
+
+function sleep(ms) {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function waitFor(predicate, timeoutMs) {
+    const started = Date.now();
+    while (Date.now() - started < timeoutMs) {
+        const found = events.find(predicate);
+        if (found != null)
+            return found;
+        await sleep(25);
+    }
+    return null;
+}
+
+async function engineState() {
+    const answer = await call("engine.state");
+    return answer.ok ? answer.result.state : "unknown";
+}
+
+async function waitForReady(timeoutMs = 180_000) {
+    const started = Date.now();
+    while (Date.now() - started < timeoutMs) {
+        const current = await engineState();
+        if (current === "ready")
+            return true;
+        if (current === "crashed")
+            await call("engine.restart");
+        else if (current === "idle")
+            await load();
+        await sleep(250);
+    }
+    return false;
+}
+
+async function load() {
+    return await call("model.autoOffload", {path: modelPath, budget: {kind: "auto"}, settings: {contextSize: 1024}, taskId: `soak-${Date.now()}`});
+}
+
+// --- sampling -------------------------------------------------------------------------------------------------
+function processSample(pid) {
+    if (pid == null)
+        return null;
+    try {
+        const status = readFileSync(`/proc/${pid}/status`, "utf8");
+        const rssKiB = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? NaN);
+        const fds = readdirSync(`/proc/${pid}/fd`);
+        const files = fds.filter((fd) => {
+            try {
+                return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith("/");
+            } catch {
+                return false;
+            }
+        }).length;
+        return {rssMiB: rssKiB / 1024, fds: fds.length, files};
+    } catch {
+        return null;
+    }
+}
+
+const samples = [];
+const counts = {sent: 0, done: 0, stopped: 0, errors: 0, engineKills: 0, reloads: 0, hostile: 0, refused: 0};
+const savedReplies = new Map(); // messageId → conversationId, for replies chat.done reported
+const began = Date.now();
+const sampler = setInterval(() => {
+    samples.push({t: Math.round((Date.now() - began) / 1000), server: processSample(server.pid), engine: processSample(enginePid)});
+}, SAMPLE_MS);
+
+// --- the workload ---------------------------------------------------------------------------------------------
+const HOSTILE = [
+    ["GET", "//[x"], ["GET", "/%E0%A4%A"], ["POST", "/api/request/%E0%A4%A"], ["GET", "/api/bench/%E0%A4%A/csv"],
+    ["POST", "/api/request/model.autoOffload", JSON.stringify({arg: {path: modelPath, budget: {kind: "auto"}, settings: {contextSize: 2 ** 31}, taskId: "x"}})],
+    ["POST", "/api/request/chat.send", JSON.stringify({arg: {conversationId: "x", text: "y", streamId: "z", maxTokens: -1}})],
+    ["POST", "/api/request/model.inspect", JSON.stringify({arg: {path: "/etc/shadow"}})],
+    ["POST", "/api/request/conversations.rename", "{"]
+];
+
+await waitForReady();
+const deadline = began + minutes * 60_000;
+let round = 0;
+while (Date.now() < deadline && serverExit == null) {
+    round++;
+    const roll = random();
+    if (roll < 0.06) {
+        // kill the engine mid-reply or idle, then restart it
+        if (enginePid != null) {
+            try {
+                process.kill(enginePid, "SIGKILL");
+                counts.engineKills++;
+            } catch { /* already gone */ }
+        }
+        await sleep(300);
+        await waitForReady();
+        continue;
+    }
+    if (roll < 0.10) {
+        await call("model.unload");
+        const answer = await load();
+        counts.reloads++;
+        if (!answer.ok)
+            counts.errors++;
+        continue;
+    }
+    if (roll < 0.20) {
+        for (const [method, target, body] of HOSTILE) {
+            await raw(method, target, {body, headers: {"x-tensorwise-client": clientId, "content-type": "application/json"}});
+            counts.hostile++;
+        }
+        continue;
+    }
+    // a chat turn, stopped mid-reply a third of the time
+    const created = await call("conversations.create", {});
+    if (!created.ok) {
+        counts.errors++;
+        await waitForReady();
+        continue;
+    }
+    const conversationId = created.result.id;
+    const streamId = `soak-${round}`;
+    const sent = await call("chat.send", {conversationId, text: `Tell me about round ${round}.`, streamId, maxTokens: 24 + Math.floor(random() * 48), temperature: 0.7});
+    if (!sent.ok) {
+        counts.refused++;
+        await waitForReady();
+        continue;
+    }
+    counts.sent++;
+    if (random() < 0.33) {
+        await sleep(50 + random() * 400);
+        await call("chat.stop", {streamId});
+    }
+    const end = await waitFor((event) => (event.name === "chat.done" || event.name === "chat.error") && event.payload.streamId === streamId, 120_000);
+    if (end?.name === "chat.done") {
+        if (end.payload.message.stopped === "user")
+            counts.stopped++;
+        else
+            counts.done++;
+        savedReplies.set(end.payload.message.id, conversationId);
+    } else
+        counts.errors++;
+    // keep the event list short: done/error of finished streams are no longer needed
+    events.splice(0, Math.max(0, events.length - 200));
+    if (round % 25 === 0)
+        for (const summary of (await call("conversations.list")).result ?? [])
+            if (random() < 0.5)
+                await call("conversations.delete", {id: summary.id}).then(() => {
+                    for (const [messageId, owner] of savedReplies)
+                        if (owner === summary.id)
+                            savedReplies.delete(messageId);
+                });
+}
+clearInterval(sampler);
+samples.push({t: Math.round((Date.now() - began) / 1000), server: processSample(server.pid), engine: processSample(enginePid)});
+
+// --- checks ---------------------------------------------------------------------------------------------------
+const stillAnswers = (await raw("GET", "/")).status === 200 && (await call("engine.state")).ok === true;
+const lost = [];
+for (const [messageId, conversationId] of savedReplies) {
+    const answer = await call("conversations.get", {id: conversationId});
+    if (!answer.ok || !answer.result.messages.some((message) => message.id === messageId))
+        lost.push(messageId);
+}
+const conversationsDir = path.join(dataDir, "conversations");
+const invalidFiles = readdirSync(conversationsDir).filter((name) => name.endsWith(".json")).filter((name) => {
+    try {
+        JSON.parse(readFileSync(path.join(conversationsDir, name), "utf8"));
+        return false;
+    } catch {
+        return true;
+    }
+});
+eventStream.destroy();
+server.kill("SIGTERM");
+await new Promise((resolve) => server.once("exit", resolve));
+
+/** Mean of a metric over the second quarter and the last quarter of the run: a leak shows as growth between them. */
+function drift(pick) {
+    const values = samples.map(pick).filter((value) => Number.isFinite(value));
+    if (values.length < 8)
+        return null;
+    const quarter = Math.floor(values.length / 4);
+    const mean = (list) => list.reduce((sum, value) => sum + value, 0) / list.length;
+    const early = mean(values.slice(quarter, 2 * quarter));
+    const late = mean(values.slice(-quarter));
+    return {early: Number(early.toFixed(1)), late: Number(late.toFixed(1)), growthPercent: Number((100 * (late - early) / early).toFixed(1))};
+}
+
+const result = {
+    startedAt: new Date(began).toISOString(), minutes, seed: Number(values.seed), machine: `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.release()}`,
+    counts, lostReplies: lost, invalidConversationFiles: invalidFiles, serverExitedEarly: serverExit, serverStillAnswered: stillAnswers,
+    drift: {
+        serverRssMiB: drift((sample) => sample.server?.rssMiB), serverFds: drift((sample) => sample.server?.fds),
+        engineRssMiB: drift((sample) => sample.engine?.rssMiB), engineFds: drift((sample) => sample.engine?.fds)
+    },
+    samples
+};
+mkdirSync(outDir, {recursive: true});
+writeFileSync(path.join(outDir, "soak.json"), JSON.stringify(result, null, 2) + "\n");
+const row = (label, value) => `| ${label} | ${value == null ? "–" : `${value.early} → ${value.late} (${value.growthPercent >= 0 ? "+" : ""}${value.growthPercent}%)`} |`;
+const summary = [
+    `# Soak run ${result.startedAt}`, "",
+    `${minutes} min on ${result.machine}, seed ${result.seed}: \`node scripts/soak.mjs --minutes ${minutes} --seed ${result.seed}\``, "",
+    `Actions: ${counts.sent} replies started (${counts.done} finished, ${counts.stopped} stopped by the user), ${counts.engineKills} engine kills (SIGKILL) ` +
+    `with restart, ${counts.reloads} model reloads, ${counts.hostile} hostile requests, ${counts.refused} sends refused while the engine was down, ${counts.errors} errors.`, "",
+    `Nothing lost: ${lost.length === 0 ? "yes" : `NO — ${lost.length} saved replies missing`}; conversation files valid JSON: ` +
+    `${invalidFiles.length === 0 ? "all" : `NO — ${invalidFiles.join(", ")}`}; server ${serverExit == null && stillAnswers ? "stayed up and answered at the end" : "DIED or stopped answering"}.`, "",
+    "Mean over the run's second quarter → its last quarter (a leak shows as steady growth):", "",
+    "| metric | second quarter → last quarter |", "|---|---|",
+    row("server RSS (MiB)", result.drift.serverRssMiB), row("server open descriptors", result.drift.serverFds),
+    row("engine RSS (MiB)", result.drift.engineRssMiB), row("engine open descriptors", result.drift.engineFds), ""
+].join("\n");
+writeFileSync(path.join(outDir, "soak.md"), summary);
+process.stdout.write(summary + `\nwrote ${path.join(outDir, "soak.json")} and soak.md\n`);
+process.exit(lost.length === 0 && invalidFiles.length === 0 && serverExit == null && stillAnswers ? 0 : 1);
