@@ -122,5 +122,37 @@ export const MUTANTS = [
         find: "if (devicesRequired() || (gpu === \"cpu\" && error instanceof UnpatchedBinaryError))",
         replace: "if (gpu === \"none\")",
         tests: ["electron/engine/testing/probeEngine.test.ts"]
+        },
+    {
+        id: "web-url-unguarded",
+        description: "a request target that new URL rejects (GET //[x) throws outside any handler and ends the web server",
+        file: "electron/web/serveWeb.ts",
+        find: "        const routed = route(request, response);\n            if (routed != null)\n                routed.catch((error: unknown) => answerFailure(response, error));\n        } catch (error) {\n            answerFailure(response, error);\n        }",
+        replace: "        const routed = route(request, response);\n            if (routed != null)\n                routed.catch((error: unknown) => answerFailure(response, error));\n        } finally {\n            void 0;\n        }",
+        tests: ["electron/web/serveWeb.test.ts"]
+    },
+    {
+        id: "limits-unbounded",
+        description: "numbers are checked for type only: 2^31-token contexts, 100000 threads and negative max tokens get through",
+        file: "electron/contract/limits.ts",
+        find: "return (limit.minExclusive === true ? value > limit.min : value >= limit.min) && value <= max;",
+        replace: "return max === max;",
+        tests: ["electron/host/checkRequest.test.ts", "electron/cli/main.test.ts"]
+    },
+    {
+        id: "any-model-path",
+        description: "web mode opens any path a request names (an oracle for files outside the models folder)",
+        file: "electron/host/ModelAccess.ts",
+        find: "if (this.options.anyPath === true || this.approved.has(candidate))",
+        replace: "if (this.options.anyPath !== true || this.approved.has(candidate))",
+        tests: ["electron/host/HostService.test.ts"]
+    },
+    {
+        id: "cli-output-raw",
+        description: "the CLI prints model metadata with its terminal escape sequences",
+        file: "electron/cli/main.ts",
+        find: "const io: CliIo = {out: (line) => rawIo.out(terminalSafe(line)), err: (line) => rawIo.err(terminalSafe(line))};",
+        replace: "const io: CliIo = {out: (line) => rawIo.out(line), err: (line) => rawIo.err(line)};",
+        tests: ["electron/cli/main.test.ts"]
     }
 ];

@@ -112,6 +112,16 @@ describe("tensorwise CLI", () => {
         expect(result.measured.host.weightsBytes).toBeGreaterThan(0);
     });
 
+    it("refuses a placement whose defaultBufferType is not where this machine loads models", async () => {
+        const modelPath = path.join(dir, "placed.gguf");
+        expect(await main(["make-model", modelPath, "--preset", "tiny", "--layers", "1", "--json"], captureIo())).toBe(0);
+        const placementPath = path.join(dir, "cuda.json");
+        writeFileSync(placementPath, JSON.stringify({version: 1, defaultBufferType: "CUDA0", rules: []}));
+        const io = captureIo();
+        expect(await main(["chat", modelPath, "--gpu", "cpu", "--prompt", "hi", "--placement", placementPath], io)).toBe(1);
+        expect(io.stderr.join("\n")).toMatch(/defaultBufferType is "CUDA0", but this machine loads models onto CPU/);
+    });
+
     it("rejects a file that is not a GGUF model with a clear message", async () => {
         const bogus = path.join(dir, "notes.gguf");
         writeFileSync(bogus, "this is not a model\n".repeat(10));

@@ -91,6 +91,12 @@ export class EngineService {
         strategy?: PlacementStrategy; prediction?: LoadedModelState["prediction"];
     }): Promise<LoadedModelState> {
         const model = await this.inspectForTask(request.path, request.taskId);
+        // every layer is offloaded to the first GPU (or stays on the CPU without one): a file naming another default
+        // would be silently ignored, so it is refused
+        const device = this.describe().gpu?.bufferType ?? "CPU";
+        if (request.placement.defaultBufferType !== device)
+            throw Object.assign(new Error(`The placement's defaultBufferType is ${JSON.stringify(request.placement.defaultBufferType.slice(0, 40))}, ` +
+                `but this machine loads models onto ${device}: set "defaultBufferType": "${device}" (or run with the matching --gpu).`), {code: "bad-placement"});
         const settings = {...DEFAULT_SETTINGS, ...request.settings};
         const compiled = compilePlacement(request.placement, model.tensors);
         const flags = renderOverrideFlags(compiled.overrides, {
