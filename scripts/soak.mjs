@@ -272,6 +272,7 @@ clearInterval(sampler);
 samples.push({t: Math.round((Date.now() - began) / 1000), server: processSample(server.pid), engine: processSample(enginePid)});
 
 // --- checks ---------------------------------------------------------------------------------------------------
+const exitedEarly = serverExit;
 const stillAnswers = (await raw("GET", "/")).status === 200 && (await call("engine.state")).ok === true;
 const lost = [];
 for (const [messageId, conversationId] of savedReplies) {
@@ -306,7 +307,7 @@ function drift(pick) {
 
 const result = {
     startedAt: new Date(began).toISOString(), minutes, seed: Number(values.seed), machine: `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.release()}`,
-    counts, lostReplies: lost, invalidConversationFiles: invalidFiles, serverExitedEarly: serverExit, serverStillAnswered: stillAnswers,
+    counts, lostReplies: lost, invalidConversationFiles: invalidFiles, serverExitedEarly: exitedEarly, serverStillAnswered: stillAnswers,
     drift: {
         serverRssMiB: drift((sample) => sample.server?.rssMiB), serverFds: drift((sample) => sample.server?.fds),
         engineRssMiB: drift((sample) => sample.engine?.rssMiB), engineFds: drift((sample) => sample.engine?.fds)
@@ -322,7 +323,7 @@ const summary = [
     `Actions: ${counts.sent} replies started (${counts.done} finished, ${counts.stopped} stopped by the user), ${counts.engineKills} engine kills (SIGKILL) ` +
     `with restart, ${counts.reloads} model reloads, ${counts.hostile} hostile requests, ${counts.refused} sends refused while the engine was down, ${counts.errors} errors.`, "",
     `Nothing lost: ${lost.length === 0 ? "yes" : `NO — ${lost.length} saved replies missing`}; conversation files valid JSON: ` +
-    `${invalidFiles.length === 0 ? "all" : `NO — ${invalidFiles.join(", ")}`}; server ${serverExit == null && stillAnswers ? "stayed up and answered at the end" : "DIED or stopped answering"}.`, "",
+    `${invalidFiles.length === 0 ? "all" : `NO — ${invalidFiles.join(", ")}`}; server ${exitedEarly == null && stillAnswers ? "stayed up and answered at the end" : "DIED or stopped answering"}.`, "",
     "Mean over the run's second quarter → its last quarter (a leak shows as steady growth):", "",
     "| metric | second quarter → last quarter |", "|---|---|",
     row("server RSS (MiB)", result.drift.serverRssMiB), row("server open descriptors", result.drift.serverFds),
@@ -330,4 +331,4 @@ const summary = [
 ].join("\n");
 writeFileSync(path.join(outDir, "soak.md"), summary);
 process.stdout.write(summary + `\nwrote ${path.join(outDir, "soak.json")} and soak.md\n`);
-process.exit(lost.length === 0 && invalidFiles.length === 0 && serverExit == null && stillAnswers ? 0 : 1);
+process.exit(lost.length === 0 && invalidFiles.length === 0 && exitedEarly == null && stillAnswers ? 0 : 1);
