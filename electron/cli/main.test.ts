@@ -166,4 +166,15 @@ describe("tensorwise CLI on models llama.cpp would abort on", () => {
             expect(io.stderr.join("\n"), argv[0]).not.toMatch(/\n\s+at |llama\.cpp:/);
         }
     }, 120_000);
+
+    it("chat refuses a model whose vocabulary has no byte tokens (llama.cpp's tokenizer would end the process)", async () => {
+        // a well-formed llama model with a 6-token SentencePiece vocabulary: inspect shows it, loading it is refused
+        const file = write("no-byte-tokens", {});
+        const inspect = captureIo();
+        expect(await main(["inspect", file, "--json"], inspect)).toBe(0);
+        expect(JSON.parse(inspect.stdout.join("\n"))).toMatchObject({missingByteToken: "0x00"});
+        const io = captureIo();
+        expect(await main(["chat", file, "--gpu", "cpu", "--prompt", "hi", "--max-tokens", "2", "--threads", "1"], io)).toBe(1);
+        expect(io.stderr.at(-1)).toMatch(/^error: This model's vocabulary has no token for the byte 0x00/);
+    }, 120_000);
 });

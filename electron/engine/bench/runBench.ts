@@ -4,6 +4,7 @@
  * type and the planner's prediction per point. Results are written after every run (see {@link BenchResultStore}).
  */
 import type {Budget} from "../../contract/ipc.js";
+import {assertLoadable} from "../gguf/inspectGguf.js";
 import {describeMachine} from "../hardware/describeMachine.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {autoPlan, type AutoPlanResult} from "../planner/autoPlan.js";
@@ -88,6 +89,8 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
     // A cheap first plan validates the model and profiles the machine (cached) before anything is written.
     const first = await autoPlan(engine, modelPath, {strategy: "cpu", budget: {kind: "mib", mib: 0}, settings: {contextSize, threads, batchSize},
         signal, onProgress: log});
+    // a benchmark tokenizes prompts: a vocabulary llama.cpp cannot tokenize with would end the process mid-run
+    assertLoadable(first.model);
     const total = options.budgets.length * options.variants.length;
     const store = new BenchResultStore(options.outDir, {
         version: 1, startedAt, finishedAt: null, plannedRuns: total, interrupted: false,

@@ -1,3 +1,4 @@
+import {missingByteToken} from "./validate/checkVocabulary.js";
 import {llamaFileTypeName} from "./llamaFileType.js";
 import {metadataArrayLength, metadataNumber, metadataNumberOrNumbers, metadataString} from "./metadataValue.js";
 import {parseTensorName} from "./tensorRole.js";
@@ -63,6 +64,11 @@ export type InspectedModel = {
     readonly expertUsedCount: number | null;
     /** Length of `tokenizer.ggml.tokens`, else `<arch>.vocab_size`. */
     readonly vocabSize: number | null;
+    /**
+     * A byte (`"0x0A"`) the vocabulary has no token for, which llama.cpp cannot tokenize without ending the process;
+     * `null` when every byte has one. Such a model can be inspected but not loaded.
+     */
+    readonly missingByteToken: string | null;
     /** Tensors in file order. */
     readonly tensors: InspectedTensor[];
 };
@@ -104,6 +110,7 @@ export function inspectGguf(gguf: ValidatedGguf): InspectedModel {
         expertCount: archNumber("expert_count"),
         expertUsedCount: archNumber("expert_used_count"),
         vocabSize: metadataArrayLength(metadata, "tokenizer.ggml.tokens") ?? archNumber("vocab_size"),
+        missingByteToken: missingByteToken(metadata),
         tensors
     };
 }
@@ -124,4 +131,11 @@ function quantMix(tensors: readonly InspectedTensor[]): QuantMixEntry[] {
 
 function sum(values: readonly number[]): number {
     return values.reduce((total, value) => total + value, 0);
+}
+
+/** Throws a clear error where llama.cpp could load `model` but would end the process on the first text it reads. */
+export function assertLoadable(model: InspectedModel): void {
+    if (model.missingByteToken != null)
+        throw Object.assign(new Error(`This model's vocabulary has no token for the byte ${model.missingByteToken}, so llama.cpp ` +
+            "would stop the whole program on the first text that contains it: the file is broken or was converted wrongly."), {code: "bad-vocab"});
 }

@@ -2,7 +2,7 @@ import {stat} from "node:fs/promises";
 import type {
     Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, RuntimeSettings, TaskProgress
 } from "../../contract/ipc.js";
-import type {InspectedModel} from "../gguf/inspectGguf.js";
+import {assertLoadable, type InspectedModel} from "../gguf/inspectGguf.js";
 import {describeMachine} from "../hardware/describeMachine.js";
 import {getEngineLlama, type EngineGpu, type EngineLlama, type EngineLlamaOptions} from "../native/getEngineLlama.js";
 import {compilePlacement} from "../placement/compilePlacement.js";
@@ -204,7 +204,9 @@ export class EngineService {
 
     private async inspectForTask(modelPath: string, taskId: string): Promise<InspectedModel> {
         this.progress(taskId, "inspect", null, "validating the GGUF file");
-        return await this.inspectCached(modelPath);
+        const model = await this.inspectCached(modelPath);
+        assertLoadable(model);
+        return model;
     }
 
     private async inspectCached(modelPath: string): Promise<InspectedModel> {

@@ -76,3 +76,48 @@ export function checkVocabularyArrays(
     checkParallel(scoresKey, ["float32", "int32"]);
     checkParallel(tokenTypeKey, ["int32"]);
 }
+
+const tokenizerModelKey = "tokenizer.ggml.model";
+
+/**
+ * GPT-2's byte-to-character table (`unicode_byte_to_utf8` in src/unicode.cpp): printable Latin-1 bytes stand for
+ * themselves, the others for the characters from U+0100 on, in byte order.
+ */
+function gpt2ByteCharacter(byte: number): string {
+    const printable = (b: number) => (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    if (printable(byte))
+        return String.fromCharCode(byte);
+    let shifted = 0;
+    for (let b = 0; b < byte; b++)
+        if (!printable(b))
+            shifted++;
+    return String.fromCharCode(0x100 + shifted);
+}
+
+/**
+ * The first byte (as `"0x0A"`) that a SentencePiece (`llama`, `t5`) or byte-level BPE (`gpt2`) vocabulary has no token
+ * for, or `null` when it has one for every byte (or uses another tokenizer). llama.cpp looks byte tokens up with
+ * `std::map::at` while tokenizing, and a missing one throws `std::out_of_range` through C code, which ends the whole
+ * process: such a model passes validation and loads, then dies on the first text that needs the byte.
+ *
+ * source: `llama_vocab::byte_to_token` and the SPM tokenizer's `resegment` in src/llama-vocab.cpp.
+ */
+export function missingByteToken(metadata: ReadonlyMap<string, GgufMetadataValue>): string | null {
+    const model = metadata.get(tokenizerModelKey);
+    const tokens = metadata.get(tokensKey);
+    if (model?.type !== "string" || tokens?.type !== "array" || tokens.elementType !== "string")
+        return null;
+    const kind = model.value === "llama" || model.value === "t5" ? "spm" : model.value === "gpt2" ? "bpe" : null;
+    if (kind == null)
+        return null;
+    const present = new Set(tokens.value as readonly string[]);
+    for (let byte = 0; byte < 256; byte++) {
+        const hex = `<0x${byte.toString(16).toUpperCase().padStart(2, "0")}>`;
+        const found = kind === "spm"
+            ? present.has(hex) || (byte > 0 && byte < 0x80 && present.has(String.fromCharCode(byte)))
+            : present.has(gpt2ByteCharacter(byte));
+        if (!found)
+            return hex.slice(1, -1);
+    }
+    return null;
+}
