@@ -180,6 +180,13 @@ function processSample(pid) {
 
 const samples = [];
 const counts = {sent: 0, done: 0, stopped: 0, errors: 0, engineKills: 0, reloads: 0, hostile: 0, refused: 0};
+let round = 0;
+const errorSamples = []; // the first errors, with what they said
+const noteError = (kind, detail) => {
+    counts.errors++;
+    if (errorSamples.length < 20)
+        errorSamples.push({round, kind, detail: String(detail).slice(0, 300)});
+};
 const savedReplies = new Map(); // messageId → conversationId, for replies chat.done reported
 const began = Date.now();
 const sampler = setInterval(() => {
@@ -197,7 +204,6 @@ const HOSTILE = [
 
 await waitForReady();
 const deadline = began + minutes * 60_000;
-let round = 0;
 while (Date.now() < deadline && serverExit == null) {
     round++;
     const roll = random();
@@ -218,7 +224,7 @@ while (Date.now() < deadline && serverExit == null) {
         const answer = await load();
         counts.reloads++;
         if (!answer.ok)
-            counts.errors++;
+            noteError("reload", answer.error?.message);
         continue;
     }
     if (roll < 0.20) {
@@ -231,7 +237,7 @@ while (Date.now() < deadline && serverExit == null) {
     // a chat turn, stopped mid-reply a third of the time
     const created = await call("conversations.create", {});
     if (!created.ok) {
-        counts.errors++;
+        noteError("create", created.error?.message);
         await waitForReady();
         continue;
     }
@@ -256,7 +262,7 @@ while (Date.now() < deadline && serverExit == null) {
             counts.done++;
         savedReplies.set(end.payload.message.id, conversationId);
     } else
-        counts.errors++;
+        noteError(end == null ? "no answer in 120 s" : "chat.error", end?.payload.error);
     // keep the event list short: done/error of finished streams are no longer needed
     events.splice(0, Math.max(0, events.length - 200));
     if (round % 25 === 0)
@@ -307,7 +313,7 @@ function drift(pick) {
 
 const result = {
     startedAt: new Date(began).toISOString(), minutes, seed: Number(values.seed), machine: `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.release()}`,
-    counts, lostReplies: lost, invalidConversationFiles: invalidFiles, serverExitedEarly: exitedEarly, serverStillAnswered: stillAnswers,
+    counts, errorSamples, lostReplies: lost, invalidConversationFiles: invalidFiles, serverExitedEarly: exitedEarly, serverStillAnswered: stillAnswers,
     drift: {
         serverRssMiB: drift((sample) => sample.server?.rssMiB), serverFds: drift((sample) => sample.server?.fds),
         engineRssMiB: drift((sample) => sample.engine?.rssMiB), engineFds: drift((sample) => sample.engine?.fds)

@@ -61,6 +61,12 @@ export class ChatStream {
                 stopped: crashed ? "crash" : "user"
             };
             await this.finish(message).catch(() => {});
+            // the user's own stop that landed before the first token (the engine answers it with an abort error) is
+            // a stopped reply like any other, not an error
+            if (this.stopRequested && !crashed) {
+                this.sink.emit("chat.done", {streamId: this.streamId, conversationId: this.conversationId, message});
+                return;
+            }
             this.sink.emit("chat.error", {
                 streamId: this.streamId, conversationId: this.conversationId,
                 error: crashed

@@ -65,6 +65,15 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
         expect(saved.title).toBe("Hello");
     });
 
+    it("a stop that lands at once (before the first token) ends the reply as stopped, not as an error", async () => {
+        const {id} = await host.handle("conversations.create", {}, client);
+        await host.handle("chat.send", {conversationId: id, text: "Stop me at once", streamId: "early", maxTokens: 64, temperature: 0}, client);
+        await host.handle("chat.stop", {streamId: "early"}, client);
+        const done = await waitFor("chat.done", (payload) => payload.streamId === "early");
+        expect(done.message.stopped).toBe("user");
+        expect(events.some((event) => event.name === "chat.error" && event.payload.streamId === "early")).toBe(false);
+    });
+
     it("refuses a second send to a conversation that is still replying, so messages never interleave", async () => {
         const {id} = await host.handle("conversations.create", {}, client);
         await host.handle("chat.send", {conversationId: id, text: "First", streamId: "c1", maxTokens: 64, temperature: 0}, client);
