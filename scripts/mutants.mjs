@@ -125,10 +125,10 @@ export const MUTANTS = [
         },
     {
         id: "web-url-unguarded",
-        description: "a request target that new URL rejects (GET //[x) throws outside any handler and ends the web server",
+        description: "a request target that new URL rejects (GET //[x) is parsed unguarded, so it fails as a server error",
         file: "electron/web/serveWeb.ts",
-        find: "        const routed = route(request, response);\n            if (routed != null)\n                routed.catch((error: unknown) => answerFailure(response, error));\n        } catch (error) {\n            answerFailure(response, error);\n        }",
-        replace: "        const routed = route(request, response);\n            if (routed != null)\n                routed.catch((error: unknown) => answerFailure(response, error));\n        } finally {\n            void 0;\n        }",
+        find: "const url = parseRequestTarget(request.url, hostHeader);",
+        replace: "const url = new URL(request.url ?? \"/\", `http://${hostHeader}`);",
         tests: ["electron/web/serveWeb.test.ts"]
     },
     {
@@ -145,7 +145,7 @@ export const MUTANTS = [
         file: "electron/host/ModelAccess.ts",
         find: "if (this.options.anyPath === true || this.approved.has(candidate))",
         replace: "if (this.options.anyPath !== true || this.approved.has(candidate))",
-        tests: ["electron/host/HostService.test.ts"]
+        tests: ["electron/host/ModelAccess.test.ts"]
     },
     {
         id: "cli-output-raw",
