@@ -210,7 +210,7 @@ public:
         }
         const double bytes = (double) req.transferBytes;
 
-        // pageable host memory → device: what llama.cpp does for host weights loaded with mmap (source: BRIEF §7).
+        // pageable host memory → device: what llama.cpp does for host weights loaded with mmap.
         std::vector<uint8_t> pageable(req.transferBytes, 0x11);
         auto pageableUs = time([&] { ggml_backend_tensor_set(big, pageable.data(), 0, req.transferBytes); }, out);
         result.pageableH2dBytesPerSec = bytes / (median(pageableUs) * 1e-6);

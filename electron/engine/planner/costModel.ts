@@ -1,6 +1,6 @@
 /**
  * Predicts TTFT, TPOT and VRAM of a placement + runtime settings from a machine profile. Every term names the
- * llama.cpp behaviour it models (BRIEF §7 lists the measurements behind them).
+ * llama.cpp behaviour it models.
  */
 import {matmulUs, transfersOf, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
 import type {PlanPrediction, PlanSettings, PlannerModel, PlannerTensor, ResolvedPlacement, VramNeed, Workload} from "./types.js";
@@ -171,7 +171,7 @@ export function costContext(inputs: CostInputs, settings: PlanSettings, workload
     const cpuFlops = peak(profile, "CPU", OFFLOAD_MIN_BATCH, flops) || peak(profile, "CPU", 1, flops);
     return {
         inputs, settings, workload, ubatches, order: executionOrder(model),
-        // pinned host buffer when mmap is off, pageable (mmap'ed file pages) when on (BRIEF §3, §7)
+        // pinned host buffer when mmap is off, pageable (mmap'ed file pages) when on (ggml_backend_sched copies host weights per micro-batch)
         h2dBytesPerUs: transfer == null ? 0 : (settings.useMmap ? transfer.pageableH2dBytesPerSec : transfer.pinnedH2dBytesPerSec) / 1e6,
         switchUs: transfer?.switchUs ?? 0,
         launchUs: transfer?.launchUs ?? 0,
@@ -197,7 +197,7 @@ function mm(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): num
     if (batch === 1) {
         // A single-token matmul streams its weight once: memory-bound. Its own short timing is the noisiest point of a
         // profile (timer and thread-wake jitter only ever add time), so it is bounded by the best bytes/µs this device
-        // reached on any op of the same ggml type — the per-quant-type read rate (BRIEF §7: Q4_K decodes at about half
+        // reached on any op of the same ggml type — the per-quant-type read rate (measured: Q4_K decodes at about half
         // the CPU's read bandwidth, F16 near it).
         const rate = typeReadRate(cx, device ?? "CPU", t.type);
         if (rate > 0) us = Math.min(us, t.bytes / rate);

@@ -28,7 +28,7 @@ function inputsFor(model: PlannerModel, budgetBytes: number, workload = {promptT
     return {cost, gpuBufferType: "CUDA0", budgetBytes, settings, workload, fit};
 }
 
-describe("OATO (Algorithm 1, seed 000 §3.3)", () => {
+describe("OATO (Algorithm 1, §3.3 of \"OATO: operator-aware tensor offloading\")", () => {
     const ops = [
         {name: "A", tc: 100, tg: 10, m: 10}, // B = 9
         {name: "B", tc: 50, tg: 5, m: 5},    // B = 9

@@ -52,7 +52,7 @@ export function plannerModelFrom(model: InspectedModel): PlannerModel {
 export type Workload = {readonly promptTokens: number; readonly genTokens: number};
 
 /**
- * Default workload: the paper's short-chat setting (seed 000 §2.1 caps text at 1024 tokens): a 512-token prompt and a
+ * Default workload: the paper's short-chat setting ("OATO: operator-aware tensor offloading", §2.1, caps text at 1024 tokens): a 512-token prompt and a
  * 128-token reply.
  */
 export const DEFAULT_WORKLOAD: Workload = {promptTokens: 512, genTokens: 128};

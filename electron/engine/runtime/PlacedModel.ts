@@ -18,7 +18,7 @@ export type PlacedModelOptions = {
     overrides?: readonly TensorBufferOverride[];
     /**
      * mmap the file. Defaults to `false` when part of the model is on a GPU (host tensors then live in pinned memory,
-     * which llama.cpp copies to the GPU much faster; BRIEF §3, §7), `true` for CPU-only loads.
+     * which llama.cpp copies to the GPU much faster: llama.cpp's ggml_backend_cuda_host_buffer_type / ggml_backend_vk_host_buffer_type), `true` for CPU-only loads.
      */
     useMmap?: boolean;
     /** Context size in tokens. Defaults to 2048. */

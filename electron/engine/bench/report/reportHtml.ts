@@ -1,5 +1,5 @@
 /**
- * report.html: a self-contained page (inline CSS and SVG, no scripts or network) with charts like seed 000's
+ * report.html: a self-contained page (inline CSS and SVG, no scripts or network) with charts like those of the paper "OATO: operator-aware tensor offloading"
  * Fig. 8–10 — TTFT vs prompt length, TPOT vs generation length, speed vs budget — the speed-up tables against
  * `layers`, `fit` and the best hand-tuned baseline, predicted-vs-measured error, and every run's plan and memory.
  */
@@ -41,7 +41,7 @@ function figures(report: BenchReport): string {
     const parts: string[] = [];
     const budgets = report.settings.budgets;
     const ticks = (values: readonly number[]) => values.map((value) => ({value, label: String(value)}));
-    parts.push(`<h2>Time to first token vs prompt length <small>(cf. seed 000 Fig. 8)</small></h2><div class="charts">`);
+    parts.push(`<h2>Time to first token vs prompt length <small>(as in Fig. 8 of "OATO: operator-aware tensor offloading")</small></h2><div class="charts">`);
     for (const budget of budgets)
         parts.push(lineChartSvg(seriesFor(report, report.runs.filter((r) => r.budget === budget), "ttft", (ms) => ms),
             {title: `TTFT, budget ${budget}`, xLabel: "prompt tokens", yLabel: "TTFT (ms, log)", logX: true, logY: true, xTicks: ticks(report.settings.prompts)}));
@@ -111,7 +111,7 @@ function targetTable(report: BenchReport): string {
     const cell = (value: number | null, pass: (v: number) => boolean, unit = "×") => value == null ? "<td class=\"na\">–</td>"
         : `<td class="${pass(value) ? "win" : "loss"}">${value.toFixed(2)}${unit}</td>`;
     const first = checks[0];
-    return `<h2>Targets for optimal <small>(issue 5; green = met)</small></h2><table><thead><tr><th>budget</th>` +
+    return `<h2>Targets for optimal <small>(green = met)</small></h2><table><thead><tr><th>budget</th>` +
         `<th>TTFT vs layers<br><span>pp${first?.shortPrompt ?? "?"}, ≥ 4×</span></th><th>TPOT vs layers<br><span>median, ≥ 1.1×</span></th>` +
         `<th>vs best hand-tuned<br><span>worst cell, ≥ 1×</span></th><th>TTFT vs best hand-tuned<br><span>pp${first?.longPrompt ?? "?"}, ≥ 1.3×</span></th>` +
         `<th>TPOT ÷ floor<br><span>median, ≤ 1.5</span></th></tr></thead><tbody>` +

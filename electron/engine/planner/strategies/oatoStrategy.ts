@@ -1,4 +1,4 @@
-/** OATO, Algorithm 1 of seed 000 (§3.3): rank weight operators by GPU affinity, fill the GPU to 90%. */
+/** OATO, Algorithm 1 (§3.3) of the paper "OATO: operator-aware tensor offloading": rank weight operators by GPU affinity, fill the GPU to 90%. */
 import {costContext, decodeOpUs, executionOrder, measuredScratch, type CostContext} from "../costModel.js";
 import {cpuStrategy} from "./cpuStrategy.js";
 import {weightBudget} from "../budget.js";

@@ -30,7 +30,7 @@ export function fakeModel(layers = 8, embd = 512, ff = 1536, type = "f16", vocab
 }
 
 /**
- * A GPU machine in the shape BRIEF §7 measured: the CPU streams weights at `cpuGBps` at decode, the GPU is 20× faster,
+ * A GPU machine in the shape of an H100 + 16-vCPU host: the CPU streams weights at `cpuGBps` at decode, the GPU is 20× faster,
  * H2D 55 GB/s pinned / 21 GB/s pageable, a switch costs 30 µs.
  */
 export function fakeProfile(model: PlannerModel, options: {cpuGBps?: number; gpuDevice?: string} = {}): MachineProfile {
