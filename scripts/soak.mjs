@@ -4,9 +4,14 @@
 // Samples the server's and the engine's memory (VmRSS) and open file descriptors, and at the end checks that every
 // reply the API reported as saved is on disk, every conversation file is valid JSON, and the server still answers.
 //
-//   npm run build && node scripts/soak.mjs [--minutes 30] [--out bench/results/soak-<date>] [--seed 1]
+//   npm run build && node scripts/soak.mjs [--minutes 30] [--out bench/results/soak-<date>] [--seed 1] [--heap] [--snapshots]
 //
 // Writes <out>/soak.json (every sample and event count) and <out>/soak.md (the summary). Loopback only; Linux (/proc).
+// Every sample splits the server's RSS by kind of mapping (see rssByKind). With --heap the server runs under
+// `--trace-gc`, so every sample also records the V8 heap left after the last full (mark-compact) collection — RSS that
+// grows while that stays flat is native or allocator growth, not live objects. With --snapshots two heap snapshots
+// (a quarter in, and at the end) are compared by constructor in <out>/heap-diff.md (a snapshot itself costs ~30 MiB
+// of RSS, so RSS drift is only meaningful without it).
 import {spawn} from "node:child_process";
 import {existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync} from "node:fs";
 import http from "node:http";
@@ -16,7 +21,8 @@ import {parseArgs} from "node:util";
 import {fileURLToPath} from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const {values} = parseArgs({options: {minutes: {type: "string", default: "30"}, out: {type: "string"}, seed: {type: "string", default: "1"}}});
+const {values} = parseArgs({options: {minutes: {type: "string", default: "30"}, out: {type: "string"}, seed: {type: "string", default: "1"},
+    heap: {type: "boolean", default: false}, snapshots: {type: "boolean", default: false}}});
 const minutes = Number(values.minutes);
 if (!(minutes > 0 && minutes <= 24 * 60))
     throw new Error("--minutes must be a number of minutes above 0");
@@ -39,14 +45,24 @@ const modelPath = path.join(dataDir, "models", "soak.gguf");
 await makeSyntheticModel(modelPath, {preset: "tiny", name: "soak"});
 
 // --- the server ---------------------------------------------------------------------------------------------
-const server = spawn(process.execPath, [path.join(root, "dist/electron/web/webMain.js"), "--data-dir", dataDir], {
+const heapDir = path.join(outDir, "heap");
+if (values.snapshots)
+    mkdirSync(heapDir, {recursive: true});
+const heapFlags = [...(values.heap ? ["--trace-gc"] : []), ...(values.snapshots ? ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${heapDir}`] : [])];
+const server = spawn(process.execPath, [...heapFlags, path.join(root, "dist/electron/web/webMain.js"), "--data-dir", dataDir], {
     cwd: root, env: {...process.env, TENSORWISE_THREADS: process.env.TENSORWISE_THREADS ?? "2"}, stdio: ["ignore", "pipe", "pipe"]
 });
 let log = "";
 let enginePid = null;
+let heapAfterFullGcMiB = null;
+const fullGcs = []; // every mark-compact the server reported // from --trace-gc: "Mark-Compact 5.1 (7.3) -> 4.8 (7.8) MB"
 const onOutput = (chunk) => {
     const text = chunk.toString();
-    log = (log + text).slice(-20_000);
+    for (const match of text.matchAll(/(\d+) ms: (Mark-Compact[^\n]*?)([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/g)) {
+        heapAfterFullGcMiB = Number(match[5]);
+        fullGcs.push({ms: Number(match[1]), kind: match[2].trim(), beforeMiB: Number(match[3]), afterMiB: heapAfterFullGcMiB});
+    }
+    log = (log + text.replace(/^\[\d+:0x[0-9a-f]+\].*\n?/gm, "")).slice(-20_000);
     for (const match of text.matchAll(/engine started pid=(\d+)/g))
         enginePid = Number(match[1]);
 };
@@ -158,6 +174,29 @@ async function load() {
 }
 
 // --- sampling -------------------------------------------------------------------------------------------------
+/**
+ * Where a process's resident memory lives, from /proc/PID/smaps, in MiB: `brk` ([heap]: small malloc allocations),
+ * `anon` (anonymous mappings: V8's heap pages, large malloc chunks and other threads' malloc arenas), `files`
+ * (mapped code and data files) and `stack`. Growth in `anon` while the V8 heap after a full GC stays flat points at
+ * native allocations; growth in `brk` at the main thread's malloc.
+ */
+function rssByKind(pid) {
+    const kinds = {brk: 0, anon: 0, files: 0, stack: 0};
+    let kind = "anon";
+    for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+        const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+        if (mapping != null) {
+            const name = mapping[1];
+            kind = name === "[heap]" ? "brk" : name === "" ? "anon" : name.startsWith("[stack") ? "stack" : name.startsWith("/") ? "files" : "anon";
+            continue;
+        }
+        const rss = /^Rss:\s+(\d+) kB/.exec(line);
+        if (rss != null)
+            kinds[kind] += Number(rss[1]) / 1024;
+    }
+    return Object.fromEntries(Object.entries(kinds).map(([name, mib]) => [name, Number(mib.toFixed(2))]));
+}
+
 function processSample(pid) {
     if (pid == null)
         return null;
@@ -172,7 +211,7 @@ function processSample(pid) {
                 return false;
             }
         }).length;
-        return {rssMiB: rssKiB / 1024, fds: fds.length, files};
+        return {rssMiB: rssKiB / 1024, fds: fds.length, files, rssByKind: rssByKind(pid)};
     } catch {
         return null;
     }
@@ -189,9 +228,37 @@ const noteError = (kind, detail) => {
 };
 const savedReplies = new Map(); // messageId → conversationId, for replies chat.done reported
 const began = Date.now();
+const storedConversations = () => {
+    try {
+        return readdirSync(path.join(dataDir, "conversations")).filter((name) => name.endsWith(".json")).length;
+    } catch {
+        return null;
+    }
+};
+const serverSample = () => {
+    const sample = processSample(server.pid);
+    return sample == null || heapAfterFullGcMiB == null ? sample : {...sample, heapAfterFullGcMiB};
+};
 const sampler = setInterval(() => {
-    samples.push({t: Math.round((Date.now() - began) / 1000), server: processSample(server.pid), engine: processSample(enginePid)});
+    samples.push({t: Math.round((Date.now() - began) / 1000), server: serverSample(), engine: processSample(enginePid), storedConversations: storedConversations()});
 }, SAMPLE_MS);
+/** Asks the server for a heap snapshot (--heapsnapshot-signal) and waits until the file is complete. */
+async function heapSnapshot() {
+    const before = new Set(readdirSync(heapDir));
+    server.kill("SIGUSR2");
+    for (let waited = 0; waited < 120_000; waited += 500) {
+        await sleep(500);
+        const added = readdirSync(heapDir).find((name) => !before.has(name) && name.endsWith(".heapsnapshot"));
+        if (added != null) {
+            // the file is written synchronously by the server's main thread: once it answers, the file is whole
+            await raw("GET", "/");
+            return path.join(heapDir, added);
+        }
+    }
+    return null;
+}
+const snapshots = [];
+let earlySnapshotTaken = !values.snapshots;
 
 // --- the workload ---------------------------------------------------------------------------------------------
 const HOSTILE = [
@@ -206,6 +273,10 @@ await waitForReady();
 const deadline = began + minutes * 60_000;
 while (Date.now() < deadline && serverExit == null) {
     round++;
+    if (!earlySnapshotTaken && Date.now() - began > minutes * 15_000) {
+        earlySnapshotTaken = true;
+        snapshots.push(await heapSnapshot());
+    }
     const roll = random();
     if (roll < 0.06) {
         // kill the engine mid-reply or idle, then restart it
@@ -275,7 +346,9 @@ while (Date.now() < deadline && serverExit == null) {
                 });
 }
 clearInterval(sampler);
-samples.push({t: Math.round((Date.now() - began) / 1000), server: processSample(server.pid), engine: processSample(enginePid)});
+samples.push({t: Math.round((Date.now() - began) / 1000), server: serverSample(), engine: processSample(enginePid)});
+if (values.snapshots)
+    snapshots.push(await heapSnapshot());
 
 // --- checks ---------------------------------------------------------------------------------------------------
 const exitedEarly = serverExit;
@@ -316,9 +389,11 @@ const result = {
     counts, errorSamples, lostReplies: lost, invalidConversationFiles: invalidFiles, serverExitedEarly: exitedEarly, serverStillAnswered: stillAnswers,
     drift: {
         serverRssMiB: drift((sample) => sample.server?.rssMiB), serverFds: drift((sample) => sample.server?.fds),
+        serverHeapAfterFullGcMiB: drift((sample) => sample.server?.heapAfterFullGcMiB),
+        serverBrkMiB: drift((sample) => sample.server?.rssByKind?.brk), serverAnonMiB: drift((sample) => sample.server?.rssByKind?.anon),
         engineRssMiB: drift((sample) => sample.engine?.rssMiB), engineFds: drift((sample) => sample.engine?.fds)
     },
-    samples
+    samples, fullGcs
 };
 mkdirSync(outDir, {recursive: true});
 writeFileSync(path.join(outDir, "soak.json"), JSON.stringify(result, null, 2) + "\n");
@@ -333,8 +408,15 @@ const summary = [
     "Mean over the run's second quarter → its last quarter (a leak shows as steady growth):", "",
     "| metric | second quarter → last quarter |", "|---|---|",
     row("server RSS (MiB)", result.drift.serverRssMiB), row("server open descriptors", result.drift.serverFds),
+    row("server RSS in malloc's main heap, [heap] (MiB)", result.drift.serverBrkMiB),
+    row("server RSS in anonymous mappings (MiB)", result.drift.serverAnonMiB),
+    ...(values.heap ? [row("server V8 heap after full GC (MiB)", result.drift.serverHeapAfterFullGcMiB)] : []),
     row("engine RSS (MiB)", result.drift.engineRssMiB), row("engine open descriptors", result.drift.engineFds), ""
 ].join("\n");
 writeFileSync(path.join(outDir, "soak.md"), summary);
+if (snapshots.length === 2 && snapshots.every((file) => file != null)) {
+    const {heapDiff} = await import("./heapDiff.mjs");
+    writeFileSync(path.join(outDir, "heap-diff.md"), heapDiff(snapshots[0], snapshots[1]));
+}
 process.stdout.write(summary + `\nwrote ${path.join(outDir, "soak.json")} and soak.md\n`);
 process.exit(lost.length === 0 && invalidFiles.length === 0 && exitedEarly == null && stillAnswers ? 0 : 1);
