@@ -152,7 +152,10 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                 }
                 const generation = await slot.generate({...parsed, maxTokens}, {
                     signal: controller.signal, clock,
-                    onText: (text) => sse?.send(chunkBody(stream, {text}))
+                    onText: (text) => {
+                        if (text !== "")
+                            sse?.send(chunkBody(stream, {text}));
+                    }
                 });
                 return {generation, slot, waitedMs};
             });
