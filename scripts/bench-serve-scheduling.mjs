@@ -5,8 +5,11 @@
 // aggregate generated tokens/s. Policies alternate run by run (fifo, fair, fifo, fair…) so drift on a shared
 // machine hits both alike.
 //
+// One ggml thread by default: ggml's CPU threads spin-wait, and on a machine shared with other work 2 threads on 2 cores
+// ran a 4-client trial 30–70× slower than 1 (see README, "Serve scheduling").
+//
 //   npm run build && node scripts/bench-serve-scheduling.mjs [--model m.gguf] [--parallel 2] [--clients 16] \
-//       [--repeats 2] [--seed 1] [--threads 2] [--out bench/results/<date>-serve-scheduling-<machine>]
+//       [--repeats 2] [--seed 1] [--threads 1] [--out bench/results/<date>-serve-scheduling-<machine>]
 //
 // Without --model it writes a synthetic `small` model (Q8_0) with the project's GGUF writer. Writes <out>/results.json
 // (every request of every run) and <out>/README.md (the summary table).
@@ -20,7 +23,7 @@ import {fileURLToPath} from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const {values} = parseArgs({options: {
     model: {type: "string"}, parallel: {type: "string", default: "2"}, clients: {type: "string", default: "16"},
-    repeats: {type: "string", default: "2"}, seed: {type: "string", default: "1"}, threads: {type: "string", default: "2"},
+    repeats: {type: "string", default: "2"}, seed: {type: "string", default: "1"}, threads: {type: "string", default: "1"},
     "mean-gap-ms": {type: "string", default: "150"}, out: {type: "string"}
 }});
 const parallel = Number(values.parallel);
@@ -32,7 +35,7 @@ const outDir = path.resolve(values.out ?? path.join(root, "bench", "results", `$
 const POLICIES = ["fifo", "fair"];
 /** Share of long requests in the trace, and the two request shapes (prompt words, generated tokens). */
 const LONG_SHARE = 0.25;
-const SHAPES = {short: {words: 12, maxTokens: 16}, long: {words: 320, maxTokens: 96}};
+const SHAPES = {short: {words: 12, maxTokens: 16}, long: {words: 120, maxTokens: 64}};
 
 for (const file of ["dist/electron/cli/main.js", "dist/electron/engine/writer/makeSyntheticModel.js"])
     if (!existsSync(path.join(root, file)))
