@@ -47,7 +47,7 @@ function startServe(args: string[]): Promise<{child: ChildProcess; url: string; 
 function runChatCli(modelPath: string, prompt: string, maxTokens: number): Promise<string> {
     return new Promise((resolve, reject) => {
         const child = spawn(process.execPath, [cli, "chat", modelPath, "--gpu", "cpu", "--prompt", prompt, "--max-tokens", String(maxTokens),
-            "--temperature", "0", "--context", "1024", "--threads", "2", "--json"], {stdio: ["ignore", "pipe", "pipe"]});
+            "--temperature", "0", "--context", "1024", "--threads", "1", "--json"], {stdio: ["ignore", "pipe", "pipe"]});
         let out = "";
         let err = "";
         child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -82,7 +82,7 @@ describe.skipIf(missing != null)("tensorwise serve with the openai client (CPU, 
     beforeAll(async () => {
         modelPath = await makeTestModel("serve-tiny", {preset: "tiny", type: "q8_0"});
         server = await startServe([modelPath, "--gpu", "cpu", "--port", "0", "--parallel", String(PARALLEL), "--queue", String(QUEUE),
-            "--context", "1024", "--threads", "2", "--api-key", API_KEY, "--timeout", "60"]);
+            "--context", "1024", "--threads", "1", "--api-key", API_KEY, "--timeout", "60"]);
         client = new OpenAI({baseURL: server.url, apiKey: API_KEY, maxRetries: 0});
     });
     afterAll(async () => {
@@ -224,5 +224,27 @@ describe.skipIf(missing != null)("tensorwise serve with the openai client (CPU, 
         expect(refused?.status).toBe(429);
         expect(refused?.code).toBe("queue_full");
         expect(Number(refused?.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    });
+});
+
+describe.skipIf(missing != null)("tensorwise serve's per-request time limit", () => {
+    it("stops a request that runs past --timeout with a 504, waiting time included, and keeps serving", async () => {
+        const modelPath = await makeTestModel("serve-timeout", {preset: "tiny", type: "q8_0"});
+        const server = await startServe([modelPath, "--gpu", "cpu", "--port", "0", "--parallel", "1", "--context", "1024", "--threads", "1", "--timeout", "1"]);
+        try {
+            const client = new OpenAI({baseURL: server.url, apiKey: "unused", maxRetries: 0});
+            const long = client.chat.completions.create({model: "m", messages: [{role: "user", content: "a long one"}], max_tokens: 1000})
+                .then(() => null, (error: unknown) => error);
+            // waits in the queue behind the first, and its second of time runs out there
+            const queued = client.chat.completions.create({model: "m", messages: [{role: "user", content: "queued"}], max_tokens: 2})
+                .then(() => null, (error: unknown) => error);
+            expect(await long).toMatchObject({status: 504, code: "timeout", message: expect.stringMatching(/time limit of 1 s/)});
+            expect(await queued).toMatchObject({status: 504, code: "timeout"});
+            expect((await client.models.list()).data).toHaveLength(1);
+        } finally {
+            const exited = new Promise((resolve) => server.child.once("exit", resolve));
+            server.child.kill("SIGINT");
+            await exited;
+        }
     });
 });
