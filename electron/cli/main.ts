@@ -9,6 +9,7 @@ import {chatCommand} from "./commands/chatCommand.js";
 import {planCommand} from "./commands/planCommand.js";
 import {profileCommand} from "./commands/profileCommand.js";
 import {BENCH_OPTIONS, BENCH_USAGE, benchCommand} from "./commands/benchCommand.js";
+import {SERVE_OPTIONS, SERVE_USAGE, serveRun} from "./commands/serveFlags.js";
 import {STRATEGY_NAMES} from "../engine/planner/planStrategy.js";
 import type {StrategyName} from "../engine/planner/strategies/StrategyResult.js";
 import {TEXT_LIMITS} from "../contract/limits.js";
@@ -83,6 +84,12 @@ const commands: Record<string, Command> = {
         usage: BENCH_USAGE,
         options: BENCH_OPTIONS,
         run: (io, values, positionals) => benchCommand(io, onePositional(positionals, "model.gguf"), values)
+    },
+    serve: {
+        summary: "serve a model through an OpenAI-compatible API (/v1/chat/completions, /v1/completions), several requests at once",
+        usage: SERVE_USAGE,
+        options: SERVE_OPTIONS,
+        run: (io, values, positionals) => serveRun(io, onePositional(positionals, "model.gguf"), values)
     },
     chat: {
         summary: "load a model with a placement, reply to one prompt, print TTFT/TPOT and memory per buffer type",

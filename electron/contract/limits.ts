@@ -46,7 +46,16 @@ export const LIMITS = {
     modelFf: {label: "feed-forward length", integer: true, min: 1, max: 262_144},
     modelHeads: {label: "head count", integer: true, min: 1, max: 1024},
     modelVocab: {label: "vocabulary size", integer: true, min: 262, max: 1_048_576},
-    seed: {label: "seed", integer: true, min: 0, max: 4_294_967_295}
+    seed: {label: "seed", integer: true, min: 0, max: 4_294_967_295},
+    /** `tensorwise serve`: the TCP port (0 picks a free one), parallel sequences, waiting requests, time per request. */
+    port: {label: "port", integer: true, min: 0, max: 65_535},
+    parallel: {label: "parallel sequence count", integer: true, min: 1, max: 64},
+    queueLength: {label: "queue length", integer: true, min: 0, max: 4096},
+    requestTimeoutSeconds: {label: "request time limit", integer: true, min: 1, max: 86_400, unit: "seconds"},
+    /** Sampling (OpenAI-compatible requests). */
+    topP: {label: "top_p", integer: false, min: 0, max: 1},
+    topK: {label: "top_k", integer: true, min: 0, max: 1_048_576},
+    stopCount: {label: "number of stop sequences", integer: true, min: 0, max: 4}
 } as const satisfies Record<string, NumberLimit>;
 
 export type LimitName = keyof typeof LIMITS;
@@ -62,7 +71,11 @@ export const TEXT_LIMITS = {
     /** A path sent by a client. */
     path: 4096,
     /** A bench CLI list such as `--prompts 32,64,128`. */
-    flagList: 1024
+    flagList: 1024,
+    /** One stop sequence of an OpenAI-compatible request. */
+    stopSequence: 256,
+    /** `tensorwise serve --api-key`. */
+    apiKey: 512
 } as const;
 
 /** A context may exceed the model's trained context by this factor (RoPE scaling); beyond it output is garbage. */

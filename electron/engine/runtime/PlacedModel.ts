@@ -27,6 +27,11 @@ export type PlacedModelOptions = {
     batchSize?: number;
     /** CPU threads. Defaults to the llama instance's maxThreads. */
     threads?: number;
+    /**
+     * Parallel sequences in the context, each with its own `contextSize` cells of KV cache; node-llama-cpp evaluates
+     * the sequences that have work in one decode batch. Defaults to 1.
+     */
+    sequences?: number;
     /** Defaults to `false` (flash attention off, the same as our CUDA build with GGML_CUDA_FA=OFF). */
     flashAttention?: boolean;
     /** Load progress, 0..1. */
@@ -74,9 +79,11 @@ export class PlacedModel {
             const contextSize = options.contextSize ?? 2048;
             const batchSize = options.batchSize ?? 512;
             const flashAttention = options.flashAttention ?? false;
-            await checkContextSize(model, {contextSize, batchSize, flashAttention, useMmap});
+            const sequences = options.sequences ?? 1;
+            await checkContextSize(model, {contextSize, batchSize, flashAttention, useMmap, sequences});
             const context = await model.createContext({
                 contextSize,
+                sequences,
                 batchSize,
                 threads: options.threads,
                 flashAttention,

@@ -18,6 +18,8 @@ export class ContextSizeError extends Error {
 
 export async function checkContextSize(model: LlamaModel, options: {
     contextSize: number; batchSize: number; flashAttention: boolean; useMmap: boolean;
+    /** Parallel sequences, each with `contextSize` cells of KV cache. Defaults to 1. */
+    sequences?: number;
 }): Promise<void> {
     const trained = model.trainContextSize;
     const {contextSize} = options;
@@ -26,7 +28,7 @@ export async function checkContextSize(model: LlamaModel, options: {
             `trained for (${trained} tokens): choose at most ${trained * CONTEXT_OVER_TRAINED_FACTOR}.`);
     const needed = await model.fileInsights.estimateContextResourceRequirementsV2({
         contextSize, modelGpuLayers: model.gpuLayers, batchSize: options.batchSize, flashAttention: options.flashAttention,
-        useMmap: options.useMmap
+        useMmap: options.useMmap, sequences: options.sequences ?? 1
     });
     const vram = model.llama.gpu === false ? null : await model.llama.getVramState();
     // on unified memory (an iGPU, llvmpipe) the device's free memory is the system's: count it once

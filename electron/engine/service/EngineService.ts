@@ -31,14 +31,16 @@ export class EngineService {
     /** The benchmark running in this process; it loads its own models, so chat and loads wait for it. */
     private benchRun: {benchId: string; controller: AbortController} | null = null;
 
-    private constructor(readonly engine: EngineLlama, private readonly onProgress: (progress: TaskProgress) => void) {}
+    private constructor(readonly engine: EngineLlama, private readonly onProgress: (progress: TaskProgress) => void,
+        private readonly sequences: number) {}
 
+    /** `sequences`: parallel sequences in each loaded model's context (see `PlacedModelOptions.sequences`). Defaults to 1. */
     static async create(options: {
         gpu?: EngineGpu; maxThreads?: number; onProgress?: (progress: TaskProgress) => void;
-        onLog?: EngineLlamaOptions["onLog"]; logLevel?: EngineLlamaOptions["logLevel"];
+        onLog?: EngineLlamaOptions["onLog"]; logLevel?: EngineLlamaOptions["logLevel"]; sequences?: number;
     } = {}): Promise<EngineService> {
         const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.maxThreads, onLog: options.onLog, logLevel: options.logLevel});
-        return new EngineService(engine, options.onProgress ?? (() => {}));
+        return new EngineService(engine, options.onProgress ?? (() => {}), options.sequences ?? 1);
     }
 
     describe(): MachineDescription {
@@ -51,6 +53,11 @@ export class EngineService {
 
     current(): LoadedModelState | null {
         return this.loaded?.state ?? null;
+    }
+
+    /** The loaded model itself, for servers that run their own sequences on its context; `null` when none is loaded. */
+    placedModel(): PlacedModel | null {
+        return this.loaded?.placed ?? null;
     }
 
     /** Loads with llama.cpp's plain layer split (`-ngl`), the way other apps do. */
@@ -179,6 +186,7 @@ export class EngineService {
             contextSize: options.settings.contextSize,
             batchSize: options.settings.batchSize,
             threads: options.settings.threads ?? undefined,
+            sequences: this.sequences,
             onProgress: (progress) => this.progress(options.taskId, "load", progress, "loading weights")
         });
         this.progress(options.taskId, "load", 1, "loaded");

@@ -1,0 +1,81 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import type {Budget, LoadedModelState} from "../../contract/ipc.js";
+import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.js";
+import {placementFromJson} from "../../engine/placement/Placement.js";
+import {EngineService} from "../../engine/service/EngineService.js";
+import {schedulingPolicy, type SchedulingPolicyName} from "../../serve/schedulingPolicies.js";
+import {serveOpenAi} from "../../serve/serveOpenAi.js";
+import type {CliIo} from "../CliIo.js";
+
+export type ServeCommandOptions = {
+    gpu: EngineGpu;
+    placement?: string;
+    auto: boolean;
+    budget?: Budget;
+    host: string;
+    port: number;
+    parallel: number;
+    apiKey?: string;
+    queueLength: number;
+    requestTimeoutSeconds: number;
+    policy: SchedulingPolicyName;
+    /** Per sequence. */
+    contextSize: number;
+    batchSize: number;
+    threads?: number;
+};
+
+/**
+ * `tensorwise serve <gguf>`: loads the model (layers on the GPU, a placement file, or `--auto`) with `parallel`
+ * sequences and serves it through the OpenAI-compatible API until SIGINT/SIGTERM. Prints the base URL on stdout
+ * (`listening on http://…/v1`) once it answers.
+ */
+export async function serveCommand(io: CliIo, modelPath: string, options: ServeCommandOptions): Promise<number> {
+    const service = await EngineService.create({
+        gpu: options.gpu, maxThreads: options.threads, sequences: options.parallel, logLevel: LlamaLogLevel.warn,
+        onLog: (level, message) => {
+            if (level === LlamaLogLevel.error || level === LlamaLogLevel.fatal)
+                io.err(`llama.cpp: ${message.trim()}`);
+        },
+        onProgress: (progress) => {
+            if (progress.step !== "load")
+                io.err(`${progress.step}: ${progress.detail ?? ""}`);
+        }
+    });
+    try {
+        const resolved = path.resolve(modelPath);
+        const settings = {contextSize: options.contextSize, batchSize: options.batchSize, threads: options.threads ?? null};
+        let state: LoadedModelState;
+        if (options.placement != null) {
+            const card = await service.inspect(resolved);
+            const placement = placementFromJson(await fs.readFile(options.placement, "utf8"), card.tensors);
+            state = await service.loadWithPlacement({path: resolved, placement, settings, taskId: "serve"});
+        } else if (options.auto)
+            state = await service.autoOffload({path: resolved, budget: options.budget ?? {kind: "auto"}, settings, taskId: "serve"});
+        else
+            state = await service.load({path: resolved, gpuLayers: "max", settings, taskId: "serve"});
+        const placed = service.placedModel();
+        if (placed == null)
+            throw new Error("the model did not stay loaded");
+        const server = await serveOpenAi({
+            placed, modelId: state.card.fileName, host: options.host, port: options.port, apiKey: options.apiKey,
+            queueLength: options.queueLength, requestTimeoutMs: options.requestTimeoutSeconds * 1000,
+            policy: schedulingPolicy(options.policy), log: (line) => io.err(line)
+        });
+        io.err(`serving ${state.card.fileName} (${state.placement.strategy}) with ${options.parallel} parallel sequence(s) of ` +
+            `${placed.context.contextSize} tokens, queue ${options.queueLength}, ${options.policy} scheduling; Ctrl-C stops`);
+        io.err(`try: curl ${server.url}/chat/completions -H 'Content-Type: application/json'` +
+            `${options.apiKey != null ? " -H 'Authorization: Bearer <key>'" : ""} -d '{"messages":[{"role":"user","content":"Hello"}]}'`);
+        io.out(`listening on ${server.url}`);
+        await new Promise<void>((resolve) => {
+            process.once("SIGINT", resolve);
+            process.once("SIGTERM", resolve);
+        });
+        io.err("stopping");
+        await server.close();
+        return 0;
+    } finally {
+        await service.dispose();
+    }
+}

@@ -1,0 +1,74 @@
+/**
+ * Response bodies in OpenAI's shapes (`chat.completion`, `chat.completion.chunk`, `text_completion`), each with
+ * `usage` and our engine-side `timings`.
+ */
+import type {GenerationTiming} from "../engine/runtime/generationTiming.js";
+
+export type Usage = {prompt_tokens: number; completion_tokens: number; total_tokens: number};
+
+/**
+ * Engine-side timings of one request (ms, the server's clock): `ttft_ms` runs from the request's arrival to its first
+ * generated token, so it includes `queue_ms` (waiting for a sequence) and prompt processing; `tpot_ms` is the mean
+ * time per output token after the first (`null` with fewer than two tokens).
+ */
+export type Timings = {
+    queue_ms: number; ttft_ms: number; tpot_ms: number | null; total_ms: number;
+    /** Prompt tokens actually evaluated (a prefix still in the sequence's KV cache is reused). */
+    prompt_tokens_evaluated: number;
+    /** The sequence (0-based) that generated the reply. */
+    sequence: number;
+};
+
+/** What a finished generation reports. */
+export type Finished = {
+    id: string; created: number; model: string; kind: "chat" | "completion";
+    text: string; finishReason: "stop" | "length"; promptTokens: number; timing: GenerationTiming;
+    queueMs: number; promptTokensEvaluated: number; sequence: number;
+};
+
+export function usageOf(finished: Pick<Finished, "promptTokens" | "timing">): Usage {
+    const completion = finished.timing.generatedTokens;
+    return {prompt_tokens: finished.promptTokens, completion_tokens: completion, total_tokens: finished.promptTokens + completion};
+}
+
+export function timingsOf(finished: Finished): Timings {
+    const round = (ms: number) => Math.round(ms * 100) / 100;
+    return {
+        queue_ms: round(finished.queueMs), ttft_ms: round(finished.timing.ttftMs),
+        tpot_ms: finished.timing.tpotMs == null ? null : round(finished.timing.tpotMs), total_ms: round(finished.timing.totalMs),
+        prompt_tokens_evaluated: finished.promptTokensEvaluated, sequence: finished.sequence
+    };
+}
+
+/** The whole answer of a non-streamed request. */
+export function completionBody(finished: Finished): unknown {
+    const common = {id: finished.id, created: finished.created, model: finished.model, usage: usageOf(finished), timings: timingsOf(finished)};
+    if (finished.kind === "chat")
+        return {
+            ...common, object: "chat.completion",
+            choices: [{index: 0, message: {role: "assistant", content: finished.text}, finish_reason: finished.finishReason, logprobs: null}]
+        };
+    return {...common, object: "text_completion", choices: [{index: 0, text: finished.text, finish_reason: finished.finishReason, logprobs: null}]};
+}
+
+/** One streamed chunk: a text delta (`text`), the opening role (chat only, `text` = ""), or the finish. */
+export function chunkBody(stream: {id: string; created: number; model: string; kind: "chat" | "completion"},
+    part: {text?: string; role?: boolean; finishReason?: "stop" | "length"; timings?: Timings}): unknown {
+    const finish_reason = part.finishReason ?? null;
+    const extra = part.timings != null ? {timings: part.timings} : {};
+    if (stream.kind === "chat") {
+        const delta = part.role === true ? {role: "assistant", content: ""} : part.text != null ? {content: part.text} : {};
+        return {id: stream.id, object: "chat.completion.chunk", created: stream.created, model: stream.model,
+            choices: [{index: 0, delta, finish_reason, logprobs: null}], ...extra};
+    }
+    return {id: stream.id, object: "text_completion", created: stream.created, model: stream.model,
+        choices: [{index: 0, text: part.text ?? "", finish_reason, logprobs: null}], ...extra};
+}
+
+/** `stream_options.include_usage`: the last chunk, with empty `choices` and the usage. */
+export function usageChunkBody(finished: Finished): unknown {
+    return {
+        id: finished.id, object: finished.kind === "chat" ? "chat.completion.chunk" : "text_completion", created: finished.created,
+        model: finished.model, choices: [], usage: usageOf(finished), timings: timingsOf(finished)
+    };
+}

@@ -1,0 +1,260 @@
+/**
+ * An OpenAI-compatible HTTP server for one loaded model: `GET /v1/models`, `POST /v1/chat/completions`,
+ * `POST /v1/completions` (streamed as Server-Sent Events or not), errors in OpenAI's shape.
+ *
+ * It runs in the same process as the engine code (the CLI's `tensorwise serve` loads the model through
+ * `EngineService` in its own process, as `tensorwise chat` does). A separate engine process, as the app uses to keep a
+ * native crash from taking its window down, protects nothing here: the server has no window, and a crash of either
+ * half ends the service anyway; in-process, every token reaches the socket without another IPC hop.
+ *
+ * Guards: 127.0.0.1 unless told otherwise, and then only with an API key (`Authorization: Bearer <key>`, compared in
+ * constant time, 401 otherwise); without a key only `Host: 127.0.0.1|localhost|[::1]:<port>` is answered (a web page
+ * that rebinds its DNS name to 127.0.0.1 gets 421); JSON bodies only (a cross-site form cannot post one without a
+ * CORS preflight, which is never granted); bodies over {@link MAX_BODY_BYTES} get 413; every request has a time limit
+ * (504); a client that disconnects mid-stream stops its sequence; a full queue answers 429 with `Retry-After`.
+ */
+import {randomBytes, timingSafeEqual} from "node:crypto";
+import http from "node:http";
+import type {AddressInfo} from "node:net";
+import {resolveChatWrapper} from "node-llama-cpp";
+import {TokenClock} from "../engine/runtime/generationTiming.js";
+import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
+import {OpenAiError} from "./OpenAiError.js";
+import {chunkBody, completionBody, usageChunkBody, timingsOf, type Finished} from "./openAiResponses.js";
+import {parseChatCompletionRequest, parseCompletionRequest, type GenerationRequest} from "./parseGenerationRequest.js";
+import {readJsonBody} from "./readJsonBody.js";
+import type {SchedulingPolicy} from "./schedulingPolicies.js";
+import {QueueFullError, SequenceScheduler} from "./SequenceScheduler.js";
+import {chatPromptTokens, ServeSlot} from "./ServeSlot.js";
+import {SseWriter} from "./SseWriter.js";
+
+/** Request bodies beyond this are refused (413): room for a full context of text several times over. */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export type OpenAiServerOptions = {
+    placed: PlacedModel;
+    /** The model's name in `/v1/models` and in every response (the file name, by default in the CLI). */
+    modelId: string;
+    /** Defaults to `127.0.0.1`; any other address needs `apiKey`. */
+    host?: string;
+    /** Defaults to 0 (a free port; see the returned `port`). */
+    port?: number;
+    /** Required as `Authorization: Bearer <key>` when set. */
+    apiKey?: string;
+    /** Requests that may wait while every sequence is busy. */
+    queueLength: number;
+    /** From arrival to the last token, waiting included. */
+    requestTimeoutMs: number;
+    policy: SchedulingPolicy;
+    /** One line per finished request (method, path, status, sequence, timings). */
+    log?: (line: string) => void;
+};
+
+export type OpenAiServer = {
+    url: string;
+    port: number;
+    scheduler: SequenceScheduler<ServeSlot>;
+    close(): Promise<void>;
+};
+
+/** Why a request's generation was stopped before it finished. */
+class Stopped extends Error {
+    constructor(readonly why: "client-gone" | "time-limit") {
+        super(why);
+    }
+}
+
+/** Whether `host` is a loopback address, reachable only from this machine. */
+export function isLoopbackHost(host: string): boolean {
+    return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** The sentence for a non-loopback address without a key (the CLI prints it before loading anything). */
+export function refuseOpenHost(host: string, apiKey: string | undefined): string | null {
+    return isLoopbackHost(host) || (apiKey != null && apiKey !== "") ? null
+        : `Binding to ${host} lets other machines use this model: give an --api-key that clients must send, or bind to 127.0.0.1.`;
+}
+
+export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiServer> {
+    const host = options.host ?? "127.0.0.1";
+    const refused = refuseOpenHost(host, options.apiKey);
+    if (refused != null)
+        throw new Error(refused);
+    const {placed} = options;
+    const chatWrapper = resolveChatWrapper(placed.model);
+    const contextSize = placed.context.contextSize;
+    const slots = Array.from({length: placed.context.totalSequences}, (_unused, index) =>
+        new ServeSlot(index, placed.context.getSequence(), chatWrapper));
+    const scheduler = new SequenceScheduler(slots, {policy: options.policy, queueLength: options.queueLength});
+    const keyBytes = options.apiKey != null && options.apiKey !== "" ? Buffer.from(options.apiKey) : null;
+    const created = Math.floor(Date.now() / 1000);
+    const log = options.log ?? (() => {});
+    let port = 0;
+
+    const authorized = (header: string | undefined): boolean => {
+        if (keyBytes == null)
+            return true;
+        const given = Buffer.from(/^Bearer (.+)$/.exec(header ?? "")?.[1] ?? "");
+        return given.length === keyBytes.length && timingSafeEqual(given, keyBytes);
+    };
+
+    const route = async (request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
+        if (keyBytes == null && !isLoopbackHost(hostName(request.headers.host ?? "", port)))
+            throw new OpenAiError(421, "This server answers only requests addressed to 127.0.0.1 or localhost.", "invalid_request_error", "bad_host");
+        if (!authorized(request.headers.authorization))
+            throw new OpenAiError(401, "Incorrect API key provided: send it as \"Authorization: Bearer <key>\" (the key given to tensorwise serve --api-key).",
+                "invalid_request_error", "invalid_api_key");
+        const pathname = (request.url ?? "/").split("?")[0];
+        const methodFor = (method: string) => {
+            if (request.method !== method)
+                throw new OpenAiError(405, `${pathname} takes ${method} requests.`, "invalid_request_error", "method_not_allowed");
+        };
+        if (pathname === "/v1/models") {
+            methodFor("GET");
+            sendJson(response, 200, {object: "list", data: [{id: options.modelId, object: "model", created, owned_by: "tensorwise"}]});
+        } else if (pathname === "/v1/chat/completions") {
+            methodFor("POST");
+            await generate(parseChatCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES)), response);
+        } else if (pathname === "/v1/completions") {
+            methodFor("POST");
+            await generate(parseCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES)), response);
+        } else
+            throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname?.slice(0, 100)}; this server has GET /v1/models, POST /v1/chat/completions and POST /v1/completions.`,
+                "invalid_request_error", "not_found");
+    };
+
+    const generate = async (parsed: GenerationRequest, response: http.ServerResponse): Promise<void> => {
+        const clock = new TokenClock();
+        const promptTokens = parsed.kind === "chat"
+            ? chatPromptTokens(chatWrapper, placed.model, parsed.messages)
+            : placed.model.tokenize(parsed.prompt, true).length + (placed.model.tokens.bos != null ? 1 : 0);
+        const param = parsed.kind === "chat" ? "messages" : "prompt";
+        if (promptTokens + (parsed.maxTokens ?? 1) > contextSize)
+            throw OpenAiError.badRequest(`This request needs ${promptTokens} prompt tokens + ${parsed.maxTokens ?? 1} to generate, but each sequence's ` +
+                `context holds ${contextSize} tokens: shorten the ${param}, lower max_tokens, or restart the server with a larger --context.`, param, "context_length_exceeded");
+        const maxTokens = parsed.maxTokens ?? contextSize - promptTokens;
+        const stream = {id: `${parsed.kind === "chat" ? "chatcmpl" : "cmpl"}-${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000),
+            model: options.modelId, kind: parsed.kind};
+
+        const controller = new AbortController();
+        const onClose = () => {
+            if (!response.writableFinished)
+                controller.abort(new Stopped("client-gone"));
+        };
+        response.on("close", onClose);
+        const timer = setTimeout(() => controller.abort(new Stopped("time-limit")), options.requestTimeoutMs);
+        let sse: SseWriter | null = null;
+        try {
+            const {generation, slot, waitedMs} = await scheduler.run({promptTokens, signal: controller.signal}, async (slot, waitedMs) => {
+                if (parsed.stream) {
+                    sse = new SseWriter(response);
+                    sse.send(chunkBody(stream, parsed.kind === "chat" ? {role: true} : {text: ""}));
+                }
+                const generation = await slot.generate({...parsed, maxTokens}, {
+                    signal: controller.signal, clock,
+                    onText: (text) => {
+                        if (text !== "")
+                            sse?.send(chunkBody(stream, {text}));
+                    }
+                });
+                return {generation, slot, waitedMs};
+            });
+            if (generation.finishReason === "abort")
+                throw controller.signal.reason;
+            const finished: Finished = {
+                ...stream, text: generation.text, finishReason: generation.finishReason, promptTokens, timing: clock.timing(promptTokens),
+                queueMs: waitedMs, promptTokensEvaluated: generation.promptTokensEvaluated, sequence: slot.index
+            };
+            const writer = sse as SseWriter | null;
+            if (writer != null) {
+                writer.send(chunkBody(stream, {finishReason: finished.finishReason, timings: timingsOf(finished)}));
+                if (parsed.includeUsage)
+                    writer.send(usageChunkBody(finished));
+                writer.done();
+            } else
+                sendJson(response, 200, completionBody(finished));
+            const timings = timingsOf(finished);
+            log(`${parsed.kind} 200 seq ${slot.index} queue ${timings.queue_ms} ms, TTFT ${timings.ttft_ms} ms, TPOT ${timings.tpot_ms ?? "—"} ms, ` +
+                `${promptTokens}+${finished.timing.generatedTokens} tokens (${finished.finishReason})`);
+        } catch (error) {
+            if (error instanceof Stopped && error.why === "client-gone") {
+                log(`${parsed.kind}: the client disconnected; its generation stopped`);
+                return;
+            }
+            const answer = error instanceof Stopped
+                ? new OpenAiError(504, `The request ran past this server's time limit of ${Math.round(options.requestTimeoutMs / 1000)} s and was stopped.`,
+                    "server_error", "timeout")
+                : error instanceof QueueFullError
+                    ? new OpenAiError(429, error.message, "rate_limit_error", "queue_full", null, {"Retry-After": String(error.retryAfterSeconds)})
+                    : error;
+            const writer = sse as SseWriter | null;
+            if (writer != null && answer instanceof OpenAiError)
+                writer.fail(answer.toBody());
+            else
+                throw answer;
+        } finally {
+            clearTimeout(timer);
+            response.off("close", onClose);
+        }
+    };
+
+    const server = http.createServer((request, response) => {
+        response.setHeader("X-Content-Type-Options", "nosniff");
+        route(request, response).catch((error: unknown) => answerError(response, error));
+    });
+    server.on("clientError", (_error, socket) => {
+        if (socket.writable)
+            socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+        else
+            socket.destroy();
+    });
+    await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(options.port ?? 0, host, () => {
+            server.off("error", reject);
+            resolve();
+        });
+    });
+    port = (server.address() as AddressInfo).port;
+    const shownHost = host.includes(":") ? `[${host}]` : host;
+    return {
+        url: `http://${shownHost}:${port}/v1`,
+        port,
+        scheduler,
+        close: async () => {
+            const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+            server.closeAllConnections();
+            await closed;
+            for (const slot of slots)
+                slot.dispose();
+        }
+    };
+}
+
+/** The host name of a `Host` header for this port (`127.0.0.1:8080` → `127.0.0.1`), or "" when the port differs. */
+function hostName(header: string, port: number): string {
+    const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(header);
+    if (match == null || Number(match[2]) !== port)
+        return "";
+    return match[1]!.replace(/^\[|\]$/g, "");
+}
+
+/** Whatever a handler threw ends here: OpenAI's error shape, and the server keeps serving. */
+function answerError(response: http.ServerResponse, error: unknown): void {
+    const answer = error instanceof OpenAiError ? error
+        : new OpenAiError(500, "The server could not answer this request.", "server_error", "internal");
+    if (!(error instanceof OpenAiError))
+        process.stderr.write(`[serve] request failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    if (response.headersSent) {
+        response.destroy();
+        return;
+    }
+    // a refused upload (413) may still be sending: close the connection rather than read the rest
+    sendJson(response, answer.status, answer.toBody(), {...answer.headers, ...(answer.status === 413 ? {Connection: "close"} : {})});
+}
+
+function sendJson(response: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    const text = JSON.stringify(body);
+    response.writeHead(status, {"Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(text), ...headers});
+    response.end(text);
+}
