@@ -57,7 +57,7 @@ const commands: Record<string, Command> = {
     },
     plan: {
         summary: "plan where each tensor lives under a VRAM budget, with predicted TTFT/TPOT/VRAM and llama.cpp flags",
-        usage: "tensorwise plan <model.gguf> --budget <MiB|N%|auto> --strategy <cpu|layers|fit|oato|optimal> [--prompt-tokens N] [--gen-tokens N] " +
+        usage: "tensorwise plan <model.gguf> --budget <MiB|N%|auto> --strategy <cpu|layers|fit|cpu-moe|n-cpu-moe|oato|optimal> [--prompt-tokens N] [--gen-tokens N] " +
             "[--context N] [--gpu …] [--threads N] [--json]",
         options: {
             ...gpuOption, ...jsonOption, budget: {type: "string", default: "auto"}, strategy: {type: "string", default: "optimal"},

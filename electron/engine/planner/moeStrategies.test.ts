@@ -48,6 +48,13 @@ describe("cpu-moe and n-cpu-moe on Qwen3-30B-A3B's shape (48 layers, 128 experts
         expect(ns[0]).toBeGreaterThanOrEqual(36);
     });
 
+    it("fall back to CPU-only without a GPU", async () => {
+        const inputs = inputsFor(model, 0.5);
+        const plan = await planStrategy("n-cpu-moe", {...inputs, gpuBufferType: null, cost: {...inputs.cost, gpuDevice: null}});
+        expect([plan.fits, plan.gpuLayers, plan.resolved.onGpu.size]).toEqual([true, 0, 0]);
+        expect(Number.isFinite(plan.prediction.tpotMs)).toBe(true);
+    });
+
     it("are refused for a dense model, with the reason", async () => {
         const plan = await planStrategy("cpu-moe", inputsFor(fakeModel(), 0.5));
         expect(plan.fits).toBe(false);

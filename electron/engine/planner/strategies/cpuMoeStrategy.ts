@@ -1,10 +1,17 @@
 import {perTensor} from "../resolvePlacement.js";
+import {cpuStrategy} from "./cpuStrategy.js";
 import type {PlannerModel} from "../types.js";
 import {finishPlan, type StrategyInputs, type StrategyResult} from "./StrategyResult.js";
 
 /** Expert weights (`ffn_*_exps`) of the layers below `layers` (all layers when omitted). */
 export function expertTensorNames(model: PlannerModel, layers = Infinity): Set<string> {
     return new Set(model.tensors.filter((t) => t.experts != null && t.layer != null && t.layer < layers).map((t) => t.name));
+}
+
+/** Without a GPU there is nothing to place: llama.cpp runs the model on the CPU (-ngl 0), so that is the plan. */
+export async function noGpu(inputs: StrategyInputs, strategy: "cpu-moe" | "n-cpu-moe"): Promise<StrategyResult> {
+    const cpu = await cpuStrategy(inputs);
+    return {...cpu, strategy, notes: ["no GPU: CPU-only (-ngl 0)", ...cpu.notes]};
 }
 
 /** A plan for a model without expert weights, which a MoE baseline cannot place. */
@@ -22,6 +29,7 @@ export async function cpuMoeStrategy(inputs: StrategyInputs): Promise<StrategyRe
     const {model} = inputs.cost;
     const experts = expertTensorNames(model);
     if (experts.size === 0) return notMoe(inputs, "cpu-moe");
+    if (inputs.cost.gpuDevice == null) return noGpu(inputs, "cpu-moe");
     const settings = {...inputs.settings, useMmap: false};
     return finishPlan(inputs, "cpu-moe", perTensor(model, experts), settings, [`--cpu-moe -ngl ${model.layerCount + 1}: ${experts.size} expert weights in host memory`]);
 }

@@ -1,6 +1,6 @@
 import {costContext, predict} from "../costModel.js";
 import {perTensor} from "../resolvePlacement.js";
-import {expertTensorNames, notMoe} from "./cpuMoeStrategy.js";
+import {expertTensorNames, noGpu, notMoe} from "./cpuMoeStrategy.js";
 import {finishPlan, type StrategyInputs, type StrategyResult} from "./StrategyResult.js";
 
 /**
@@ -12,6 +12,7 @@ import {finishPlan, type StrategyInputs, type StrategyResult} from "./StrategyRe
 export async function nCpuMoeStrategy(inputs: StrategyInputs): Promise<StrategyResult> {
     const {model} = inputs.cost;
     if (expertTensorNames(model).size === 0) return notMoe(inputs, "n-cpu-moe");
+    if (inputs.cost.gpuDevice == null) return noGpu(inputs, "n-cpu-moe");
     const settings = {...inputs.settings, useMmap: false};
     const cx = costContext(inputs.cost, settings, inputs.workload);
     let best: {n: number; ms: number} | null = null;
