@@ -50,7 +50,10 @@ describe("tensorwise CLI", () => {
             [["bench", "m.gguf", "--repeats", "1000"], /--repeats: /],
             [["profile", "m.gguf", "--threads", "1.5"], /--threads: /],
             [["make-model", "x.gguf", "--layers", "0"], /--layers: The layer count must be an integer from 1 to 512/],
-            [["make-model", "x.gguf", "--vocab", "99999999999"], /--vocab: /]
+            [["make-model", "x.gguf", "--vocab", "99999999999"], /--vocab: /],
+            [["make-model", "x.gguf", "--experts", "2000"], /--experts: The expert count must be an integer from 1 to 1024/],
+            [["make-model", "x.gguf", "--preset", "mixtral-mini", "--experts-used", "9"], /expertsUsed must be from 1 to the 8 experts/],
+            [["make-model", "x.gguf", "--arch", "gpt2"], /--arch must be llama or qwen3moe/]
         ];
         for (const [argv, message] of refused) {
             const io = captureIo();

@@ -39,11 +39,12 @@ const commands: Record<string, Command> = {
         run: (io, values, positionals) => inspectCommand(io, onePositional(positionals, "model.gguf"), {json: values.json === true, tensors: values.tensors === true})
     },
     "make-model": {
-        summary: "write a synthetic llama-architecture GGUF model (random weights) for tests and benchmarks",
-        usage: "tensorwise make-model <out.gguf> [--preset tiny|small|llama3-8b] [--layers N --embd N --ff N --heads N --kv-heads N --vocab N] [--type f32|f16|bf16|q8_0|q4_0] [--seed N] [--json]",
+        summary: "write a synthetic llama or qwen3moe GGUF model, dense or mixture-of-experts (random weights), for tests and benchmarks",
+        usage: "tensorwise make-model <out.gguf> [--preset tiny|small|llama3-8b|mixtral-mini|qwen3-30b-a3b] [--arch llama|qwen3moe] [--layers N --embd N --ff N --heads N --kv-heads N --head-dim N --vocab N] [--experts N --experts-used K --expert-ff N] [--type f32|f16|bf16|q8_0|q4_0] [--seed N] [--json]",
         options: {
             ...jsonOption, preset: {type: "string"}, layers: {type: "string"}, embd: {type: "string"}, ff: {type: "string"},
-            heads: {type: "string"}, "kv-heads": {type: "string"}, vocab: {type: "string"}, type: {type: "string"}, seed: {type: "string"}
+            heads: {type: "string"}, "kv-heads": {type: "string"}, vocab: {type: "string"},
+            "head-dim": {type: "string"}, experts: {type: "string"}, "experts-used": {type: "string"}, "expert-ff": {type: "string"}, arch: {type: "string"}, type: {type: "string"}, seed: {type: "string"}
         },
         run: (io, values, positionals) => makeModelCommand(io, onePositional(positionals, "out.gguf"), values)
     },
@@ -57,7 +58,7 @@ const commands: Record<string, Command> = {
     },
     plan: {
         summary: "plan where each tensor lives under a VRAM budget, with predicted TTFT/TPOT/VRAM and llama.cpp flags",
-        usage: "tensorwise plan <model.gguf> --budget <MiB|N%|auto> --strategy <cpu|layers|fit|oato|optimal> [--prompt-tokens N] [--gen-tokens N] " +
+        usage: "tensorwise plan <model.gguf> --budget <MiB|N%|auto> --strategy <cpu|layers|fit|cpu-moe|n-cpu-moe|oato|optimal> [--prompt-tokens N] [--gen-tokens N] " +
             "[--context N] [--gpu …] [--threads N] [--json]",
         options: {
             ...gpuOption, ...jsonOption, budget: {type: "string", default: "auto"}, strategy: {type: "string", default: "optimal"},

@@ -34,6 +34,8 @@ export type ModelCard = {
     contextLength: number | null;
     embeddingLength: number | null;
     vocabularySize: number | null;
+    /** A mixture-of-experts model's routed experts per layer (`expert_count`) and experts per token (`expert_used_count`); absent or null for a dense model. */
+    experts?: {count: number; used: number} | null;
     /** Bytes and tensor count per ggml type, largest first. */
     quantMix: {type: string; bytes: number; tensors: number}[];
     tensors: ModelTensor[];

@@ -46,6 +46,8 @@ export const LIMITS = {
     modelFf: {label: "feed-forward length", integer: true, min: 1, max: 262_144},
     modelHeads: {label: "head count", integer: true, min: 1, max: 1024},
     modelVocab: {label: "vocabulary size", integer: true, min: 262, max: 1_048_576},
+    /** llama.cpp's LLAMA_MAX_EXPERTS (src/llama-hparams.h). */
+    modelExperts: {label: "expert count", integer: true, min: 1, max: 1024},
     seed: {label: "seed", integer: true, min: 0, max: 4_294_967_295},
     /** `tensorwise serve`: the TCP port (0 picks a free one), parallel sequences, waiting requests, time per request. */
     port: {label: "port", integer: true, min: 0, max: 65_535},

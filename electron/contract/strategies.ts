@@ -3,9 +3,13 @@
  * UI derive their names and types from. A leaf: imports nothing.
  */
 
-/** Strategies the planner can run: llama.cpp's CPU-only and layer split, llama.cpp's own fitting, the paper's
- * Algorithm 1 ("OATO: operator-aware tensor offloading"), and ours. */
-export const STRATEGY_NAMES = ["cpu", "layers", "fit", "oato", "optimal"] as const;
+/** Strategies the planner can run: llama.cpp's CPU-only and layer split, llama.cpp's own fitting, its hand-tuned
+ * mixture-of-experts flags (`--cpu-moe`, `--n-cpu-moe N`), the paper's Algorithm 1 ("OATO: operator-aware tensor
+ * offloading"), and ours. */
+export const STRATEGY_NAMES = ["cpu", "layers", "fit", "cpu-moe", "n-cpu-moe", "oato", "optimal"] as const;
+
+/** Strategies that only mean something for a mixture-of-experts model (they move expert weights). */
+export const MOE_STRATEGY_NAMES: readonly StrategyName[] = ["cpu-moe", "n-cpu-moe"];
 
 export type StrategyName = (typeof STRATEGY_NAMES)[number];
 

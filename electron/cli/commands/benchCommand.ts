@@ -31,7 +31,7 @@ export const BENCH_OPTIONS = {
 } as const;
 
 export const BENCH_USAGE = "tensorwise bench <model.gguf> [--budgets 25,50,75%] [--prompts 32,64,…] [--gens 32,64,128] " +
-    "[--strategies cpu,layers,fit,oato,optimal] [--hand-tuned] [--tuned-batches 512,2048] [--repeats N] [--out dir] " +
+    "[--strategies cpu,layers,fit,cpu-moe,n-cpu-moe,oato,optimal] [--hand-tuned] [--tuned-batches 512,2048] [--repeats N] [--out dir] " +
     "[--gpu auto|cpu|cuda|vulkan] [--threads N] [--context N] [--batch N] [--tpot-prompt N] [--warmup N] [--json]";
 
 /**

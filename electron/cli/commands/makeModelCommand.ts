@@ -8,7 +8,10 @@ import type {CliIo} from "../CliIo.js";
 
 const weightTypes: readonly string[] = ["f32", "f16", "bf16", "q8_0", "q4_0"];
 
-/** `tensorwise make-model <out.gguf> [--preset --layers --embd --ff --heads --kv-heads --vocab --type --seed] [--json]` */
+/**
+ * `tensorwise make-model <out.gguf> [--preset --arch --layers --embd --ff --heads --kv-heads --head-dim --vocab --experts
+ * --experts-used --expert-ff --type --seed] [--json]`
+ */
 export async function makeModelCommand(io: CliIo, outPath: string, values: Record<string, string | boolean | undefined>): Promise<number> {
     const preset = String(values.preset ?? "tiny");
     if (!(preset in syntheticModelPresets))
@@ -23,16 +26,31 @@ export async function makeModelCommand(io: CliIo, outPath: string, values: Recor
         heads: flagNumber(values.heads, "heads", "modelHeads"),
         kvHeads: flagNumber(values["kv-heads"], "kv-heads", "modelHeads"),
         vocab: flagNumber(values.vocab, "vocab", "modelVocab"),
+        headDim: flagNumber(values["head-dim"], "head-dim", "modelEmbd"),
+        experts: flagNumber(values.experts, "experts", "modelExperts"),
+        expertsUsed: flagNumber(values["experts-used"], "experts-used", "modelExperts"),
+        expertFf: flagNumber(values["expert-ff"], "expert-ff", "modelFf"),
         seed: flagNumber(values.seed, "seed", "seed")
     }).filter(([, value]) => value !== undefined));
+    const arch = values.arch == null ? undefined : String(values.arch);
+    if (arch !== undefined && arch !== "llama" && arch !== "qwen3moe")
+        throw new UsageError(`--arch must be llama or qwen3moe (got "${arch}")`);
     const options: SyntheticModelOptions = {
         ...shape,
+        ...(arch !== undefined ? {arch} : {}),
         preset: preset as SyntheticModelPresetName,
         type: type as SyntheticWeightType,
         onProgress: values.json === true ? undefined : progressPrinter(io)
     };
     const started = performance.now();
-    const result = await makeSyntheticModel(path.resolve(outPath), options);
+    let result;
+    try {
+        result = await makeSyntheticModel(path.resolve(outPath), options);
+    } catch (error) {
+        // a shape llama.cpp could not load: say which, as a usage error
+        if (error instanceof RangeError) throw new UsageError(error.message);
+        throw error;
+    }
     const seconds = (performance.now() - started) / 1000;
     if (values.json === true)
         io.out(JSON.stringify({...result, seconds}, null, 2));

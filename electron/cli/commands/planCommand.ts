@@ -29,7 +29,8 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
         }
         const flagOptions = {modelPath, ubatch: result.settings.batchSize, threads: result.settings.threads, noMmap: !result.settings.useMmap};
         const flags = result.gpuLayers === "max" || result.overrides.length > 0
-            ? renderOverrideFlags(result.overrides, {...flagOptions, gpuLayers: result.gpuLayers === "max" ? undefined : result.gpuLayers})
+            ? renderOverrideFlags(result.overrides, {...flagOptions, gpuLayers: result.gpuLayers === "max" ? undefined : result.gpuLayers,
+                tensorNames: model.tensors.map((t) => t.name)})
             : renderLayerSplitFlags(result.gpuLayers, {...flagOptions, layerCount: model.layerCount ?? undefined});
         if (options.json) {
             io.out(JSON.stringify({strategy: result.strategy, fits: result.fits, reason: result.reason, gpuLayers: result.gpuLayers,

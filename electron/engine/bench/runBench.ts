@@ -3,6 +3,7 @@
  * cached), load through the real runtime, warm up, measure TTFT/TPOT with repeats, record measured memory per buffer
  * type and the planner's prediction per point. Results are written after every run (see {@link BenchResultStore}).
  */
+import {MOE_STRATEGY_NAMES} from "../../contract/strategies.js";
 import type {Budget} from "../../contract/ipc.js";
 import {assertLoadable} from "../gguf/inspectGguf.js";
 import {describeMachine} from "../hardware/describeMachine.js";
@@ -91,7 +92,12 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
         signal, onProgress: log});
     // a benchmark tokenizes prompts: a vocabulary llama.cpp cannot tokenize with would end the process mid-run
     assertLoadable(first.model);
-    const total = options.budgets.length * options.variants.length;
+    // --cpu-moe / --n-cpu-moe move expert weights: on a dense model there is nothing to compare
+    const dense = first.model.tensors.every((t) => !t.role.endsWith("_exps"));
+    const variants = options.variants.filter((v) => !(dense && MOE_STRATEGY_NAMES.includes(v.strategy)));
+    if (variants.length < options.variants.length)
+        log(`skipping ${options.variants.filter((v) => !variants.includes(v)).map((v) => v.label).join(", ")}: the model has no expert weights`);
+    const total = options.budgets.length * variants.length;
     const store = new BenchResultStore(options.outDir, {
         version: 1, startedAt, finishedAt: null, plannedRuns: total, interrupted: false,
         environment: benchEnvironment(machine, first.profile.cpuReadBytesPerSec > 0 ? first.profile.cpuReadBytesPerSec : null),
@@ -102,7 +108,7 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
     let index = 0;
     let interrupted = false;
     for (const {label: budget, budget: budgetSpec} of options.budgets) {
-        for (const variant of options.variants) {
+        for (const variant of variants) {
             if (signal?.aborted) { interrupted = true; break; }
             index++;
             const prefix = `[${index}/${total}] budget ${budget} · ${variant.label}`;

@@ -6,6 +6,7 @@
  * the buffer types of devices, `ggml_backend_dev_buffer_type`, not host buffer types); `-ngl N`; `-ub N`; `-b N`;
  * `-t N`; `-lm/--load-mode none` (this llama.cpp has no `--no-mmap`; older builds spell it that way).
  */
+import { moeFlagsFor } from "./moeFlags.js";
 import type { TensorBufferOverride } from "./Placement.js";
 
 /** llama.cpp's default logical batch (`n_batch`); the micro-batch is clamped to it. source: common/common.h. */
@@ -89,15 +90,20 @@ function finish(options: LlamaCppFlagsOptions, args: string[], notes: string[]):
 
 /**
  * Flags for a per-tensor plan: `-ngl 999` (every layer offloaded) and one `-ot '<pattern>=<buffer type>'` per
- * override, in order, then micro-batch, threads and mmap flags. Throws if a pattern or buffer type would not
+ * override, in order — or, given the model's tensor names, `--cpu-moe` / `--n-cpu-moe N` where the overrides move
+ * exactly what that flag moves (moeFlags.ts) — then micro-batch, threads and mmap flags. Throws if a pattern or buffer type would not
  * survive llama.cpp's `-ot` parser (a `,` anywhere, a `=` in the pattern).
  */
 export function renderOverrideFlags(overrides: readonly TensorBufferOverride[], options: LlamaCppFlagsOptions & {
     /** `-ngl` to pair with the overrides (llama.cpp's own fitting returns both). Defaults to every layer. */
     readonly gpuLayers?: number;
+    /** Every tensor name of the model, to spot plans that `--cpu-moe` / `--n-cpu-moe N` express exactly. Omitted: always `-ot`. */
+    readonly tensorNames?: readonly string[];
 } = {}): LlamaCppCommand {
     const notes: string[] = [];
     const args = ["-ngl", String(options.gpuLayers ?? ALL_LAYERS)];
+    const moe = options.gpuLayers === undefined && options.tensorNames !== undefined ? moeFlagsFor(overrides, options.tensorNames) : null;
+    if (moe !== null) return finish(options, [...args, ...moe, ...commonFlags(options, true)], notes);
     overrides.forEach(({ pattern, bufferType }, i) => {
         if (pattern.includes(",") || pattern.includes("=")) {
             throw new Error(`override ${i}: pattern ${JSON.stringify(pattern)} contains "," or "=", which llama.cpp's -ot parser splits on; write them as \\x2C / \\x3D`);

@@ -1,6 +1,7 @@
 // Each cost-model term pinned to a value computed by hand from the formula it models (see costModel.ts).
 import {describe, expect, it} from "vitest";
-import {costContext, decodeHops, kvBytesPerLayer, predict} from "./costModel.js";
+import {costContext, decodeHops, decodeOpUs, kvBytesPerLayer, predict} from "./costModel.js";
+import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
 import {layerSplit, perTensor} from "./resolvePlacement.js";
 import {handModel, handProfile, type HandOp, type HandShape} from "./testing/handModel.js";
 
@@ -55,5 +56,60 @@ describe("the cost model's terms, by hand", () => {
             // 2 × 20.5 keys (16 + 9/2) × 16 × 1 × 2 B = 1312 B at 1000 B/µs
             expect(a.tpotMs).toBeCloseTo((6 * 5 + 2 * 30 + 2 * 1.312) / 1000, 9);
         });
+    });
+});
+
+describe("mixture-of-experts terms, by hand", () => {
+    it("a micro-batch of b tokens touches N·(1 − (1 − k/N)^b) distinct experts on average (uniform routing)", () => {
+        expect(expectedDistinctExperts(8, 2, 1)).toBe(2);
+        // 8 · (1 − 0.75²) = 8 · 0.4375
+        expect(expectedDistinctExperts(8, 2, 2)).toBeCloseTo(3.5, 12);
+        // Qwen3-30B-A3B: 128 experts, 8 used; one token: 8; a 32-token micro-batch: 128 · (1 − (120/128)^32) ≈ 111.77
+        expect(expectedDistinctExperts(128, 8, 1)).toBeCloseTo(8, 12);
+        expect(expectedDistinctExperts(128, 8, 32)).toBeCloseTo(111.771035, 5);
+        // a 512-token micro-batch touches all of them
+        expect(expectedDistinctExperts(128, 8, 512)).toBeCloseTo(128, 9);
+        expect(expectedDistinctExperts(4, 4, 3)).toBe(4);
+    });
+
+    // One layer: the router (a dense matmul) and one expert weight of 64 experts, 2 used per token, 1 KiB each.
+    // Times are per expert and token: 3 µs on the CPU, 1 µs on the GPU. No switch cost; H2D 1000 B/µs.
+    const shape: HandShape = {layers: 1, embd: 64, heads: 4, kvHeads: 1};
+    const ops: HandOp[] = [
+        {layer: 0, role: "ffn_gate_inp", bytes: 512, cpuUs: 1, gpuUs: 1},
+        {layer: 0, role: "ffn_up_exps", bytes: 64 * 1024, cpuUs: 3, gpuUs: 1, experts: {count: 64, used: 2}}
+    ];
+    const model = handModel(shape, ops);
+    const profile = handProfile(model, ops, {switchUs: 0, h2dBytesPerSec: 1e9});
+    const settings = {useMmap: false, batchSize: 512, contextSize: 1024, threads: 2};
+    const workload = {promptTokens: 32, genTokens: 9};
+    const allGpu = perTensor(model, new Set());
+    const expertsOnHost = perTensor(model, new Set(["blk.0.ffn_up_exps.weight"]));
+    const expertTensor = model.tensors.find((t) => t.experts != null)!;
+    const router = model.tensors.find((t) => t.role === "ffn_gate_inp")!;
+
+    it("decode reads the k = 2 selected experts of 64 (k/N of the tensor), the router whole as a dense op", () => {
+        const cx = costContext({model, profile, gpuDevice: "CUDA0"}, settings, workload);
+        // ggml_mul_mat_id for one token: 2 experts × 3 µs on the CPU, × 1 µs on the GPU
+        expect(decodeOpUs(cx, expertTensor, false)).toBeCloseTo(6, 12);
+        expect(decodeOpUs(cx, expertTensor, true)).toBeCloseTo(2, 12);
+        expect(decodeOpUs(cx, router, false)).toBeCloseTo(1, 12);
+        // the same number of switches either way (CPU → GPU … → CPU), so TPOT differs by 6 − 2 µs
+        expect(predict(cx, expertsOnHost).tpotMs - predict(cx, allGpu).tpotMs).toBeCloseTo(0.004, 12);
+    });
+
+    it("prefill ≥ the offload threshold runs host experts on the GPU, copying only the experts the micro-batch uses", () => {
+        const cx = costContext({model, profile, gpuDevice: "CUDA0"}, settings, workload);
+        // one 32-token micro-batch (≥ 32): both placements compute on the GPU (2 × 32 token-experts × 1 µs = 64 µs);
+        // the host one first copies 64 · (1 − (31/32)^32) = 40.828 of the 64 experts: 40.828 × 1024 B / 1000 B/µs
+        const copyUs = 40.82846148759574 * 1024 / 1000;
+        expect(predict(cx, expertsOnHost).ttftMs - predict(cx, allGpu).ttftMs).toBeCloseTo(copyUs / 1000, 9);
+        expect(copyUs).toBeCloseTo(41.808, 3);
+    });
+
+    it("below the threshold (GGML_OP_OFFLOAD_MIN_BATCH = 64 here) host experts run on the CPU, nothing is copied", () => {
+        const cx = costContext({model, profile, gpuDevice: "CUDA0", offloadMinBatch: 64}, settings, workload);
+        // 32 tokens × 2 experts × (3 − 1) µs; the switches are the same in both placements
+        expect(predict(cx, expertsOnHost).ttftMs - predict(cx, allGpu).ttftMs).toBeCloseTo(0.128, 9);
     });
 });

@@ -3,11 +3,13 @@
  * llama.cpp behaviour it models.
  */
 import {matmulUs, transfersOf, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
+import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
 import type {PlanPrediction, PlanSettings, PlannerModel, PlannerTensor, ResolvedPlacement, VramNeed, Workload} from "./types.js";
 
 /**
  * Smallest batch for which a GPU backend runs an op whose weight is in host memory (copying the weight over first).
- * source: ggml_backend_cuda_device_offload_op / ggml_backend_vk_device_offload_op, GGML_OP_OFFLOAD_MIN_BATCH = 32.
+ * source: ggml_backend_cuda_device_offload_op / ggml_backend_vk_device_offload_op compare the op's batch (`ne[1]`,
+ * `ne[2]` for MUL_MAT_ID) with the device's op_offload_min_batch_size: 32, or env GGML_OP_OFFLOAD_MIN_BATCH.
  */
 export const OFFLOAD_MIN_BATCH = 32;
 /** KV cache element size: node-llama-cpp's default F16 K and V caches. */
@@ -35,13 +37,21 @@ export type CostInputs = {
      * node-llama-cpp's per-token JS. Defaults to 0 (fake profiles); measured by calibrateDecodeOverhead (profiler).
      */
     readonly decodeOverheadUs?: number;
+    /**
+     * The GPU backend's op_offload_min_batch_size (env `GGML_OP_OFFLOAD_MIN_BATCH` where the process sets it).
+     * Defaults to {@link OFFLOAD_MIN_BATCH}.
+     */
+    readonly offloadMinBatch?: number;
 };
 
 /** One node of the per-layer execution order that matters for device switches. */
 type SeqNode = {readonly kind: "op"; readonly tensor: PlannerTensor} | {readonly kind: "attn"; readonly layer: number};
 
 // Graph order of llm_build_llama (src/models/llama.cpp): Q, K, V projections, attention, output projection, FFN.
-const ROLE_ORDER = ["attn_qkv", "attn_q", "attn_k", "attn_v", "@attn", "attn_output", "ffn_gate_inp", "ffn_gate", "ffn_up", "ffn_down"];
+// A MoE layer (llm_graph_context::build_moe_ffn): the router (ffn_gate_inp), then the selected experts' gate, up and
+// down (MUL_MAT_ID); shared experts (`*_shexp`, dense roles) run beside them.
+const ROLE_ORDER = ["attn_qkv", "attn_q", "attn_k", "attn_v", "@attn", "attn_output", "ffn_gate_inp", "ffn_gate_exps", "ffn_up_exps",
+    "ffn_down_exps", "ffn_gate", "ffn_up", "ffn_down"];
 
 /** Weight matmuls in execution order, with an attention node per layer between V and the output projection. */
 export function executionOrder(model: PlannerModel): SeqNode[] {
@@ -73,9 +83,14 @@ export function executionOrder(model: PlannerModel): SeqNode[] {
     return nodes;
 }
 
+/** Size of one attention head. */
+function headDimOf(model: PlannerModel): number {
+    return model.headDim ?? model.embd / Math.max(1, model.headCount);
+}
+
 /** KV cache bytes of one layer: K and V, `contextSize` cells of n_embd_k_gqa each (source: llama_kv_cache ctor). */
 export function kvBytesPerLayer(model: PlannerModel, contextSize: number): number {
-    const headDim = model.embd / Math.max(1, model.headCount);
+    const headDim = headDimOf(model);
     return 2 * contextSize * headDim * model.headCountKv * KV_ELEMENT_BYTES;
 }
 
@@ -129,7 +144,14 @@ export type CostContext = {
     readonly typeReadRates: Map<string, number>;
     readonly gpuFlopsPerUs: number;
     readonly cpuFlopsPerUs: number;
+    /** See {@link CostInputs.offloadMinBatch}. */
+    readonly offloadMinBatch: number;
 };
+
+/** Bytes of the matrix one multiplication streams: the whole weight, or one expert's slice of an expert weight. */
+export function opBytes(t: PlannerTensor): number {
+    return t.experts == null ? t.bytes : t.bytes / t.experts.count;
+}
 
 function peak(profile: MachineProfile, device: string, minBatch: number, perPoint: (rows: number, cols: number, batch: number, type: string) => number): number {
     let best = 0;
@@ -149,7 +171,8 @@ function typeReadRate(cx: CostContext, device: string, type: string): number {
     for (const p of cx.inputs.profile.matmuls) {
         if (p.device !== device || p.type !== type || p.batch !== 1 || !p.supported) continue;
         const us = p.minUs > 0 ? p.minUs : p.medianUs;
-        const bytes = cx.inputs.model.tensors.find((t) => t.op != null && t.type === type && t.op.rows === p.rows && t.op.cols === p.cols)?.bytes;
+        const tensor = cx.inputs.model.tensors.find((t) => t.op != null && t.type === type && t.op.rows === p.rows && t.op.cols === p.cols);
+        const bytes = tensor == null ? null : opBytes(tensor);
         if (us > 0 && bytes != null) best = Math.max(best, bytes / us);
     }
     cx.typeReadRates.set(key, best);
@@ -165,7 +188,7 @@ export function costContext(inputs: CostInputs, settings: PlanSettings, workload
     const transfer = gpuDevice == null ? null : transfersOf(profile, gpuDevice);
     // bytes per element of a weight: from the op shape and the tensor's bytes, for bandwidth estimates
     const bytesOf = new Map<string, number>();
-    for (const t of model.tensors) if (t.op != null) bytesOf.set(`${t.type}:${t.op.rows}x${t.op.cols}`, t.bytes);
+    for (const t of model.tensors) if (t.op != null) bytesOf.set(`${t.type}:${t.op.rows}x${t.op.cols}`, opBytes(t));
     const weightBytes = (rows: number, cols: number, _b: number, type: string): number => bytesOf.get(`${type}:${rows}x${cols}`) ?? rows * cols * 2;
     const flops = (rows: number, cols: number, batch: number): number => 2 * rows * cols * batch;
     const cpuFlops = peak(profile, "CPU", OFFLOAD_MIN_BATCH, flops) || peak(profile, "CPU", 1, flops);
@@ -179,7 +202,8 @@ export function costContext(inputs: CostInputs, settings: PlanSettings, workload
         cpuReadBytesPerUs: Math.max(profile.cpuReadBytesPerSec / 1e6, peak(profile, "CPU", 1, weightBytes)),
         typeReadRates: new Map(),
         gpuFlopsPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, OFFLOAD_MIN_BATCH, flops),
-        cpuFlopsPerUs: cpuFlops
+        cpuFlopsPerUs: cpuFlops,
+        offloadMinBatch: inputs.offloadMinBatch ?? OFFLOAD_MIN_BATCH
     };
 }
 
@@ -200,7 +224,7 @@ function mm(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): num
         // reached on any op of the same ggml type — the per-quant-type read rate (measured: Q4_K decodes at about half
         // the CPU's read bandwidth, F16 near it).
         const rate = typeReadRate(cx, device ?? "CPU", t.type);
-        if (rate > 0) us = Math.min(us, t.bytes / rate);
+        if (rate > 0) us = Math.min(us, opBytes(t) / rate);
     }
     // slope-timed profiles already exclude the per-graph launch
     const launch = cx.inputs.profile.cpuLaunchUs == null || cx.inputs.profile.matmulTiming === "slope" ? 0
@@ -208,23 +232,44 @@ function mm(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): num
     return Math.max(us * MIN_WORK_SHARE, us - launch);
 }
 
-/** One decode step of a weight op: it runs where its weight lives (batch 1 < OFFLOAD_MIN_BATCH: no offload). */
+/**
+ * One decode step of a weight op: it runs where its weight lives (batch 1 < the offload threshold: no offload). An
+ * expert weight is multiplied by the token's `used` selected experts only, so it reads used/count of its bytes
+ * (source: ggml_mul_mat_id in llm_graph_context::build_moe_ffn; the CPU and GPU kernels skip unselected experts).
+ */
 export function decodeOpUs(cx: CostContext, t: PlannerTensor, gpu: boolean): number {
-    return mm(cx, t, gpu, 1);
+    return t.experts == null ? mm(cx, t, gpu, 1) : t.experts.used * mm(cx, t, gpu, 1);
 }
 
 /**
- * The whole prompt's cost of a weight op. Micro-batches ≥ OFFLOAD_MIN_BATCH run it on the GPU; a host weight is first
- * copied over, once per micro-batch, in its own scheduler split (copy + sync). Smaller micro-batches run it where it
- * lives. `output` runs once, at batch 1: llama.cpp keeps only the rows that need logits (inp_out_ids).
+ * One micro-batch of `b` tokens through an expert weight: each distinct expert touched (see
+ * expectedDistinctExperts.ts) runs one matmul over the tokens routed to it, b·used/distinct on average.
+ */
+function expertBatchUs(cx: CostContext, t: PlannerTensor, gpu: boolean, b: number, distinct: number): number {
+    return distinct * mm(cx, t, gpu, b * t.experts!.used / distinct);
+}
+
+/**
+ * The whole prompt's cost of a weight op. Micro-batches ≥ the offload threshold run it on the GPU; a host weight is
+ * first copied over, once per micro-batch, in its own scheduler split (copy + sync). For a host expert weight only the
+ * experts the micro-batch uses are copied ("copying only the experts that are used", ggml_backend_sched_compute_splits).
+ * Smaller micro-batches run it where it lives. `output` runs once, at batch 1: llama.cpp keeps only the rows that need
+ * logits (inp_out_ids).
  */
 export function prefillOpUs(cx: CostContext, t: PlannerTensor, gpu: boolean): number {
     if (t.role === "output") return mm(cx, t, gpu, 1);
     let total = 0;
     for (const b of cx.ubatches) {
-        if (cx.inputs.gpuDevice != null && b >= OFFLOAD_MIN_BATCH)
-            total += mm(cx, t, true, b) + (gpu ? 0 : t.bytes / cx.h2dBytesPerUs + cx.launchUs);
-        else total += mm(cx, t, gpu, b);
+        const offloaded = cx.inputs.gpuDevice != null && b >= cx.offloadMinBatch;
+        const runsOnGpu = offloaded || gpu;
+        if (t.experts == null) {
+            total += mm(cx, t, runsOnGpu, b);
+            if (offloaded && !gpu) total += t.bytes / cx.h2dBytesPerUs + cx.launchUs;
+            continue;
+        }
+        const distinct = expectedDistinctExperts(t.experts.count, t.experts.used, b);
+        total += expertBatchUs(cx, t, runsOnGpu, b, distinct);
+        if (offloaded && !gpu) total += (distinct / t.experts.count) * t.bytes / cx.h2dBytesPerUs + cx.launchUs;
     }
     return total;
 }
@@ -232,7 +277,7 @@ export function prefillOpUs(cx: CostContext, t: PlannerTensor, gpu: boolean): nu
 /** Attention of one layer runs where its KV cache is (KV follows the layer's device, llama_kv_cache). */
 function attentionUs(cx: CostContext, kvGpu: boolean, tokens: number, keys: number): number {
     const {model} = cx.inputs;
-    const headDim = model.embd / Math.max(1, model.headCount);
+    const headDim = headDimOf(model);
     if (tokens === 1) {
         // decode reads the K and V cells: memory-bound
         const bytes = 2 * keys * headDim * model.headCountKv * KV_ELEMENT_BYTES;
@@ -255,7 +300,7 @@ function hops(devices: readonly boolean[]): number {
 
 /** Device of each execution-order node in one step of `batch` tokens. */
 function nodeDevices(cx: CostContext, p: ResolvedPlacement, batch: number): boolean[] {
-    const offloadAll = cx.inputs.gpuDevice != null && batch >= OFFLOAD_MIN_BATCH;
+    const offloadAll = cx.inputs.gpuDevice != null && batch >= cx.offloadMinBatch;
     return cx.order.map((n) => n.kind === "attn"
         ? p.kvOnGpu[n.layer] === true
         : (offloadAll && n.tensor.role !== "output") || p.onGpu.has(n.tensor.name));
@@ -273,7 +318,7 @@ export function vramNeed(cx: CostContext, p: ResolvedPlacement): VramNeed {
     // Nothing on the GPU (-ngl 0): llama.cpp still creates the GPU backend and, for micro-batches ≥ OFFLOAD_MIN_BATCH,
     // reserves a compute buffer there for the ops it offloads (source: llama_context ctor, op_offload; measured on
     // llvmpipe: 83.5 MiB Vulkan0 compute at -ngl 0, small model, ctx 2048, micro-batch 512).
-    const offloads = Math.min(cx.settings.batchSize, cx.settings.contextSize) >= OFFLOAD_MIN_BATCH;
+    const offloads = Math.min(cx.settings.batchSize, cx.settings.contextSize) >= cx.offloadMinBatch;
     if (p.onGpu.size === 0 && !p.kvOnGpu.some(Boolean) && !offloads) return {weights: 0, kv: 0, scratch: 0, total: 0};
     let weights = 0;
     let maxHost = 0;

@@ -1,7 +1,7 @@
 /** Shared planner types: the model as the planner sees it, the workload, runtime settings and predictions. */
 import type {InspectedModel} from "../gguf/inspectGguf.js";
 import type {OperatorShape} from "../profiler/MachineProfile.js";
-import {operatorOf} from "../profiler/operatorShapes.js";
+import {expertOperatorOf, operatorOf} from "../profiler/operatorShapes.js";
 
 /** One tensor with the operator it feeds (`null`: not a matmul weight — norms, `token_embd`). */
 export type PlannerTensor = {
@@ -11,6 +11,11 @@ export type PlannerTensor = {
     readonly type: string;
     readonly bytes: number;
     readonly op: OperatorShape | null;
+    /**
+     * Routed experts of a 3-D `ffn_*_exps` weight (GGML_OP_MUL_MAT_ID): `count` experts (`expert_count`), `used` of them
+     * per token (`expert_used_count`); `op` is then ONE expert's matrix and `bytes` all of them. Absent for dense weights.
+     */
+    readonly experts?: {readonly count: number; readonly used: number};
 };
 
 /** What the planner needs of a model. */
@@ -22,6 +27,11 @@ export type PlannerModel = {
     readonly headCount: number;
     readonly headCountKv: number;
     readonly vocab: number;
+    /**
+     * Size of one attention head (`<arch>.attention.key_length`), where it is not `embd / headCount` (Qwen3: 128 with
+     * embd 2048 and 32 heads). Absent: `embd / headCount`.
+     */
+    readonly headDim?: number;
     /** Sum of every tensor's bytes. */
     readonly weightBytes: number;
 };
@@ -36,14 +46,24 @@ export function plannerModelFrom(model: InspectedModel): PlannerModel {
     const layers = model.layerCount ?? 1 + Math.max(-1, ...model.tensors.map((t) => t.layer ?? -1));
     const embd = model.embeddingLength ?? 0;
     const headCount = firstNumber(model.headCount, 1);
+    const headCountKv = firstNumber(model.headCountKv, headCount);
+    // the K projection is [embd, headDim × kvHeads] (source: create_tensor_qkv in src/llama-model.cpp)
+    const kShape = model.tensors.find((t) => t.role === "attn_k" && t.shape.length === 2)?.shape;
+    const headDim = kShape == null ? undefined : kShape[1]! / headCountKv;
     return {
-        tensors: model.tensors.map((t) => ({name: t.name, layer: t.layer, role: t.role, type: t.type, bytes: t.bytes, op: operatorOf(t)})),
+        tensors: model.tensors.map((t): PlannerTensor => {
+            const expert = expertOperatorOf(t);
+            if (expert == null) return {name: t.name, layer: t.layer, role: t.role, type: t.type, bytes: t.bytes, op: operatorOf(t)};
+            const used = Math.min(expert.count, Math.max(1, model.expertUsedCount ?? 1));
+            return {name: t.name, layer: t.layer, role: t.role, type: t.type, bytes: t.bytes, op: expert.op, experts: {count: expert.count, used}};
+        }),
         layerCount: layers,
         embd,
         ff: firstNumber(model.feedForwardLength, 4 * embd),
         headCount,
-        headCountKv: firstNumber(model.headCountKv, headCount),
+        headCountKv,
         vocab: model.vocabSize ?? 0,
+        ...(headDim != null && Number.isInteger(headDim) && headDim !== embd / headCount ? {headDim} : {}),
         weightBytes: model.tensorBytes
     };
 }

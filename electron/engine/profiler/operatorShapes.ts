@@ -11,14 +11,30 @@ export function operatorOf(tensor: ShapedTensor): OperatorShape | null {
     return {type: tensor.type, rows, cols};
 }
 
+/** A 3-D expert weight (`ffn_*_exps`, used by GGML_OP_MUL_MAT_ID): one expert's matrix and the number of experts. */
+export type ExpertOperator = {readonly op: OperatorShape; readonly count: number};
+
+const expertRoles: ReadonlySet<string> = new Set(["ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"]);
+
+/**
+ * The per-expert operator of an expert weight `[cols, rows, experts]`, or `null` for any other tensor. MUL_MAT_ID
+ * multiplies each token by the matrices of its selected experts (source: llm_graph_context::build_moe_ffn, ggml_mul_mat_id).
+ */
+export function expertOperatorOf(tensor: ShapedTensor): ExpertOperator | null {
+    if (!expertRoles.has(tensor.role) || tensor.shape.length !== 3) return null;
+    const [cols, rows, count] = tensor.shape as [number, number, number];
+    return {op: {type: tensor.type, rows, cols}, count};
+}
+
 /**
  * The distinct weight operators (ggml type, rows, cols) of a model: what the profiler times. A dense Llama has about
- * seven (q, k=v, o, gate=up, down, output), whatever its depth.
+ * seven (q, k=v, o, gate=up, down, output), whatever its depth; a MoE adds its router and one expert's gate=up and down.
  */
 export function distinctOperators(tensors: readonly ShapedTensor[]): OperatorShape[] {
     const seen = new Map<string, OperatorShape>();
     for (const tensor of tensors) {
-        const op = operatorOf(tensor);
+        // an expert weight is timed as one expert's matrix: MUL_MAT_ID runs that matmul per selected expert
+        const op = operatorOf(tensor) ?? expertOperatorOf(tensor)?.op;
         if (op != null) seen.set(`${op.type}:${op.rows}x${op.cols}`, op);
     }
     return [...seen.values()];

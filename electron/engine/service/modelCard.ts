@@ -22,9 +22,21 @@ export function toModelCard(modelPath: string, model: InspectedModel): ModelCard
         contextLength: model.contextLength,
         embeddingLength: model.embeddingLength,
         vocabularySize: model.vocabSize,
+        experts: moeExperts(model),
         quantMix: model.quantMix.map((entry) => ({type: entry.type, bytes: entry.bytes, tensors: entry.tensorCount})),
         tensors: model.tensors.map((tensor) => ({
             name: tensor.name, layer: tensor.layer, role: tensor.role, type: tensor.type, shape: tensor.shape, bytes: tensor.bytes
         }))
     };
+}
+
+/** `expert_count` / `expert_used_count` of a mixture-of-experts model, `null` for a dense one. */
+export function moeExperts(model: Pick<InspectedModel, "expertCount" | "expertUsedCount">): {count: number; used: number} | null {
+    const count = model.expertCount ?? 0;
+    return count > 0 ? {count, used: model.expertUsedCount ?? 0} : null;
+}
+
+/** The model card's one-line MoE summary ("MoE: 128 experts, 8 active"), `null` for a dense model. */
+export function moeSummary(experts: {count: number; used: number} | null | undefined): string | null {
+    return experts == null ? null : `MoE: ${experts.count} experts, ${experts.used} active`;
 }

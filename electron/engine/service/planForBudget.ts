@@ -25,7 +25,7 @@ export async function planForBudget(options: {
     workload?: Workload; onProgress?: (message: string) => void; signal?: AbortSignal;
 }): Promise<BudgetPlan> {
     const strategy: StrategyName = options.strategy == null || options.strategy === "manual" ? "optimal" : options.strategy;
-    const {result} = await autoPlan(options.engine, options.modelPath, {
+    const {result, model} = await autoPlan(options.engine, options.modelPath, {
         budget: options.budget,
         strategy,
         workload: options.workload,
@@ -46,7 +46,8 @@ export async function planForBudget(options: {
     };
     const flagOptions = {modelPath: options.modelPath, ubatch: settings.batchSize, threads: settings.threads ?? undefined, noMmap: !settings.useMmap};
     const llamaCppFlags = result.gpuLayers === "max" || result.overrides.length > 0
-        ? renderOverrideFlags(result.overrides, {...flagOptions, gpuLayers: result.gpuLayers === "max" ? undefined : result.gpuLayers}).command
+        ? renderOverrideFlags(result.overrides, {...flagOptions, gpuLayers: result.gpuLayers === "max" ? undefined : result.gpuLayers,
+            tensorNames: model.tensors.map((t) => t.name)}).command
         : renderLayerSplitFlags(result.gpuLayers, flagOptions).command;
     return {
         placement: result.placement,

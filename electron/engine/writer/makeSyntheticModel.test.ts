@@ -4,7 +4,7 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {getLlama, LlamaChatSession, LlamaCompletion, LlamaLogLevel, readGgufFileInfo, type Llama} from "node-llama-cpp";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {makeSyntheticModel, syntheticModelPresets, type SyntheticWeightType} from "./makeSyntheticModel.js";
+import {makeSyntheticModel, resolveSyntheticShape, syntheticModelPresets, syntheticTensorSpecs, type SyntheticWeightType} from "./makeSyntheticModel.js";
 import {buildSyntheticVocab, minSyntheticVocabSize} from "./syntheticVocab.js";
 
 let dir = "";
@@ -116,6 +116,51 @@ describe("makeSyntheticModel", () => {
     });
 });
 
+describe("synthetic mixture-of-experts models", () => {
+    const elements = (shape: readonly (number | bigint)[]): number => shape.reduce<number>((a, b) => a * Number(b), 1);
+
+    it("writes the Mixtral-style mixtral-mini preset: 8 experts of width ff, 2 used, under 60 MiB at F16", async () => {
+        const path = join(dir, "mixtral-mini.gguf");
+        const result = await makeSyntheticModel(path, {preset: "mixtral-mini"});
+        expect(result.totalBytes).toBeLessThan(60 * 2 ** 20);
+        const info = await readGgufFileInfo(path, {logWarnings: false});
+        expect(info.metadata.general?.architecture).toBe("llama");
+        expect([info.architectureMetadata.expert_count, info.architectureMetadata.expert_used_count]).toEqual([8, 2]);
+        const tensors = new Map((info.tensorInfo ?? []).map((tensor) => [tensor.name, tensor.dimensions.map(Number)]));
+        // source: load_arch_tensors in src/models/llama.cpp (n_expert > 0): experts are n_ff wide, the router F32
+        expect(tensors.get("blk.3.ffn_gate_inp.weight")).toEqual([256, 8]);
+        expect(tensors.get("blk.3.ffn_gate_exps.weight")).toEqual([256, 512, 8]);
+        expect(tensors.get("blk.3.ffn_up_exps.weight")).toEqual([256, 512, 8]);
+        expect(tensors.get("blk.3.ffn_down_exps.weight")).toEqual([512, 256, 8]);
+        expect(tensors.has("blk.0.ffn_up.weight")).toBe(false);
+    });
+
+    it("describes Qwen3-30B-A3B's tensors without writing them: 48 layers of 128 experts 768 wide, head size 128", () => {
+        const shape = resolveSyntheticShape({preset: "qwen3-30b-a3b"});
+        const specs = syntheticTensorSpecs(shape, "f16");
+        const byName = new Map(specs.map((spec) => [spec.name, spec.shape]));
+        expect(byName.get("blk.47.ffn_gate_exps.weight")).toEqual([2048, 768, 128]);
+        expect(byName.get("blk.47.ffn_down_exps.weight")).toEqual([768, 2048, 128]);
+        expect(byName.get("blk.0.attn_q.weight")).toEqual([2048, 4096]);
+        expect(byName.get("blk.0.attn_k.weight")).toEqual([2048, 512]);
+        expect(byName.get("blk.0.attn_output.weight")).toEqual([4096, 2048]);
+        expect(byName.get("blk.0.attn_q_norm.weight")).toEqual([128]);
+        // 30.5 B parameters, 3.35 B of them used per token (8 of 128 experts, embeddings counted): the model's name
+        const params = specs.reduce((sum, spec) => sum + elements(spec.shape), 0);
+        const expertParams = specs.filter((spec) => spec.name.includes("_exps")).reduce((sum, spec) => sum + elements(spec.shape), 0);
+        expect(params / 1e9).toBeCloseTo(30.5, 1);
+        expect((params - expertParams * (1 - 8 / 128)) / 1e9).toBeCloseTo(3.35, 2);
+    });
+
+    it("rejects expert counts llama.cpp cannot load", async () => {
+        const path = join(dir, "bad-moe.gguf");
+        await expect(makeSyntheticModel(path, {preset: "mixtral-mini", expertsUsed: 9})).rejects.toThrow(/expertsUsed must be from 1 to the 8 experts/);
+        await expect(makeSyntheticModel(path, {preset: "mixtral-mini", experts: 0})).rejects.toThrow(/expertsUsed needs experts/);
+        await expect(makeSyntheticModel(path, {preset: "qwen3-30b-a3b", experts: 0, expertsUsed: 0})).rejects.toThrow(/qwen3moe model needs experts/);
+        await expect(stat(path)).rejects.toThrow();
+    });
+});
+
 describe("synthetic models in stock node-llama-cpp (prebuilt CPU binary)", () => {
     let llama: Llama | undefined;
     beforeAll(async () => {
@@ -146,6 +191,20 @@ describe("synthetic models in stock node-llama-cpp (prebuilt CPU binary)", () =>
             await model.dispose();
         }
     }
+
+    it("loads and runs a Mixtral-style llama MoE and a qwen3moe model greedily and deterministically", async () => {
+        const mixtral = join(dir, "chat-mixtral.gguf");
+        await makeSyntheticModel(mixtral, {preset: "mixtral-mini", type: "q8_0", seed: 2});
+        // Qwen3-30B-A3B's layout (q/k norms, head size ≠ embd/heads, expert width from expert_feed_forward_length), shrunk
+        const qwen = join(dir, "chat-qwen3moe.gguf");
+        await makeSyntheticModel(qwen, {preset: "qwen3-30b-a3b", layers: 2, embd: 128, ff: 384, heads: 4, kvHeads: 2, headDim: 64,
+            vocab: 1024, experts: 16, expertsUsed: 4, expertFf: 64, contextLength: 4096, type: "q8_0", seed: 3});
+        for (const path of [mixtral, qwen]) {
+            const first = await greedy(path, "Hello");
+            expect(await greedy(path, "Hello")).toEqual(first);
+            expect(first.completion.length).toBeGreaterThan(0);
+        }
+    }, 120_000);
 
     for (const type of ["f32", "f16", "bf16", "q8_0", "q4_0"] as const) {
         it(`loads a tiny ${type} model, chats and generates greedily and deterministically`, async () => {

@@ -6,8 +6,13 @@ import {buildSyntheticVocab, syntheticChatTemplate} from "./syntheticVocab.js";
 /** Type of the matmul weights of a synthetic model; norms are always F32. */
 export type SyntheticWeightType = EncodableType;
 
-/** Hyperparameters of a synthetic llama-architecture model. */
+/** Architectures the writer can produce: dense or Mixtral-style MoE `llama`, and `qwen3moe`. */
+export type SyntheticArchitecture = "llama" | "qwen3moe";
+
+/** Hyperparameters of a synthetic model (llama.cpp's names in brackets; `<arch>` is the architecture). */
 export type SyntheticModelShape = {
+    /** `general.architecture`. Defaults to `"llama"`. */
+    readonly arch?: SyntheticArchitecture;
     /** Transformer blocks (`llama.block_count`). */
     readonly layers: number;
     /** `n_embd` (`llama.embedding_length`). */
@@ -26,20 +31,40 @@ export type SyntheticModelShape = {
     readonly ropeFreqBase: number;
     /** `llama.attention.layer_norm_rms_epsilon`. Defaults to `1e-5`. */
     readonly rmsEps: number;
+    /** Per-head size (`<arch>.attention.key_length` = `value_length`). Defaults to `embd / heads`. */
+    readonly headDim?: number;
+    /** Routed experts per layer (`<arch>.expert_count`); 0 or absent: a dense FFN. */
+    readonly experts?: number;
+    /** Experts each token uses (`<arch>.expert_used_count`, top-k). Required with `experts`. */
+    readonly expertsUsed?: number;
+    /**
+     * Hidden width of one expert (`<arch>.expert_feed_forward_length`, qwen3moe only: a Mixtral-style `llama` model's
+     * experts are `ff` wide, source: `load_arch_tensors` in src/models/llama.cpp). Defaults to `ff / expertsUsed`.
+     */
+    readonly expertFf?: number;
 };
 
 /** Names of {@link syntheticModelPresets}. */
-export type SyntheticModelPresetName = "tiny" | "small" | "llama3-8b";
+export type SyntheticModelPresetName = "tiny" | "small" | "llama3-8b" | "mixtral-mini" | "qwen3-30b-a3b";
 
 const shapeDefaults = {contextLength: 4096, ropeFreqBase: 10000, rmsEps: 1e-5} as const;
 
-/** Ready-made shapes: `tiny` (~1 MB, for tests), `small` (~200 MB at F16) and Llama-3-8B's real shapes. */
+/**
+ * Ready-made shapes: `tiny` (~1 MB, for tests), `small` (~200 MB at F16), Llama-3-8B's real shapes, `mixtral-mini` (a
+ * Mixtral-style `llama` MoE, 8 experts of which 2 are used, ~27 MiB at F16, for tests) and `qwen3-30b-a3b` (the shapes
+ * of Qwen3-30B-A3B: 48 layers, 128 experts of width 768, 8 used, head size 128; ~57 GiB at F16).
+ */
 export const syntheticModelPresets: Readonly<Record<SyntheticModelPresetName, SyntheticModelShape>> = {
     tiny: {...shapeDefaults, layers: 2, embd: 128, ff: 384, heads: 4, kvHeads: 2, vocab: 1024},
     small: {...shapeDefaults, layers: 8, embd: 1024, ff: 2816, heads: 16, kvHeads: 4, vocab: 4096},
     "llama3-8b": {
         layers: 32, embd: 4096, ff: 14336, heads: 32, kvHeads: 8, vocab: 128256,
         contextLength: 8192, ropeFreqBase: 500000, rmsEps: 1e-5
+    },
+    "mixtral-mini": {...shapeDefaults, layers: 4, embd: 256, ff: 512, heads: 8, kvHeads: 2, vocab: 1024, experts: 8, expertsUsed: 2},
+    "qwen3-30b-a3b": {
+        arch: "qwen3moe", layers: 48, embd: 2048, ff: 6144, heads: 32, kvHeads: 4, headDim: 128, vocab: 151936,
+        experts: 128, expertsUsed: 8, expertFf: 768, contextLength: 40960, ropeFreqBase: 1000000, rmsEps: 1e-6
     }
 };
 
@@ -71,41 +96,93 @@ export type SyntheticModelResult = {
 /** source: llama.h `enum llama_ftype` */
 const fileTypes: Readonly<Record<SyntheticWeightType, number>> = {f32: 0, f16: 1, q4_0: 2, q8_0: 7, bf16: 32};
 
+const positiveFields = ["layers", "embd", "ff", "heads", "kvHeads", "vocab", "contextLength", "headDim", "expertFf"] as const;
+
 function checkShape(shape: SyntheticModelShape, type: SyntheticWeightType): void {
-    for (const [key, value] of Object.entries(shape))
-        if (!(typeof value === "number" && value > 0 && (Number.isInteger(value) || key === "ropeFreqBase" || key === "rmsEps")))
+    for (const key of positiveFields) {
+        const value = shape[key];
+        if (value !== undefined && !(Number.isInteger(value) && value > 0))
             throw new RangeError(`synthetic model: ${key} must be a positive integer, got ${String(value)}`);
-    if (shape.embd % shape.heads !== 0)
+    }
+    for (const key of ["ropeFreqBase", "rmsEps"] as const)
+        if (!(shape[key] > 0))
+            throw new RangeError(`synthetic model: ${key} must be a positive number, got ${String(shape[key])}`);
+    const experts = shape.experts ?? 0;
+    const used = shape.expertsUsed ?? 0;
+    if (!Number.isInteger(experts) || experts < 0 || !Number.isInteger(used) || used < 0)
+        throw new RangeError("synthetic model: experts and expertsUsed must be non-negative integers");
+    if (experts > 0 && (used < 1 || used > experts))
+        throw new RangeError(`synthetic model: expertsUsed must be from 1 to the ${experts} experts, got ${used}`);
+    if (experts === 0 && used > 0)
+        throw new RangeError("synthetic model: expertsUsed needs experts");
+    if (shape.arch === "qwen3moe" && experts === 0)
+        throw new RangeError("synthetic model: a qwen3moe model needs experts (llama.cpp refuses one without)");
+    if (shape.headDim === undefined && shape.embd % shape.heads !== 0)
         throw new RangeError(`synthetic model: embd ${shape.embd} is not a multiple of heads ${shape.heads}`);
     if (shape.heads % shape.kvHeads !== 0)
         throw new RangeError(`synthetic model: heads ${shape.heads} is not a multiple of kvHeads ${shape.kvHeads}`);
-    if ((shape.embd / shape.heads) % 2 !== 0)
+    if (headDimOf(shape) % 2 !== 0)
         throw new RangeError("synthetic model: the head size must be even for RoPE");
     const block = type === "q8_0" || type === "q4_0" ? qkBlockSize : 1;
-    if (shape.embd % block !== 0 || shape.ff % block !== 0)
-        throw new RangeError(`synthetic model: embd and ff must be multiples of ${block} for ${type}`);
+    if (shape.embd % block !== 0 || shape.ff % block !== 0 || expertWidth(shape) % block !== 0 || headDimOf(shape) % block !== 0)
+        throw new RangeError(`synthetic model: embd, ff, the expert width and the head size must be multiples of ${block} for ${type}`);
+}
+
+function headDimOf(shape: SyntheticModelShape): number {
+    return shape.headDim ?? shape.embd / shape.heads;
+}
+
+/** Hidden width of one expert. source: `load_arch_tensors` in src/models/llama.cpp (n_ff) and src/models/qwen3moe.cpp. */
+function expertWidth(shape: SyntheticModelShape): number {
+    if ((shape.experts ?? 0) === 0) return 0;
+    if ((shape.arch ?? "llama") === "llama") return shape.ff;
+    return shape.expertFf ?? Math.floor(shape.ff / (shape.expertsUsed ?? 1));
 }
 
 type SyntheticTensorSpec = GgufTensorSpec & {readonly type: SyntheticWeightType};
 
-/** Tensors in llama.cpp's order and shapes. source: src/models/llama.cpp `load_arch_tensors` */
-function llamaTensors(shape: SyntheticModelShape, type: SyntheticWeightType): SyntheticTensorSpec[] {
+/**
+ * Every tensor of a synthetic model in llama.cpp's order and shapes (ggml order: `[ne0, ne1, ne2]`), without writing
+ * anything: what a plan of a model too large to write here needs. source: `load_arch_tensors` in
+ * src/models/llama.cpp and src/models/qwen3moe.cpp.
+ */
+export function syntheticTensorSpecs(shape: SyntheticModelShape, type: SyntheticWeightType): SyntheticTensorSpec[] {
     const {embd, ff, vocab} = shape;
-    const kvDim = (embd / shape.heads) * shape.kvHeads;
+    const headDim = headDimOf(shape);
+    const qDim = headDim * shape.heads;
+    const kvDim = headDim * shape.kvHeads;
+    const experts = shape.experts ?? 0;
+    const expFf = expertWidth(shape);
     const outputType = type === "q4_0" ? "q8_0" : type;
     const tensors: SyntheticTensorSpec[] = [{name: "token_embd.weight", shape: [embd, vocab], type}];
     for (let i = 0; i < shape.layers; i++) {
         tensors.push(
             {name: `blk.${i}.attn_norm.weight`, shape: [embd], type: "f32"},
-            {name: `blk.${i}.attn_q.weight`, shape: [embd, embd], type},
+            {name: `blk.${i}.attn_q.weight`, shape: [embd, qDim], type},
             {name: `blk.${i}.attn_k.weight`, shape: [embd, kvDim], type},
             {name: `blk.${i}.attn_v.weight`, shape: [embd, kvDim], type},
-            {name: `blk.${i}.attn_output.weight`, shape: [embd, embd], type},
-            {name: `blk.${i}.ffn_norm.weight`, shape: [embd], type: "f32"},
-            {name: `blk.${i}.ffn_gate.weight`, shape: [embd, ff], type},
-            {name: `blk.${i}.ffn_up.weight`, shape: [embd, ff], type},
-            {name: `blk.${i}.ffn_down.weight`, shape: [ff, embd], type}
+            {name: `blk.${i}.attn_output.weight`, shape: [qDim, embd], type}
         );
+        if (shape.arch === "qwen3moe")
+            tensors.push(
+                {name: `blk.${i}.attn_k_norm.weight`, shape: [headDim], type: "f32"},
+                {name: `blk.${i}.attn_q_norm.weight`, shape: [headDim], type: "f32"}
+            );
+        tensors.push({name: `blk.${i}.ffn_norm.weight`, shape: [embd], type: "f32"});
+        if (experts > 0)
+            tensors.push(
+                // the router stays F32, as llama-quantize leaves it (tensor_allows_quantization, src/llama-quant.cpp)
+                {name: `blk.${i}.ffn_gate_inp.weight`, shape: [embd, experts], type: "f32"},
+                {name: `blk.${i}.ffn_gate_exps.weight`, shape: [embd, expFf, experts], type},
+                {name: `blk.${i}.ffn_down_exps.weight`, shape: [expFf, embd, experts], type},
+                {name: `blk.${i}.ffn_up_exps.weight`, shape: [embd, expFf, experts], type}
+            );
+        else
+            tensors.push(
+                {name: `blk.${i}.ffn_gate.weight`, shape: [embd, ff], type},
+                {name: `blk.${i}.ffn_up.weight`, shape: [embd, ff], type},
+                {name: `blk.${i}.ffn_down.weight`, shape: [ff, embd], type}
+            );
     }
     tensors.push(
         {name: "output_norm.weight", shape: [embd], type: "f32"},
@@ -115,23 +192,38 @@ function llamaTensors(shape: SyntheticModelShape, type: SyntheticWeightType): Sy
 }
 
 /** source: llama-arch.cpp `LLM_KV_NAMES` and gguf-py/gguf/constants.py `Keys` */
-function llamaMetadata(shape: SyntheticModelShape, type: SyntheticWeightType, name: string): Record<string, GgufMetadataValue> {
+function modelMetadata(shape: SyntheticModelShape, type: SyntheticWeightType, name: string): Record<string, GgufMetadataValue> {
     const vocab = buildSyntheticVocab(shape.vocab);
+    const arch = shape.arch ?? "llama";
+    const headDim = headDimOf(shape);
+    const experts = shape.experts ?? 0;
+    const archKeys: Record<string, GgufMetadataValue> = {
+        "vocab_size": ggufValue.uint32(shape.vocab),
+        "context_length": ggufValue.uint32(shape.contextLength),
+        "embedding_length": ggufValue.uint32(shape.embd),
+        "block_count": ggufValue.uint32(shape.layers),
+        "feed_forward_length": ggufValue.uint32(shape.ff),
+        "attention.head_count": ggufValue.uint32(shape.heads),
+        "attention.head_count_kv": ggufValue.uint32(shape.kvHeads),
+        "attention.layer_norm_rms_epsilon": ggufValue.float32(shape.rmsEps),
+        "rope.freq_base": ggufValue.float32(shape.ropeFreqBase),
+        "rope.dimension_count": ggufValue.uint32(headDim)
+    };
+    if (headDim !== shape.embd / shape.heads) {
+        archKeys["attention.key_length"] = ggufValue.uint32(headDim);
+        archKeys["attention.value_length"] = ggufValue.uint32(headDim);
+    }
+    if (experts > 0) {
+        archKeys["expert_count"] = ggufValue.uint32(experts);
+        archKeys["expert_used_count"] = ggufValue.uint32(shape.expertsUsed ?? 1);
+        if (arch === "qwen3moe") archKeys["expert_feed_forward_length"] = ggufValue.uint32(expertWidth(shape));
+    }
     return {
-        "general.architecture": ggufValue.string("llama"),
+        "general.architecture": ggufValue.string(arch),
         "general.name": ggufValue.string(name),
         "general.file_type": ggufValue.uint32(fileTypes[type]),
         "general.quantization_version": ggufValue.uint32(2),
-        "llama.vocab_size": ggufValue.uint32(shape.vocab),
-        "llama.context_length": ggufValue.uint32(shape.contextLength),
-        "llama.embedding_length": ggufValue.uint32(shape.embd),
-        "llama.block_count": ggufValue.uint32(shape.layers),
-        "llama.feed_forward_length": ggufValue.uint32(shape.ff),
-        "llama.attention.head_count": ggufValue.uint32(shape.heads),
-        "llama.attention.head_count_kv": ggufValue.uint32(shape.kvHeads),
-        "llama.attention.layer_norm_rms_epsilon": ggufValue.float32(shape.rmsEps),
-        "llama.rope.freq_base": ggufValue.float32(shape.ropeFreqBase),
-        "llama.rope.dimension_count": ggufValue.uint32(shape.embd / shape.heads),
+        ...Object.fromEntries(Object.entries(archKeys).map(([key, value]) => [`${arch}.${key}`, value])),
         "tokenizer.ggml.model": ggufValue.string("llama"),
         "tokenizer.ggml.tokens": ggufValue.array("string", vocab.tokens),
         "tokenizer.ggml.scores": ggufValue.array("float32", vocab.scores),
@@ -145,36 +237,37 @@ function llamaMetadata(shape: SyntheticModelShape, type: SyntheticWeightType, na
     };
 }
 
+/** A preset's shape with the given fields overridden (what {@link makeSyntheticModel} writes). */
+export function resolveSyntheticShape(options: Partial<SyntheticModelShape> & {readonly preset?: SyntheticModelPresetName} = {}): SyntheticModelShape {
+    const base = syntheticModelPresets[options.preset ?? "tiny"];
+    const defined = Object.fromEntries(Object.entries(options).filter(([key, value]) => value !== undefined && key in shapeKeys));
+    return {...base, ...defined};
+}
+
+const shapeKeys: Readonly<Record<keyof SyntheticModelShape, true>> = {
+    arch: true, layers: true, embd: true, ff: true, heads: true, kvHeads: true, vocab: true, contextLength: true,
+    ropeFreqBase: true, rmsEps: true, headDim: true, experts: true, expertsUsed: true, expertFf: true
+};
+
 /**
- * Writes a llama-architecture GGUF model with random weights (values ~N(0, 0.02), norms 1.0), a SentencePiece-style
+ * Writes a `llama` (dense or MoE) or `qwen3moe` GGUF model with random weights (values ~N(0, 0.02), norms 1.0), a SentencePiece-style
  * vocabulary and a ChatML chat template, streaming its data in chunks of at most a few MiB.
  */
 export async function makeSyntheticModel(outPath: string, options: SyntheticModelOptions = {}): Promise<SyntheticModelResult> {
     const {preset = "tiny", type = "f16", seed = 0, onProgress, signal} = options;
-    const base = syntheticModelPresets[preset];
-    const shape: SyntheticModelShape = {
-        layers: options.layers ?? base.layers,
-        embd: options.embd ?? base.embd,
-        ff: options.ff ?? base.ff,
-        heads: options.heads ?? base.heads,
-        kvHeads: options.kvHeads ?? base.kvHeads,
-        vocab: options.vocab ?? base.vocab,
-        contextLength: options.contextLength ?? base.contextLength,
-        ropeFreqBase: options.ropeFreqBase ?? base.ropeFreqBase,
-        rmsEps: options.rmsEps ?? base.rmsEps
-    };
+    const shape = resolveSyntheticShape(options);
     checkShape(shape, type);
     signal?.throwIfAborted();
 
-    const tensors = llamaTensors(shape, type);
+    const tensors = syntheticTensorSpecs(shape, type);
     const writer = await GgufWriter.create(outPath, {
-        metadata: llamaMetadata(shape, type, options.name ?? `synthetic-${preset}-${type}`),
+        metadata: modelMetadata(shape, type, options.name ?? `synthetic-${preset}-${type}`),
         tensors
     });
     try {
         const largest = Math.max(...writer.tensors.map((tensor) => Number(tensor.shape.reduce((a, b) => a * b, 1n))));
         const pools = new Map<string, Uint8Array>();
-        const ones = makeOnesF32(shape.embd);
+        const ones = makeOnesF32(Math.max(shape.embd, headDimOf(shape)));
         for (const [index, tensor] of writer.tensors.entries()) {
             const weightType = tensors[index]?.type ?? type;
             const isNorm = tensor.shape.length === 1;

@@ -69,6 +69,20 @@ describe("report builders", () => {
         expect(get("75%", "optimal", "layers", "ttft", 64)?.speedup).toBe(5);
     });
 
+    it("speed-ups against the MoE baselines, in their own HTML table, where the report has their runs", () => {
+        expect(speedups(report, ["cpu-moe"])).toEqual([]);
+        expect(reportHtml(report)).not.toContain("vs cpu-moe");
+        // a cpu-moe run twice as slow as optimal at every point of the 50% budget
+        const optimal = report.runs.find((run) => run.budget === "50%" && run.variant.label === "optimal")!;
+        const cpuMoe = {...optimal, id: "50%/cpu-moe", variant: {label: "cpu-moe", strategy: "cpu-moe" as const, handTuned: false},
+            points: optimal.points.map((p) => ({...p, medianMs: 2 * p.medianMs}))};
+        const moeReport = {...report, runs: [...report.runs, cpuMoe]};
+        const cells = speedups(moeReport, ["cpu-moe"]).filter((c) => c.variant === "optimal" && c.budget === "50%");
+        expect(cells.length).toBe(optimal.points.length);
+        for (const cell of cells) expect(cell.speedup).toBeCloseTo(2, 9);
+        expect(reportHtml(moeReport)).toContain("vs cpu-moe (llama.cpp --cpu-moe");
+    });
+
     it("prediction errors: median absolute % error per variant, split by TTFT and TPOT", () => {
         const errors = predictionErrors(report);
         const layers = errors.find((e) => e.variant === "layers")!;

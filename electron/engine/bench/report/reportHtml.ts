@@ -75,12 +75,15 @@ function figures(report: BenchReport): string {
 }
 
 function speedupTables(report: BenchReport): string {
-    const cells = speedups(report);
+    // the MoE baselines only have runs for a mixture-of-experts model (runBench skips them otherwise)
+    const cells = [...speedups(report), ...speedups(report, ["cpu-moe", "n-cpu-moe"])];
     const points = [...report.settings.prompts.map((t) => ({kind: "ttft" as const, tokens: t})), ...report.settings.gens.map((t) => ({kind: "tpot" as const, tokens: t}))];
     const baselines: {name: BaselineName; title: string}[] = [
         {name: "layers", title: "vs layers (llama.cpp default layer split)"},
         {name: "fit", title: "vs fit (llama.cpp --fit)"},
-        {name: "best-tuned", title: "vs the best of layers / fit tuned by hand (pinned memory, best micro-batch)"}
+        {name: "best-tuned", title: "vs the best of layers / fit tuned by hand (pinned memory, best micro-batch)"},
+        {name: "cpu-moe", title: "vs cpu-moe (llama.cpp --cpu-moe: every expert weight in host memory)"},
+        {name: "n-cpu-moe", title: "vs n-cpu-moe (llama.cpp --n-cpu-moe N, the best N that fits)"}
     ];
     const parts = [`<h2>Speed-ups <small>(baseline time ÷ variant time; &gt; 1 is faster)</small></h2>`];
     for (const {name, title} of baselines) {

@@ -2,8 +2,11 @@
 import {absolutePercentError, median} from "../stats.js";
 import type {BenchPoint, BenchReport, BenchRun, PointKind} from "../types.js";
 
-/** A baseline the speed-up table compares against. `best-tuned` = per point the faster of layers-tuned / fit-tuned. */
-export type BaselineName = "layers" | "fit" | "best-tuned";
+/**
+ * A baseline the speed-up table compares against. `best-tuned` = per point the faster of layers-tuned / fit-tuned;
+ * `cpu-moe` / `n-cpu-moe` = llama.cpp's expert flags (mixture-of-experts models only).
+ */
+export type BaselineName = "layers" | "fit" | "best-tuned" | "cpu-moe" | "n-cpu-moe";
 
 /** One cell of the speed-up table: baseline time / variant time (> 1: the variant is faster). */
 export type SpeedupCell = {

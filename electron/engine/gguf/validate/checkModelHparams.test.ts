@@ -80,13 +80,14 @@ describe("checkModelHparams accepts real model layouts", () => {
         expect(validateGgufFileSync(path).tensors.some((tensor) => tensor.name === "blk.1.attn_qkv.weight")).toBe(true);
     });
 
-    it.each(["tiny", "small", "llama3-8b"] as const)("accepts what makeSyntheticModel writes for the %s preset", async (preset: SyntheticModelPresetName) => {
-        // The preset's real widths and head counts; one layer and a small vocabulary keep the file small.
+    it.each(["tiny", "small", "llama3-8b", "mixtral-mini", "qwen3-30b-a3b"] as const)("accepts what makeSyntheticModel writes for the %s preset", async (preset: SyntheticModelPresetName) => {
+        // The preset's real widths and head counts; one layer and a small vocabulary keep the file small (and for
+        // Qwen3-30B-A3B 16 of its 128 experts: one layer of all of them is 600 MiB at q4_0).
         const path = join(dir, `synthetic-${preset}.gguf`);
-        const small = preset === "tiny" ? {} : {layers: 1, vocab: 512};
+        const small = preset === "tiny" ? {} : {layers: 1, vocab: 512, ...(preset === "qwen3-30b-a3b" ? {experts: 16} : {})};
         await makeSyntheticModel(path, {preset, type: "q4_0", ...small});
         const gguf = validateGgufFileSync(path);
-        expect(gguf.metadata.get("general.architecture")).toEqual({type: "string", value: "llama"});
+        expect(gguf.metadata.get("general.architecture")).toEqual({type: "string", value: preset === "qwen3-30b-a3b" ? "qwen3moe" : "llama"});
         await rm(path);
     }, 60_000);
 });

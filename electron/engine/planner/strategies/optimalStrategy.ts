@@ -4,7 +4,7 @@
  * cost model prices it: per-op CPU/GPU/copy costs, CPU↔GPU switches (hops) and the scratch a host weight copy needs.
  * The baselines' placements are evaluated under every setting too, so the result is never predicted worse than them.
  */
-import {costContext, decodeOpUs, executionOrder, kvBytesPerLayer, measuredScratch, OFFLOAD_MIN_BATCH, predict, prefillOpUs, scratchFor, type CostContext} from "../costModel.js";
+import {costContext, decodeOpUs, executionOrder, kvBytesPerLayer, measuredScratch, predict, prefillOpUs, scratchFor, type CostContext} from "../costModel.js";
 import {layerSplit, perTensor} from "../resolvePlacement.js";
 import {cpuStrategy} from "./cpuStrategy.js";
 import type {PlanSettings, ResolvedPlacement} from "../types.js";
@@ -29,8 +29,8 @@ async function solveFor(inputs: StrategyInputs, cx: CostContext): Promise<Set<st
         const c = prefillOpUs(cx, t, false) + (genTokens - 1) * decodeOpUs(cx, t, false);
         terms.push(`${g - c >= 0 ? "+" : "-"} ${num(Math.abs(g - c))} ${vars.get(t.name)}`);
     }
-    // a switch costs switchUs per decode step; micro-batches below OFFLOAD_MIN_BATCH run ops where they live too
-    const smallBatchHop = cx.ubatches.filter((b) => b < OFFLOAD_MIN_BATCH)
+    // a switch costs switchUs per decode step; micro-batches below the offload threshold run ops where they live too
+    const smallBatchHop = cx.ubatches.filter((b) => b < cx.offloadMinBatch)
         .reduce((s, b) => s + cx.switchUs + b * model.embd * 4 / Math.max(cx.h2dBytesPerUs, 1e-9), 0);
     const hopWeight = (genTokens - 1) * cx.switchUs + smallBatchHop;
     // device sequence of one decode step: CPU (embeddings) → nodes → CPU (logits)
@@ -59,7 +59,7 @@ async function solveFor(inputs: StrategyInputs, cx: CostContext): Promise<Set<st
     const cap = inputs.budgetBytes - kvBytesPerLayer(model, cx.settings.contextSize) * model.layerCount - scratchFor(inputs.cost, cx.settings, 0) - fixed;
     if (cap < 0) return null;
     // a measured scratch already holds the largest weight copy (it is the worst of all-GPU and all-host placements)
-    const useCopy = Math.min(cx.settings.batchSize, cx.settings.contextSize) >= OFFLOAD_MIN_BATCH && measuredScratch(inputs.cost, cx.settings) == null;
+    const useCopy = Math.min(cx.settings.batchSize, cx.settings.contextSize) >= cx.offloadMinBatch && measuredScratch(inputs.cost, cx.settings) == null;
     constraints.push(` cap: ${ops.map((t) => `+ ${t.bytes} ${vars.get(t.name)}`).join(" ")}${useCopy ? " + s" : ""} <= ${cap}`);
     if (useCopy) ops.filter((t) => t.role !== "output").forEach((t, i) => constraints.push(` cp${i}: s + ${t.bytes} ${vars.get(t.name)} >= ${t.bytes}`));
     const lp = ["Minimize", ` obj: ${terms.join(" ")}`, "Subject To", ...constraints, "Bounds",

@@ -1,5 +1,9 @@
 /** Deterministic machine profiles and models for planner tests (no native code). */
+import {parseTensorName} from "../../gguf/tensorRole.js";
+import {expertOperatorOf, operatorOf} from "../../profiler/operatorShapes.js";
+import {syntheticTensorSpecs, type SyntheticModelShape} from "../../writer/makeSyntheticModel.js";
 import type {MachineProfile, MatmulPoint, OperatorShape} from "../../profiler/MachineProfile.js";
+import {opBytes} from "../costModel.js";
 import type {PlannerModel, PlannerTensor} from "../types.js";
 
 const BYTES_PER_ELEMENT: Record<string, number> = {f16: 2, q8_0: 34 / 32, q4_0: 18 / 32, f32: 4};
@@ -37,7 +41,8 @@ export function fakeProfile(model: PlannerModel, options: {cpuGBps?: number; gpu
     const cpuBps = (options.cpuGBps ?? 50) * 1e9;
     const gpu = options.gpuDevice ?? "CUDA0";
     const ops = new Map<string, OperatorShape & {bytes: number}>();
-    for (const t of model.tensors) if (t.op != null) ops.set(`${t.op.type}:${t.op.rows}x${t.op.cols}`, {...t.op, bytes: t.bytes});
+    // an expert weight's op is one expert's matrix: its bytes are the tensor's share of one expert
+    for (const t of model.tensors) if (t.op != null) ops.set(`${t.op.type}:${t.op.rows}x${t.op.cols}`, {...t.op, bytes: opBytes(t)});
     const matmuls: MatmulPoint[] = [];
     for (const op of ops.values()) {
         for (const batch of [1, 32, 128, 512, 2048]) {
@@ -53,5 +58,26 @@ export function fakeProfile(model: PlannerModel, options: {cpuGBps?: number; gpu
         devices: [{name: "CPU", type: "cpu"}, {name: gpu, type: "gpu"}], operators: [...ops.values()], matmuls,
         transfers: [{device: gpu, pinnedH2dBytesPerSec: 55e9, pageableH2dBytesPerSec: 21e9, d2hBytesPerSec: 20e9, switchUs: 30, copySmallUs: 10, launchUs: 20}],
         cpuReadBytesPerSec: cpuBps * 2, elapsedMs: 0, truncated: false
+    };
+}
+
+/**
+ * The planner's view of a synthetic model's shape without writing the file (Qwen3-30B-A3B is 30 GiB at q8_0): its
+ * tensors as makeSyntheticModel would write them, F16 or q8_0 bytes, experts used per token from the shape.
+ */
+export function fakeModelOfShape(shape: SyntheticModelShape, type: "f16" | "q8_0"): PlannerModel {
+    const tensors: PlannerTensor[] = syntheticTensorSpecs(shape, type).map((spec) => {
+        const dims = spec.shape.map(Number);
+        const {layer, role} = parseTensorName(spec.name);
+        const shaped = {name: spec.name, role, type: spec.type, shape: dims};
+        const bytes = Math.round(dims.reduce((a, b) => a * b, 1) * (BYTES_PER_ELEMENT[spec.type] ?? 2));
+        const expert = expertOperatorOf(shaped);
+        return expert == null
+            ? {name: spec.name, layer, role, type: spec.type, bytes, op: operatorOf(shaped)}
+            : {name: spec.name, layer, role, type: spec.type, bytes, op: expert.op, experts: {count: expert.count, used: shape.expertsUsed ?? 1}};
+    });
+    return {
+        tensors, layerCount: shape.layers, embd: shape.embd, ff: shape.ff, headCount: shape.heads, headCountKv: shape.kvHeads,
+        vocab: shape.vocab, ...(shape.headDim != null ? {headDim: shape.headDim} : {}), weightBytes: tensors.reduce((s, t) => s + t.bytes, 0)
     };
 }

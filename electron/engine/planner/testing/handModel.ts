@@ -10,13 +10,18 @@ import type {FitFunction, StrategyInputs} from "../strategies/StrategyResult.js"
 /** Distinct ggml type names, one per op (the planner only uses them as keys). */
 const TYPES = ["f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_K", "q5_K", "q6_K", "q2_K", "q3_K", "bf16"];
 
-/** One weight op: its layer and role, its bytes, and its single-token time on the CPU and on the GPU, µs. */
+/**
+ * One weight op: its layer and role, its bytes, and its single-token time on the CPU and on the GPU, µs. An expert
+ * weight (`*_exps`) carries `experts`; its times are then those of ONE expert's matrix and `bytes` those of all.
+ */
 export type HandOp = {
     readonly layer: number;
-    readonly role: "attn_q" | "attn_k" | "attn_v" | "attn_output" | "ffn_gate" | "ffn_up" | "ffn_down";
+    readonly role: "attn_q" | "attn_k" | "attn_v" | "attn_output" | "ffn_gate_inp" | "ffn_gate" | "ffn_up" | "ffn_down"
+        | "ffn_gate_exps" | "ffn_up_exps" | "ffn_down_exps";
     readonly bytes: number;
     readonly cpuUs: number;
     readonly gpuUs: number;
+    readonly experts?: {readonly count: number; readonly used: number};
 };
 
 /** Shape facts of a hand model (KV cache bytes follow from them: 2 × ctx × embd/heads × kvHeads × 2 per layer). */
@@ -34,7 +39,8 @@ export function handModel(shape: HandShape, ops: readonly HandOp[]): PlannerMode
     ops.forEach((op, i) => {
         const type = TYPES[i]!;
         // a unique shape per op too (rows = 1000 + i), so no two ops share a profile point
-        tensors.push({name: `blk.${op.layer}.${op.role}.weight`, layer: op.layer, role: op.role, type, bytes: op.bytes, op: {type, rows: 1000 + i, cols: 64}});
+        tensors.push({name: `blk.${op.layer}.${op.role}.weight`, layer: op.layer, role: op.role, type, bytes: op.bytes, op: {type, rows: 1000 + i, cols: 64},
+            ...(op.experts != null ? {experts: op.experts} : {})});
     });
     tensors.push({name: "output_norm.weight", layer: null, role: "output_norm", type: "f32", bytes: outputNormBytes(shape), op: null});
     return {

@@ -20,6 +20,9 @@ export function ModelCard({card}: {card: Card}) {
                 <div className="stat"><span className="label">Architecture</span><span className="value" data-testid="model-architecture">{card.architecture}</span></div>
                 <div className="stat"><span className="label">File size</span><span className="value" data-testid="model-size">{formatBytes(card.fileBytes)}</span></div>
                 <div className="stat"><span className="label">Parameters</span><span className="value" data-testid="model-parameters">{formatCount(card.parameterCount)}</span></div>
+                {card.experts != null && (
+                    <div className="stat"><span className="label">MoE</span><span className="value" data-testid="model-experts">{card.experts.count} experts, {card.experts.used} active</span></div>
+                )}
                 <div className="stat"><span className="label">Layers</span><span className="value">{card.layerCount ?? "—"}</span></div>
                 <div className="stat"><span className="label">Context</span><span className="value">{formatCount(card.contextLength)}</span></div>
                 <div className="stat"><span className="label">Embedding</span><span className="value">{card.embeddingLength ?? "—"}</span></div>
