@@ -37,4 +37,8 @@ describe("fitLinearCost", () => {
         expect(line.fixedMs).toBe(0);
         expect(line.msPer).toBeGreaterThan(0);
     });
+
+    it("prices points that do not grow with the amount as their mean, paid once", () => {
+        expect(fitLinearCost([{amount: 10, cost: 3}, {amount: 20, cost: 1}])).toEqual({fixedMs: 2, msPer: 0});
+    });
 });

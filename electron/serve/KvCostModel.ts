@@ -58,8 +58,9 @@ export function predictKvRestore(model: KvCostModel, tokens: number): KvRestoreP
 }
 
 /**
- * A line through measured `(amount, cost)` points by least squares, its fixed part kept ≥ 0 (a negative intercept from
- * noisy points would predict negative time for small amounts: the line then goes through the origin instead).
+ * A line through measured `(amount, cost)` points by least squares, kept physical: when the points show no growth
+ * with the amount (noise on a busy machine), the cost is their mean, paid once; when the fixed part comes out
+ * negative, the line goes through the origin instead (never a negative time for small amounts).
  */
 export function fitLinearCost(points: readonly {amount: number; cost: number}[]): LinearCost {
     if (points.length === 0)
@@ -70,11 +71,13 @@ export function fitLinearCost(points: readonly {amount: number; cost: number}[])
     const sxx = points.reduce((sum, p) => sum + (p.amount - meanX) ** 2, 0);
     const sxy = points.reduce((sum, p) => sum + (p.amount - meanX) * (p.cost - meanY), 0);
     const slope = sxx > 0 ? sxy / sxx : 0;
+    if (slope <= 0)
+        return {fixedMs: Math.max(0, meanY), msPer: 0};
     const intercept = meanY - slope * meanX;
-    if (sxx > 0 && slope > 0 && intercept >= 0)
+    if (intercept >= 0)
         return {fixedMs: intercept, msPer: slope};
     // through the origin: cost = amount × Σxy / Σxx
     const sumXX = points.reduce((sum, p) => sum + p.amount * p.amount, 0);
     const sumXY = points.reduce((sum, p) => sum + p.amount * p.cost, 0);
-    return {fixedMs: 0, msPer: sumXX > 0 ? sumXY / sumXX : 0};
+    return {fixedMs: 0, msPer: sumXY / sumXX};
 }

@@ -6,11 +6,18 @@ import {fitLinearCost, type KvCostModel} from "./KvCostModel.js";
 
 /** Calibration prompt lengths, as shares of the longest one. */
 const LENGTH_SHARES = [1 / 8, 1 / 2, 1] as const;
+/** Timed save/load rounds per length (the median is kept): they are short, so the noisiest. */
+const STATE_ROUNDS = 3;
 /** The longest calibration prompt, tokens (capped by the context). */
 export const DEFAULT_CALIBRATION_TOKENS = 256;
 
 /** One timed round at one prompt length. */
 export type KvCalibrationPoint = {tokens: number; stateBytes: number; prefillMs: number; saveMs: number; loadMs: number};
+
+function median(values: readonly number[]): number {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)]!;
+}
 
 /** Filler text for calibration prompts: any tokens cost the same to evaluate. */
 function fillerTokens(sequence: LlamaContextSequence, count: number): Token[] {
@@ -42,16 +49,22 @@ Promise<{model: KvCostModel; points: KvCalibrationPoint[]}> {
             let started = performance.now();
             await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(0, n));
             const prefillMs = performance.now() - started;
-            started = performance.now();
-            const {fileSize} = await sequence.saveStateToFile(file);
-            const saveMs = performance.now() - started;
-            await sequence.clearHistory();
-            started = performance.now();
-            await sequence.loadStateFromFile(file, {acceptRisk: true});
-            const loadMs = performance.now() - started;
-            if (sequence.contextTokens.length !== n)
-                throw new Error(`The sequence state saved with ${n} tokens loaded back with ${sequence.contextTokens.length}.`);
-            points.push({tokens: n, stateBytes: fileSize || (await stat(file)).size, prefillMs, saveMs, loadMs});
+            const saves: number[] = [];
+            const loads: number[] = [];
+            let fileSize = 0;
+            for (let round = 0; round < STATE_ROUNDS; round++) {
+                await rm(file, {force: true});
+                started = performance.now();
+                fileSize = (await sequence.saveStateToFile(file)).fileSize;
+                saves.push(performance.now() - started);
+                await sequence.clearHistory();
+                started = performance.now();
+                await sequence.loadStateFromFile(file, {acceptRisk: true});
+                loads.push(performance.now() - started);
+                if (sequence.contextTokens.length !== n)
+                    throw new Error(`The sequence state saved with ${n} tokens loaded back with ${sequence.contextTokens.length}.`);
+            }
+            points.push({tokens: n, stateBytes: fileSize || (await stat(file)).size, prefillMs, saveMs: median(saves), loadMs: median(loads)});
             await rm(file, {force: true});
         }
         points.shift();
