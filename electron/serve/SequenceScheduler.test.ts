@@ -32,6 +32,25 @@ describe("SequenceScheduler", () => {
         expect(scheduler.busyCount).toBe(0);
     });
 
+    it("gives a job the free slot its affinity scores highest, also when it was waiting", async () => {
+        const scheduler = new SequenceScheduler(["a", "b", "c"], {policy: fifoPolicy, queueLength: 4});
+        const prefer = (wanted: string) => (slot: string) => slot === wanted ? 1 : 0;
+        expect(await scheduler.run({promptTokens: 1, affinity: prefer("c")}, async (slot) => slot)).toBe("c");
+        const gates = [gate(), gate(), gate()];
+        const running = gates.map((g, index) => scheduler.run({promptTokens: 1}, async (slot) => {
+            await g.opened;
+            return `${index}@${slot}`;
+        }));
+        // affinity chooses among free slots only: a waiting job takes the first that frees
+        const waiting = scheduler.run({promptTokens: 1, affinity: prefer("b")}, async (slot) => slot);
+        gates[0]!.open();
+        expect(await waiting).toBe("a");
+        gates[1]!.open();
+        gates[2]!.open();
+        expect(await Promise.all(running)).toEqual(["0@a", "1@b", "2@c"]);
+        expect(await scheduler.run({promptTokens: 1, affinity: prefer("b")}, async (slot) => slot)).toBe("b");
+    });
+
     it("refuses a job when the queue is full, with a Retry-After estimate, and loses no running job", async () => {
         const scheduler = new SequenceScheduler(["a"], {policy: fifoPolicy, queueLength: 1});
         const g = gate();

@@ -9,12 +9,14 @@ export class QueueFullError extends Error {
 }
 
 /** A request to run: its scheduling facts, and a signal that withdraws it (while waiting) or stops it (while running). */
-export type ScheduledJob = {
+export type ScheduledJob<Slot = unknown> = {
     promptTokens: number;
     signal?: AbortSignal;
+    /** Which free slot it would rather have (highest score wins, the longest-free on a tie). Defaults to any. */
+    affinity?: (slot: Slot) => number;
 };
 
-type Waiting = WaitingRequest & {admit(slot: number): void};
+type Waiting<Slot> = WaitingRequest & {affinity?: (slot: Slot) => number; admit(slot: number): void};
 
 /** Retry-After is clamped to this range, in seconds. */
 const RETRY_AFTER_SECONDS = {min: 1, max: 600} as const;
@@ -28,7 +30,7 @@ const SERVICE_TIME_SMOOTHING = 0.2;
  */
 export class SequenceScheduler<Slot> {
     private readonly free: number[];
-    private readonly waiting: Waiting[] = [];
+    private readonly waiting: Waiting<Slot>[] = [];
     private meanServiceMs: number | null = null;
 
     /**
@@ -61,11 +63,11 @@ export class SequenceScheduler<Slot> {
      * when no slot is free and the queue is full, and with the signal's reason when it aborts while waiting.
      * `work` gets the slot and the ms the job waited.
      */
-    async run<T>(job: ScheduledJob, work: (slot: Slot, waitedMs: number) => Promise<T>): Promise<T> {
+    async run<T>(job: ScheduledJob<Slot>, work: (slot: Slot, waitedMs: number) => Promise<T>): Promise<T> {
         const now = this.now();
         job.signal?.throwIfAborted();
         const slotIndex = this.free.length > 0 && this.waiting.length === 0
-            ? this.free.shift()!
+            ? this.takeFree(job.affinity)
             : await this.enqueue(job, now);
         const admitted = this.now();
         try {
@@ -77,7 +79,7 @@ export class SequenceScheduler<Slot> {
         }
     }
 
-    private enqueue(job: ScheduledJob, arrivalMs: number): Promise<number> {
+    private enqueue(job: ScheduledJob<Slot>, arrivalMs: number): Promise<number> {
         if (this.waiting.length >= this.options.queueLength)
             throw new QueueFullError(this.retryAfterSeconds(), this.options.queueLength);
         return new Promise<number>((resolve, reject) => {
@@ -87,8 +89,8 @@ export class SequenceScheduler<Slot> {
                     this.waiting.splice(index, 1);
                 reject(job.signal?.reason);
             };
-            const entry: Waiting = {
-                arrivalMs, promptTokens: job.promptTokens, generatedTokens: 0,
+            const entry: Waiting<Slot> = {
+                arrivalMs, promptTokens: job.promptTokens, generatedTokens: 0, affinity: job.affinity,
                 admit: (slot) => {
                     job.signal?.removeEventListener("abort", onAbort);
                     resolve(slot);
@@ -104,8 +106,24 @@ export class SequenceScheduler<Slot> {
         while (this.free.length > 0 && this.waiting.length > 0) {
             const index = this.options.policy.pick(this.waiting, this.now());
             const [entry] = this.waiting.splice(index, 1);
-            entry!.admit(this.free.shift()!);
+            entry!.admit(this.takeFree(entry!.affinity));
         }
+    }
+
+    /** Removes and returns the free slot `affinity` scores highest (the longest-free among equals). */
+    private takeFree(affinity: ((slot: Slot) => number) | undefined): number {
+        let best = 0;
+        if (affinity != null) {
+            let bestScore = -Infinity;
+            this.free.forEach((slotIndex, position) => {
+                const score = affinity(this.slots[slotIndex]!);
+                if (score > bestScore) {
+                    bestScore = score;
+                    best = position;
+                }
+            });
+        }
+        return this.free.splice(best, 1)[0]!;
     }
 
     private recordService(ms: number): void {

@@ -3,6 +3,7 @@
  * `usage` and our engine-side `timings`.
  */
 import type {GenerationTiming} from "../engine/runtime/generationTiming.js";
+import type {KvPreparation} from "./ConversationKvStore.js";
 
 export type Usage = {prompt_tokens: number; completion_tokens: number; total_tokens: number};
 
@@ -17,6 +18,25 @@ export type Timings = {
     prompt_tokens_evaluated: number;
     /** The sequence (0-based) that generated the reply. */
     sequence: number;
+    /** How the conversation's KV cache got into that sequence (inside `ttft_ms`). */
+    kv: KvTimings;
+};
+
+/**
+ * `path`: `resident` (still in the sequence), `new` (nothing to restore), `swap` (its saved state was loaded) or
+ * `recompute` (its tokens were evaluated again). For `swap`/`recompute`, the decision made when it left its sequence:
+ * predicted and measured ms of both ways (measured: the chosen one; both in the server's benchmark mode). `evicted`: the
+ * conversation this request moved out of the sequence, and what saving it took (`null` when recomputed later).
+ */
+export type KvTimings = {
+    conversation: string | null;
+    path: KvPreparation["path"];
+    restore_ms: number;
+    tokens: number | null;
+    state_bytes: number | null;
+    predicted: {swap_out_ms: number; swap_in_ms: number; swap_ms: number; recompute_ms: number} | null;
+    measured: {swap_out_ms: number | null; swap_in_ms: number | null; swap_ms: number | null; recompute_ms: number | null} | null;
+    evicted: {conversation: string; path: "swap" | "recompute"; swap_out_ms: number | null} | null;
 };
 
 /** What a finished generation reports. */
@@ -24,6 +44,7 @@ export type Finished = {
     id: string; created: number; model: string; kind: "chat" | "completion";
     text: string; finishReason: "stop" | "length"; promptTokens: number; timing: GenerationTiming;
     queueMs: number; promptTokensEvaluated: number; sequence: number;
+    conversation: string | null; kv: KvPreparation;
 };
 
 export function usageOf(finished: Pick<Finished, "promptTokens" | "timing">): Usage {
@@ -36,7 +57,27 @@ export function timingsOf(finished: Finished): Timings {
     return {
         queue_ms: round(finished.queueMs), ttft_ms: round(finished.timing.ttftMs),
         tpot_ms: finished.timing.tpotMs == null ? null : round(finished.timing.tpotMs), total_ms: round(finished.timing.totalMs),
-        prompt_tokens_evaluated: finished.promptTokensEvaluated, sequence: finished.sequence
+        prompt_tokens_evaluated: finished.promptTokensEvaluated, sequence: finished.sequence,
+        kv: kvTimingsOf(finished.conversation, finished.kv)
+    };
+}
+
+function kvTimingsOf(conversation: string | null, kv: KvPreparation): KvTimings {
+    const round = (ms: number | null) => ms == null ? null : Math.round(ms * 100) / 100;
+    const {decision} = kv;
+    return {
+        conversation, path: kv.path, restore_ms: round(kv.restoreMs)!,
+        tokens: decision?.tokens ?? null,
+        state_bytes: decision == null ? null : decision.measured.stateBytes ?? decision.predicted.stateBytes,
+        predicted: decision == null ? null : {
+            swap_out_ms: round(decision.predicted.swapOutMs)!, swap_in_ms: round(decision.predicted.swapInMs)!,
+            swap_ms: round(decision.predicted.swapMs)!, recompute_ms: round(decision.predicted.recomputeMs)!
+        },
+        measured: decision == null ? null : {
+            swap_out_ms: round(decision.measured.swapOutMs), swap_in_ms: round(decision.measured.swapInMs),
+            swap_ms: round(decision.measured.swapMs), recompute_ms: round(decision.measured.recomputeMs)
+        },
+        evicted: kv.evicted == null ? null : {conversation: kv.evicted.conversation, path: kv.evicted.path, swap_out_ms: round(kv.evicted.swapOutMs)}
     };
 }
 

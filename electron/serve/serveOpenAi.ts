@@ -12,6 +12,10 @@
  * that rebinds its DNS name to 127.0.0.1 gets 421); JSON bodies only (a cross-site form cannot post one without a
  * CORS preflight, which is never granted); bodies over {@link MAX_BODY_BYTES} get 413; every request has a time limit
  * (504); a client that disconnects mid-stream stops its sequence; a full queue answers 429 with `Retry-After`.
+ *
+ * Conversations may outnumber the sequences: each request names its conversation (conversationKey.ts), prefers the
+ * sequence still holding that conversation's KV cache, and otherwise gets it back by swap or recompute, whichever the
+ * cost model (KvCostModel.ts, measured at start by calibrateKvCost.ts) predicts cheaper (ConversationKvStore.ts).
  */
 import {randomBytes, timingSafeEqual} from "node:crypto";
 import http from "node:http";
@@ -26,6 +30,10 @@ import {readJsonBody} from "./readJsonBody.js";
 import type {SchedulingPolicy} from "./schedulingPolicies.js";
 import {QueueFullError, SequenceScheduler} from "./SequenceScheduler.js";
 import {chatPromptTokens, ServeSlot} from "./ServeSlot.js";
+import {calibrateKvCost} from "./calibrateKvCost.js";
+import {ConversationKvStore, type KvRestoreDecision} from "./ConversationKvStore.js";
+import {conversationKey, CONVERSATION_HEADER} from "./conversationKey.js";
+import type {KvCostModel} from "./KvCostModel.js";
 import {SseWriter} from "./SseWriter.js";
 
 /** Request bodies beyond this are refused (413): room for a full context of text several times over. */
@@ -48,12 +56,27 @@ export type OpenAiServerOptions = {
     policy: SchedulingPolicy;
     /** One line per finished request (method, path, status, sequence, timings). */
     log?: (line: string) => void;
+    /** Conversations beyond the sequences: how their KV caches are kept. */
+    kv?: {
+        /** Defaults to one measured at start on this context (calibrateKvCost.ts). */
+        costModel?: KvCostModel;
+        /** The longest calibration prompt, tokens. Defaults to calibrateKvCost.ts's. */
+        calibrationTokens?: number;
+        /** Measure swap and recompute at every restore, whichever is chosen (benchmark mode). Defaults to `false`. */
+        measureBoth?: boolean;
+        /** Where state files go (a private folder is made inside). Defaults to the OS temp dir. */
+        dir?: string;
+        /** Called with every finished swap-vs-recompute decision (the decision log). */
+        onDecision?: (decision: KvRestoreDecision) => void;
+    };
 };
 
 export type OpenAiServer = {
     url: string;
     port: number;
     scheduler: SequenceScheduler<ServeSlot>;
+    /** Conversations' KV caches, the cost model in use and its decision log. */
+    kv: ConversationKvStore;
     close(): Promise<void>;
 };
 
@@ -86,6 +109,18 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     const slots = Array.from({length: placed.context.totalSequences}, (_unused, index) =>
         new ServeSlot(index, placed.context.getSequence(), chatWrapper));
     const scheduler = new SequenceScheduler(slots, {policy: options.policy, queueLength: options.queueLength});
+    const costModel = options.kv?.costModel
+        ?? (await calibrateKvCost(slots[0]!.sequence, {maxTokens: options.kv?.calibrationTokens, dir: options.kv?.dir})).model;
+    const kv = await ConversationKvStore.create({
+        costModel, measureBoth: options.kv?.measureBoth, dir: options.kv?.dir,
+        onDecision: (decision) => {
+            const {predicted, measured} = decision;
+            const ms = (value: number | null) => value == null ? "—" : value.toFixed(1);
+            log(`kv ${decision.conversation}: ${predicted.path} of ${decision.tokens} tokens; predicted swap ${ms(predicted.swapMs)} ms / recompute ` +
+                `${ms(predicted.recomputeMs)} ms; measured swap ${ms(measured.swapMs)} ms / recompute ${ms(measured.recomputeMs)} ms`);
+            options.kv?.onDecision?.(decision);
+        }
+    });
     const keyBytes = options.apiKey != null && options.apiKey !== "" ? Buffer.from(options.apiKey) : null;
     const created = Math.floor(Date.now() / 1000);
     const log = options.log ?? (() => {});
@@ -114,16 +149,18 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             sendJson(response, 200, {object: "list", data: [{id: options.modelId, object: "model", created, owned_by: "tensorwise"}]});
         } else if (pathname === "/v1/chat/completions") {
             methodFor("POST");
-            await generate(parseChatCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES)), response);
+            const parsed = parseChatCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
+            await generate(parsed, conversationKey(parsed, request.headers[CONVERSATION_HEADER]), response);
         } else if (pathname === "/v1/completions") {
             methodFor("POST");
-            await generate(parseCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES)), response);
+            const parsed = parseCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
+            await generate(parsed, conversationKey(parsed, request.headers[CONVERSATION_HEADER]), response);
         } else
             throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname?.slice(0, 100)}; this server has GET /v1/models, POST /v1/chat/completions and POST /v1/completions.`,
                 "invalid_request_error", "not_found");
     };
 
-    const generate = async (parsed: GenerationRequest, response: http.ServerResponse): Promise<void> => {
+    const generate = async (parsed: GenerationRequest, conversation: string | null, response: http.ServerResponse): Promise<void> => {
         const clock = new TokenClock();
         const promptTokens = parsed.kind === "chat"
             ? chatPromptTokens(chatWrapper, placed.model, parsed.messages)
@@ -145,25 +182,32 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         const timer = setTimeout(() => controller.abort(new Stopped("time-limit")), options.requestTimeoutMs);
         let sse: SseWriter | null = null;
         try {
-            const {generation, slot, waitedMs} = await scheduler.run({promptTokens, signal: controller.signal}, async (slot, waitedMs) => {
+            const job = {promptTokens, signal: controller.signal, affinity: kv.affinity(conversation)};
+            const {generation, slot, waitedMs, restored} = await scheduler.run(job, async (slot, waitedMs) => {
                 if (parsed.stream) {
                     sse = new SseWriter(response);
                     sse.send(chunkBody(stream, parsed.kind === "chat" ? {role: true} : {text: ""}));
                 }
-                const generation = await slot.generate({...parsed, maxTokens}, {
-                    signal: controller.signal, clock,
-                    onText: (text) => {
-                        if (text !== "")
-                            sse?.send(chunkBody(stream, {text}));
-                    }
-                });
-                return {generation, slot, waitedMs};
+                const restored = await kv.prepare(slot, conversation);
+                try {
+                    const generation = await slot.generate({...parsed, maxTokens}, {
+                        signal: controller.signal, clock,
+                        onText: (text) => {
+                            if (text !== "")
+                                sse?.send(chunkBody(stream, {text}));
+                        }
+                    });
+                    return {generation, slot, waitedMs, restored};
+                } finally {
+                    kv.finished(slot, conversation);
+                }
             });
             if (generation.finishReason === "abort")
                 throw controller.signal.reason;
             const finished: Finished = {
                 ...stream, text: generation.text, finishReason: generation.finishReason, promptTokens, timing: clock.timing(promptTokens),
-                queueMs: waitedMs, promptTokensEvaluated: generation.promptTokensEvaluated, sequence: slot.index
+                queueMs: waitedMs, promptTokensEvaluated: generation.promptTokensEvaluated, sequence: slot.index,
+                conversation, kv: restored
             };
             const writer = sse as SseWriter | null;
             if (writer != null) {
@@ -174,7 +218,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             } else
                 sendJson(response, 200, completionBody(finished));
             const timings = timingsOf(finished);
-            log(`${parsed.kind} 200 seq ${slot.index} queue ${timings.queue_ms} ms, TTFT ${timings.ttft_ms} ms, TPOT ${timings.tpot_ms ?? "—"} ms, ` +
+            log(`${parsed.kind} 200 seq ${slot.index} kv ${timings.kv.path} queue ${timings.queue_ms} ms, TTFT ${timings.ttft_ms} ms, TPOT ${timings.tpot_ms ?? "—"} ms, ` +
                 `${promptTokens}+${finished.timing.generatedTokens} tokens (${finished.finishReason})`);
         } catch (error) {
             if (error instanceof Stopped && error.why === "client-gone") {
@@ -221,12 +265,14 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         url: `http://${shownHost}:${port}/v1`,
         port,
         scheduler,
+        kv,
         close: async () => {
             const closed = new Promise<void>((resolve) => server.close(() => resolve()));
             server.closeAllConnections();
             await closed;
             for (const slot of slots)
                 slot.dispose();
+            await kv.close();
         }
     };
 }

@@ -1,3 +1,4 @@
+import {createWriteStream} from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type {Budget, LoadedModelState} from "../../contract/ipc.js";
@@ -24,6 +25,10 @@ export type ServeCommandOptions = {
     contextSize: number;
     batchSize: number;
     threads?: number;
+    /** Appends every swap-vs-recompute decision to this file as one JSON line. */
+    kvLogPath?: string;
+    /** Measure both swap and recompute at every restore (benchmark mode). */
+    kvMeasureBoth: boolean;
 };
 
 /**
@@ -58,11 +63,17 @@ export async function serveCommand(io: CliIo, modelPath: string, options: ServeC
         const placed = service.placedModel();
         if (placed == null)
             throw new Error("the model did not stay loaded");
+        const kvLog = options.kvLogPath == null ? null : createWriteStream(path.resolve(options.kvLogPath), {flags: "a"});
         const server = await serveOpenAi({
             placed, modelId: state.card.fileName, host: options.host, port: options.port, apiKey: options.apiKey,
             queueLength: options.queueLength, requestTimeoutMs: options.requestTimeoutSeconds * 1000,
-            policy: schedulingPolicy(options.policy), log: (line) => io.err(line)
+            policy: schedulingPolicy(options.policy), log: (line) => io.err(line),
+            kv: {measureBoth: options.kvMeasureBoth, onDecision: kvLog == null ? undefined : (decision) => kvLog.write(JSON.stringify(decision) + "\n")}
         });
+        const {costModel} = server.kv;
+        io.err(`KV swap vs recompute (${costModel.source}): state ${Math.round(costModel.stateBytes.bytesPerToken)} B/token, ` +
+            `save ${(1 / costModel.save.msPer / 1e6).toFixed(2)} GB/s, load ${(1 / costModel.load.msPer / 1e6).toFixed(2)} GB/s, ` +
+            `prefill ${(1000 / costModel.prefill.msPer).toFixed(0)} tokens/s`);
         io.err(`serving ${state.card.fileName} (${state.placement.strategy}) with ${options.parallel} parallel sequence(s) of ` +
             `${placed.context.contextSize} tokens, queue ${options.queueLength}, ${options.policy} scheduling; Ctrl-C stops`);
         io.err(`try: curl ${server.url}/chat/completions -H 'Content-Type: application/json'` +
@@ -74,6 +85,7 @@ export async function serveCommand(io: CliIo, modelPath: string, options: ServeC
         });
         io.err("stopping");
         await server.close();
+        kvLog?.end();
         return 0;
     } finally {
         await service.dispose();
