@@ -243,3 +243,4 @@ function main() {
 }
 
 main();
+await import("./buildRpc.mjs").then(({buildRpc}) => buildRpc()); // llama.cpp RPC backend + rpc-server beside each local build

@@ -2,6 +2,7 @@ import {parseArgs, type ParseArgsConfig} from "node:util";
 import {processIo, type CliIo} from "./CliIo.js";
 import {terminalSafe} from "../engine/format/terminalSafe.js";
 import {devicesCommand} from "./commands/devicesCommand.js";
+import {rpcServerCommand} from "./commands/rpcServerCommand.js";
 import {UsageError} from "./UsageError.js";
 import {inspectCommand} from "./commands/inspectCommand.js";
 import {makeModelCommand} from "./commands/makeModelCommand.js";
@@ -14,6 +15,7 @@ import {STRATEGY_NAMES} from "../engine/planner/planStrategy.js";
 import type {StrategyName} from "../engine/planner/strategies/StrategyResult.js";
 import {TEXT_LIMITS} from "../contract/limits.js";
 import {flagNumber, flagThreads, parseBudget, parseGpu} from "./flags.js";
+import {flagPort, flagRpc, flagRpcDevice, flagRpcHost} from "./rpcFlags.js";
 
 type Command = {
     summary: string;
@@ -24,13 +26,25 @@ type Command = {
 
 const gpuOption = {gpu: {type: "string", default: "auto"}} as const;
 const jsonOption = {json: {type: "boolean", default: false}} as const;
+const rpcOption = {rpc: {type: "string"}} as const;
 
 const commands: Record<string, Command> = {
     devices: {
         summary: "backends, devices, buffer types, free VRAM/RAM",
-        usage: "tensorwise devices [--gpu auto|cpu|cuda|vulkan] [--json]",
-        options: {...gpuOption, ...jsonOption},
-        run: (io, values) => devicesCommand(io, {gpu: parseGpu(values.gpu), json: values.json === true})
+        usage: "tensorwise devices [--gpu auto|cpu|cuda|vulkan] [--rpc host:port[,host:port…]] [--json]",
+        options: {...gpuOption, ...jsonOption, ...rpcOption},
+        run: (io, values) => devicesCommand(io, {gpu: parseGpu(values.gpu), json: values.json === true, rpc: flagRpc(values.rpc)})
+    },
+    "rpc-server": {
+        summary: "serve this machine's devices to another tensorwise over llama.cpp's RPC protocol (no authentication)",
+        usage: "tensorwise rpc-server [--host 127.0.0.1] [--port 50052] [--device CPU|Vulkan0|CUDA0] [--threads N]",
+        options: {host: {type: "string", default: "127.0.0.1"}, port: {type: "string", default: "50052"}, device: {type: "string"}, threads: {type: "string"}},
+        run: (io, values) => rpcServerCommand(io, {
+            host: flagRpcHost(values.host),
+            port: flagPort(values.port),
+            device: typeof values.device === "string" ? flagRpcDevice(values.device) : undefined,
+            threads: flagThreads(values.threads)
+        })
     },
     inspect: {
         summary: "validate a GGUF file (bounded, out of process) and show its architecture, quant mix and tensors",
@@ -95,9 +109,9 @@ const commands: Record<string, Command> = {
     chat: {
         summary: "load a model with a placement, reply to one prompt, print TTFT/TPOT and memory per buffer type",
         usage: "tensorwise chat <model.gguf> --prompt <text> [--placement file.json | --gpu-layers N | --auto [--budget MiB|N%]] " +
-            "[--gpu auto|cpu|cuda|vulkan] [--context N] [--batch N] [--threads N] [--max-tokens N] [--temperature T] [--show-overrides] [--json]",
+            "[--gpu auto|cpu|cuda|vulkan] [--context N] [--batch N] [--threads N] [--max-tokens N] [--temperature T] [--show-overrides] [--rpc host:port,…] [--json]",
         options: {
-            ...gpuOption, ...jsonOption, prompt: {type: "string"}, placement: {type: "string"}, "gpu-layers": {type: "string"},
+            ...gpuOption, ...jsonOption, ...rpcOption, prompt: {type: "string"}, placement: {type: "string"}, "gpu-layers": {type: "string"},
             auto: {type: "boolean", default: false}, budget: {type: "string"}, context: {type: "string"}, batch: {type: "string"},
             threads: {type: "string"}, "max-tokens": {type: "string"}, temperature: {type: "string"},
             "show-overrides": {type: "boolean", default: false}
@@ -122,7 +136,8 @@ const commands: Record<string, Command> = {
                 maxTokens: flagNumber(values["max-tokens"], "max-tokens", "maxTokens") ?? 64,
                 temperature: flagNumber(values.temperature, "temperature", "temperature") ?? 0,
                 showOverrides: values["show-overrides"] === true,
-                json: values.json === true
+                json: values.json === true,
+                rpc: flagRpc(values.rpc)
             });
         }
     }

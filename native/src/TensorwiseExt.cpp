@@ -1,5 +1,6 @@
 #include "TensorwiseExt.h"
 #include "TensorwiseProfiler.h"
+#include "TensorwiseRpc.h"
 
 #include <map>
 #include <regex>
@@ -213,4 +214,5 @@ void tensorwiseRegisterExports(Napi::Env env, Napi::Object exports) {
         Napi::PropertyDescriptor::Function("tensorwiseGetContextMemoryBreakdown", getContextMemoryBreakdown),
     });
     tensorwiseRegisterProfilerExports(env, exports);
+    tensorwiseRegisterRpcExports(env, exports);
 }

@@ -25,6 +25,8 @@ export type ChatCommandOptions = {
     temperature: number;
     showOverrides: boolean;
     json: boolean;
+    /** rpc-servers (`host:port`) whose devices join this machine's. Defaults to none. */
+    rpc?: readonly string[];
 };
 
 /**
@@ -39,6 +41,7 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
     const service = await EngineService.create({
         gpu: options.gpu,
         maxThreads: options.threads,
+        rpcServers: options.rpc,
         logLevel: options.showOverrides ? LlamaLogLevel.debug : LlamaLogLevel.warn,
         onLog: (level, message) => {
             if (message.includes("buffer type overridden"))

@@ -3,9 +3,12 @@ import {formatBytes, formatTable} from "../../engine/format/formatBytes.js";
 import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama.js";
 import type {CliIo} from "../CliIo.js";
 
-/** `tensorwise devices [--gpu auto|cpu|cuda|vulkan] [--json]`: backends, devices, buffer types, VRAM/RAM. */
-export async function devicesCommand(io: CliIo, options: {gpu: EngineGpu; json: boolean}): Promise<number> {
-    const engine = await getEngineLlama({gpu: options.gpu});
+/**
+ * `tensorwise devices [--gpu auto|cpu|cuda|vulkan] [--rpc host:port,…] [--json]`: backends, devices (remote
+ * rpc-servers' included), buffer types, VRAM/RAM.
+ */
+export async function devicesCommand(io: CliIo, options: {gpu: EngineGpu; json: boolean; rpc?: readonly string[]}): Promise<number> {
+    const engine = await getEngineLlama({gpu: options.gpu, rpcServers: options.rpc});
     try {
         const machine = describeMachine(engine);
         if (options.json) {

@@ -1,4 +1,5 @@
 import {getLlama, LlamaLogLevel, NoBinaryFoundError, type Llama} from "node-llama-cpp";
+import {addRpcServers} from "../rpc/addRpcServers.js";
 import {getTensorwiseBindings, type TensorwiseBindings} from "./tensorwiseBindings.js";
 
 /** Which llama.cpp build to load. `"auto"` lets node-llama-cpp pick the best GPU build that works here. */
@@ -13,6 +14,11 @@ export type EngineLlamaOptions = {
     onLog?: (level: LlamaLogLevel, message: string) => void;
     /** Defaults to `LlamaLogLevel.warn`; `debug` is needed to see llama.cpp's "buffer type overridden" lines. */
     logLevel?: LlamaLogLevel;
+    /**
+     * rpc-servers (`"host:port"`) whose devices join this process's llama.cpp before any model loads
+     * (electron/engine/rpc/addRpcServers.ts). Defaults to none.
+     */
+    rpcServers?: readonly string[];
 };
 
 export type EngineLlama = {
@@ -47,7 +53,10 @@ export async function getEngineLlama(options: EngineLlamaOptions = {}): Promise<
         throw error;
     });
     try {
-        return {llama, bindings: getTensorwiseBindings(llama)};
+        const engine = {llama, bindings: getTensorwiseBindings(llama)};
+        if (options.rpcServers != null && options.rpcServers.length > 0)
+            await addRpcServers(engine, options.rpcServers);
+        return engine;
     } catch (error) {
         await llama.dispose();
         throw error;

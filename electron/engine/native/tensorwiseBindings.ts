@@ -105,6 +105,10 @@ export type TensorwiseBindings = {
     tensorwiseCancelProfiles?(): void;
     /** llama.cpp's own fitting (`--fit`) in a worker thread. */
     tensorwiseFitParams?(request: NativeFitRequest): Promise<NativeFitResult>;
+    /** Whether llama.cpp's RPC backend is loaded, loading it from `libraryPath` when not (native/src/TensorwiseRpc.cpp). */
+    tensorwiseRpcAvailable?(libraryPath?: string): boolean;
+    /** Registers an rpc-server's devices (`"host:port"`); returns their device names. Aborts the process if it cannot connect. */
+    tensorwiseAddRpcServer?(endpoint: string, libraryPath?: string): string[];
 };
 
 /** Thrown when the loaded llama.cpp binary is not the tensorwise-patched build. */

@@ -16,7 +16,7 @@ export type NaturalBufferType = (tensorName: string) => string;
  * Input-layer tensors: llama.cpp always keeps them on the CPU ("there is very little benefit to offloading the input
  * layer"). source: `LLM_TENSOR_LAYER_INPUT` entries in src/llama-arch.cpp, `pimpl->dev_input` in src/llama-model.cpp.
  */
-const INPUT_LAYER_TENSOR =
+export const INPUT_LAYER_TENSOR =
     /^(?:token_embd|position_embd|token_types|per_layer_token_embd|masked_embd_centroids|masked_embd_ordering|hrm\.z_l_init)(?:\.|$)/;
 
 /** Buffer type name of the CPU backend (`ggml_backend_cpu_buffer_type()`). */
