@@ -90,25 +90,12 @@ function runChild(
             stdio: ["ignore", "ignore", "pipe", "ipc"]
         });
         let stderr = "";
-        let settled = false;
-        const finish = (outcome: () => void): void => {
-            if (settled)
-                return;
-            settled = true;
-            clearTimeout(timer);
-            signal?.removeEventListener("abort", onAbort);
-            if (child.exitCode === null && child.signalCode === null)
-                child.kill("SIGKILL");
-            outcome();
-        };
-        const fail = (code: "timeout" | "out-of-memory" | "child-failed", detail: string): void =>
-            finish(() => reject(new GgufValidationError(code, detail)));
-        const onAbort = (): void => finish(() => reject(signal?.reason));
-        const timer = setTimeout(
-            () => fail("timeout", `validating ${request.path} took longer than ${timeoutMs} ms; the validator was killed`),
-            timeoutMs
-        );
-        signal?.addEventListener("abort", onAbort, {once: true});
+        const {finish, fail} = settleOnce({
+            request, timeoutMs, signal, reject, stoppedVerb: "killed", stop: () => {
+                if (child.exitCode === null && child.signalCode === null)
+                    child.kill("SIGKILL");
+            }
+        });
 
         child.stderr?.on("data", (chunk: Buffer) => {
             stderr = (stderr + chunk.toString("utf8")).slice(-stderrTailBytes);
@@ -139,25 +126,8 @@ function runWorker(
 ): Promise<ValidateGgufResponse> {
     return new Promise((resolvePromise, reject) => {
         const worker = new Worker(entry, {resourceLimits: {maxOldGenerationSizeMb: maxOldSpaceSizeMb}, stdout: true, stderr: true});
-        let settled = false;
-        const finish = (outcome: () => void): void => {
-            if (settled)
-                return;
-            settled = true;
-            clearTimeout(timer);
-            signal?.removeEventListener("abort", onAbort);
-            // terminate() stops running JavaScript at once; the reply (if any) is already here
-            void worker.terminate();
-            outcome();
-        };
-        const fail = (code: "timeout" | "out-of-memory" | "child-failed", detail: string): void =>
-            finish(() => reject(new GgufValidationError(code, detail)));
-        const onAbort = (): void => finish(() => reject(signal?.reason));
-        const timer = setTimeout(
-            () => fail("timeout", `validating ${request.path} took longer than ${timeoutMs} ms; the validator was stopped`),
-            timeoutMs
-        );
-        signal?.addEventListener("abort", onAbort, {once: true});
+        // terminate() stops running JavaScript at once; the reply (if any) is already here
+        const {finish, fail} = settleOnce({request, timeoutMs, signal, reject, stoppedVerb: "stopped", stop: () => void worker.terminate()});
 
         worker.on("message", (message: unknown) => {
             if (isValidateGgufResponse(message))
@@ -174,6 +144,36 @@ function runWorker(
         worker.on("exit", (code) => fail("child-failed", `the validator worker exited (code ${code}) without a reply`));
         worker.postMessage(request);
     });
+}
+
+type FailureCode = "timeout" | "out-of-memory" | "child-failed";
+
+/**
+ * The settle-once bookkeeping both isolations share: the first outcome wins, and settling clears the time limit,
+ * drops the abort listener and stops the child or worker (`stop`). A timeout or an abort settles it too.
+ */
+function settleOnce({request, timeoutMs, signal, reject, stop, stoppedVerb}: {
+    request: ValidateGgufRequest; timeoutMs: number; signal?: AbortSignal; reject: (reason: unknown) => void;
+    stop: () => void; stoppedVerb: string;
+}): {finish: (outcome: () => void) => void; fail: (code: FailureCode, detail: string) => void} {
+    let settled = false;
+    const finish = (outcome: () => void): void => {
+        if (settled)
+            return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        stop();
+        outcome();
+    };
+    const fail = (code: FailureCode, detail: string): void => finish(() => reject(new GgufValidationError(code, detail)));
+    const onAbort = (): void => finish(() => reject(signal?.reason));
+    const timer = setTimeout(
+        () => fail("timeout", `validating ${request.path} took longer than ${timeoutMs} ms; the validator was ${stoppedVerb}`),
+        timeoutMs
+    );
+    signal?.addEventListener("abort", onAbort, {once: true});
+    return {finish, fail};
 }
 
 /** Structured clone gives back plain objects: restore canonical ggml type infos (and check the reply's shape). */
