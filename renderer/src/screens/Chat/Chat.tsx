@@ -1,4 +1,4 @@
-import {useEffect, useRef} from "react";
+import {useRef} from "react";
 import {regenerate} from "../../actions/chatActions";
 import {useChatStore} from "../../stores/chatStore";
 import {useEngineStore} from "../../stores/engineStore";
@@ -7,6 +7,7 @@ import {useUiStore} from "../../stores/uiStore";
 import {Composer} from "./components/Composer/Composer";
 import {ConversationList} from "./components/ConversationList/ConversationList";
 import {Message, StreamingMessage} from "./components/Message/Message";
+import {useFollowTail} from "./hooks/useFollowTail";
 import "./Chat.css";
 
 export function Chat() {
@@ -18,13 +19,11 @@ export function Chat() {
     const loaded = usePlanStore((state) => state.loaded);
     const engine = useEngineStore((state) => state.engine);
     const show = useUiStore((state) => state.show);
-    const bottom = useRef<HTMLDivElement>(null);
+    const transcript = useRef<HTMLDivElement>(null);
 
     const messages = conversation?.messages ?? [];
     const streamText = stream?.text.length ?? 0;
-    useEffect(() => {
-        bottom.current?.scrollIntoView({block: "end"});
-    }, [messages.length, streamText, activeId]);
+    const {onScroll} = useFollowTail(transcript, `${messages.length}:${streamText}:${error ?? ""}`, activeId);
 
     const lastAssistant = messages.at(-1)?.role === "assistant" ? messages.at(-1) : undefined;
     return (
@@ -38,7 +37,7 @@ export function Chat() {
                         {loaded != null ? `${loaded.card.name ?? loaded.card.fileName} · ${loaded.placement.strategy}` : "no model loaded"}
                     </span>
                 </header>
-                <div className="chat-messages" data-testid="messages">
+                <div className="chat-messages" data-testid="messages" ref={transcript} onScroll={onScroll}>
                     {loaded == null && engine.state !== "busy" && engine.state !== "crashed" && (
                         <div className="notice chat-empty">
                             <h2>No model loaded</h2>
@@ -53,7 +52,6 @@ export function Chat() {
                     ))}
                     {stream != null && <StreamingMessage stream={stream}/>}
                     {error != null && <div className="error-box chat-error" data-testid="chat-error">{error}</div>}
-                    <div ref={bottom}/>
                 </div>
                 <Composer stream={stream} disabled={loaded == null}/>
             </section>
