@@ -46,7 +46,14 @@ export const LIMITS = {
     modelFf: {label: "feed-forward length", integer: true, min: 1, max: 262_144},
     modelHeads: {label: "head count", integer: true, min: 1, max: 1024},
     modelVocab: {label: "vocabulary size", integer: true, min: 262, max: 1_048_576},
-    seed: {label: "seed", integer: true, min: 0, max: 4_294_967_295}
+    seed: {label: "seed", integer: true, min: 0, max: 4_294_967_295},
+    /** Sampling (llama.cpp's `--top-k`, `--top-p`, `--min-p`, `--repeat-penalty`). */
+    topK: {label: "top-k", integer: true, min: 0, max: 100_000},
+    topP: {label: "top-p", integer: false, min: 0, max: 1},
+    minP: {label: "min-p", integer: false, min: 0, max: 1},
+    repeatPenalty: {label: "repeat penalty", integer: false, min: 0, max: 10},
+    /** Stop strings of one conversation. */
+    stopStrings: {label: "stop string count", integer: true, min: 0, max: 16}
 } as const satisfies Record<string, NumberLimit>;
 
 export type LimitName = keyof typeof LIMITS;
@@ -62,7 +69,11 @@ export const TEXT_LIMITS = {
     /** A path sent by a client. */
     path: 4096,
     /** A bench CLI list such as `--prompts 32,64,128`. */
-    flagList: 1024
+    flagList: 1024,
+    /** A conversation's system prompt. */
+    systemPrompt: 32_768,
+    /** One stop string. */
+    stopString: 256
 } as const;
 
 /** A context may exceed the model's trained context by this factor (RoPE scaling); beyond it output is garbage. */
