@@ -32,3 +32,27 @@ export class AppShell {
         await this.page.getByTestId("restart-engine").click();
     }
 }
+
+/** Where an element is after scrolling it into view: inside the viewport (with its size), or not. */
+export type Reach = {inViewport: boolean; top: number; bottom: number; viewportHeight: number};
+
+/**
+ * Scrolls the last element of the screen shown (the deepest last child of `[data-screen]`, or `selector`) into view and
+ * reports whether it then lies within the window: what a user can reach by scrolling.
+ */
+export async function reachLast(page: import("playwright-core").Page, selector?: string): Promise<Reach> {
+    return await page.evaluate((chosen) => {
+        let element: Element | null = chosen != null ? document.querySelector(chosen) : document.querySelector("[data-screen] > *");
+        if (chosen == null)
+            while (element != null && element.lastElementChild != null)
+                element = element.lastElementChild;
+        if (element == null)
+            throw new Error(`nothing matches ${chosen ?? "[data-screen]"}`);
+        element.scrollIntoView({block: "end"});
+        const box = element.getBoundingClientRect();
+        return {
+            inViewport: box.top >= -1 && box.bottom <= window.innerHeight + 1 && box.height > 0,
+            top: box.top, bottom: box.bottom, viewportHeight: window.innerHeight
+        };
+    }, selector);
+}

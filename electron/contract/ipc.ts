@@ -9,7 +9,9 @@ import type {GenerationTiming} from "../engine/runtime/generationTiming.js";
 import type {BenchPoint, BenchReport, BenchRun} from "../engine/bench/types.js";
 import type {ErrorStat, SpeedupCell} from "../engine/bench/report/summariseReport.js";
 import type {PlacementStrategyName, StrategyName} from "./strategies.js";
+import type {PromptProgress, ReplyStopReason, SamplingSettings} from "../engine/runtime/streamChatReply.js";
 
+export type {PromptProgress, ReplyStopReason, SamplingSettings};
 export type {MachineDescription, MemoryReport, GenerationTiming, BenchPoint, BenchReport, BenchRun, ErrorStat, SpeedupCell};
 
 /** A tensor row of the model card. */
@@ -101,10 +103,22 @@ export type ChatMessage = {
     timing?: GenerationTiming;
     /** Set when the reply was stopped by the user or cut by an engine crash. */
     stopped?: "user" | "crash";
+    /** Why a finished reply ended (absent on replies saved before it was recorded, and on crashed ones). */
+    stopReason?: ReplyStopReason;
+    /** The prompt of this reply in tokens, and how many of them the KV cache already held. */
+    prompt?: {tokens: number; reused: number};
+    /** Tokens in the context after this reply, of `size`. */
+    context?: {usedTokens: number; size: number};
+};
+
+/** How a conversation's replies are generated, kept with it; unset fields take the engine's defaults. */
+export type ChatSettings = SamplingSettings & {
+    systemPrompt?: string;
+    maxTokens?: number;
 };
 
 export type ConversationSummary = {id: string; title: string; updatedAt: number; messageCount: number};
-export type Conversation = ConversationSummary & {messages: ChatMessage[]};
+export type Conversation = ConversationSummary & {messages: ChatMessage[]; settings?: ChatSettings};
 
 /** A long step (profile, plan, load, …): `progress` in 0..1, `null` when unknown. */
 export type TaskProgress = {taskId: string; step: string; progress: number | null; detail?: string};
@@ -173,14 +187,21 @@ export type Requests = {
     "model.current": [void, LoadedModelState | null];
     "conversations.list": [void, ConversationSummary[]];
     "conversations.get": [{id: string}, Conversation];
-    "conversations.create": [{title?: string}, Conversation];
+    /** `settings`: the new conversation's system prompt and sampling (the app passes the last ones used). */
+    "conversations.create": [{title?: string; settings?: ChatSettings}, Conversation];
     "conversations.delete": [{id: string}, void];
     "conversations.rename": [{id: string; title: string}, ConversationSummary];
+    /** Replaces the conversation's settings (system prompt, sampling); later replies use them. */
+    "conversations.setSettings": [{id: string; settings: ChatSettings}, Conversation];
+    /** Removes one message (not while the conversation is replying). */
+    "conversations.deleteMessage": [{id: string; messageId: string}, Conversation];
     /** Starts a reply; deltas arrive as `chat.delta` events with this stream id. */
     "chat.send": [{conversationId: string; text: string; streamId: string; maxTokens?: number; temperature?: number}, void];
     /** Replaces the last assistant message with a new reply. */
     "chat.regenerate": [{conversationId: string; streamId: string; maxTokens?: number; temperature?: number}, void];
     "chat.stop": [{streamId: string}, void];
+    /** Replaces user message `messageId` with `text`, drops everything after it, and replies to it. */
+    "chat.edit": [{conversationId: string; messageId: string; text: string; streamId: string}, void];
     /** Opens the native file dialog for a .gguf; `null` when cancelled or where no dialog exists (web mode). */
     "dialog.openModel": [void, string | null];
     /**
@@ -205,6 +226,8 @@ export type Events = {
     "task.progress": TaskProgress;
     /** Token text batched per frame. */
     "chat.delta": {streamId: string; conversationId: string; messageId: string; text: string; elapsedMs: number; tokens: number};
+    /** Prompt processing of a reply, after every chunk (before the first token). */
+    "chat.prompt": {streamId: string; conversationId: string} & PromptProgress;
     "chat.done": {streamId: string; conversationId: string; message: ChatMessage};
     "chat.error": {streamId: string; conversationId: string; error: string};
     "bench.progress": BenchProgress;

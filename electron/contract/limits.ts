@@ -54,9 +54,14 @@ export const LIMITS = {
     parallel: {label: "parallel sequence count", integer: true, min: 1, max: 64},
     queueLength: {label: "queue length", integer: true, min: 0, max: 4096},
     requestTimeoutSeconds: {label: "request time limit", integer: true, min: 1, max: 86_400, unit: "seconds"},
-    /** Sampling (OpenAI-compatible requests). */
-    topP: {label: "top_p", integer: false, min: 0, max: 1},
-    topK: {label: "top_k", integer: true, min: 0, max: 1_048_576},
+    /** Sampling, in the app and in OpenAI-compatible requests (llama.cpp's `--top-k`, `--top-p`, `--min-p`, `--repeat-penalty`). */
+    topK: {label: "top-k", integer: true, min: 0, max: 1_048_576},
+    topP: {label: "top-p", integer: false, min: 0, max: 1},
+    minP: {label: "min-p", integer: false, min: 0, max: 1},
+    repeatPenalty: {label: "repeat penalty", integer: false, min: 0, max: 10},
+    /** Stop strings of one conversation in the app. */
+    stopStrings: {label: "stop string count", integer: true, min: 0, max: 16},
+    /** Stop sequences of one OpenAI-compatible request (OpenAI's API allows up to 4). */
     stopCount: {label: "number of stop sequences", integer: true, min: 0, max: 4}
 } as const satisfies Record<string, NumberLimit>;
 
@@ -74,8 +79,10 @@ export const TEXT_LIMITS = {
     path: 4096,
     /** A bench CLI list such as `--prompts 32,64,128`. */
     flagList: 1024,
-    /** One stop sequence of an OpenAI-compatible request. */
-    stopSequence: 256,
+    /** A conversation's system prompt. */
+    systemPrompt: 32_768,
+    /** One stop string (the app's, or one stop sequence of an OpenAI-compatible request). */
+    stopString: 256,
     /** `tensorwise serve --api-key`. */
     apiKey: 512
 } as const;

@@ -5,8 +5,8 @@
  */
 import {randomUUID} from "node:crypto";
 import type {ChatMessage, Events} from "../contract/ipc.js";
-import type {EngineRequests} from "../engine/service/engineProtocol.js";
-import type {ChatTurn} from "../engine/runtime/streamChatReply.js";
+import type {EngineChatRequest, EngineRequests} from "../engine/service/engineProtocol.js";
+import type {PromptProgress} from "../engine/runtime/streamChatReply.js";
 import {HostError} from "./HostError.js";
 
 /** Delta batching interval: about two frames at 60 Hz. */
@@ -15,7 +15,7 @@ export const DELTA_BATCH_MS = 25;
 export const CHECKPOINT_MS = 500;
 
 export type ChatStreamSink = {
-    emit<Name extends "chat.delta" | "chat.done" | "chat.error">(name: Name, payload: Events[Name]): void;
+    emit<Name extends "chat.delta" | "chat.prompt" | "chat.done" | "chat.error">(name: Name, payload: Events[Name]): void;
     checkpoint(message: ChatMessage): Promise<void>;
     chat(arg: EngineRequests["chat"][0]): Promise<EngineRequests["chat"][1]>;
     stop(streamId: string): Promise<void>;
@@ -41,7 +41,7 @@ export class ChatStream {
         private readonly sink: ChatStreamSink
     ) {}
 
-    async run(request: {history: ChatTurn[]; message: string; maxTokens?: number; temperature?: number}): Promise<void> {
+    async run(request: Omit<EngineChatRequest, "streamId">): Promise<void> {
         this.checkpointTimer = setInterval(() => this.checkpoint(), CHECKPOINT_MS);
         try {
             const reply = await this.sink.chat({streamId: this.streamId, ...request});
@@ -49,6 +49,7 @@ export class ChatStream {
             const stopped = reply.aborted || this.stopRequested ? "user" : undefined;
             const message: ChatMessage = {
                 id: this.messageId, role: "assistant", text: reply.text, createdAt: this.createdAt, timing: reply.timing,
+                stopReason: stopped != null ? "stopped" : reply.stopReason, prompt: reply.prompt, context: reply.context,
                 ...(stopped != null ? {stopped} : {})
             };
             await this.finish(message);
@@ -58,7 +59,7 @@ export class ChatStream {
             const crashed = error instanceof HostError && (error.code === "engine-crashed" || error.code === "engine-stopped");
             const message: ChatMessage = {
                 id: this.messageId, role: "assistant", text: this.text, createdAt: this.createdAt,
-                stopped: crashed ? "crash" : "user"
+                stopped: crashed ? "crash" : "user", ...(crashed ? {} : {stopReason: "stopped" as const})
             };
             await this.finish(message).catch(() => {});
             // the user's own stop that landed before the first token (the engine answers it with an abort error) is
@@ -85,6 +86,13 @@ export class ChatStream {
         this.tokens = tokens;
         this.lastElapsedMs = elapsedMs;
         this.flushTimer ??= setTimeout(() => this.flushDeltas(), DELTA_BATCH_MS);
+    }
+
+    /** Engine prompt-processing progress for this stream, passed on at once (a few events per second at most). */
+    onPromptProgress(progress: PromptProgress): void {
+        if (this.finished)
+            return;
+        this.sink.emit("chat.prompt", {streamId: this.streamId, conversationId: this.conversationId, ...progress});
     }
 
     /** Asks the engine to stop; `run` then saves what came and reports `chat.done` with `stopped: "user"`. */

@@ -104,6 +104,28 @@ describe("ConversationStore", () => {
         expect((await store.get(id)).messages.map((message) => message.id)).toEqual(["u"]);
     });
 
+    it("keeps each conversation's settings with it, deletes one message, and cuts before an edited message", async () => {
+        const store = await ConversationStore.open(dataDir);
+        const {id} = await store.create(undefined, {systemPrompt: "Be brief.", temperature: 0});
+        for (const [n, role] of (["user", "assistant", "user", "assistant"] as const).entries())
+            await store.append(id, {id: `m${n}`, role, text: `t${n}`, createdAt: n});
+        await store.setSettings(id, {systemPrompt: "Answer in French.", topK: 20, stopStrings: ["###"]});
+        await store.deleteMessage(id, "m1");
+
+        const reopened = await ConversationStore.open(dataDir);
+        const saved = await reopened.get(id);
+        expect(saved.settings).toEqual({systemPrompt: "Answer in French.", topK: 20, stopStrings: ["###"]});
+        expect(saved.messages.map((message) => message.id)).toEqual(["m0", "m2", "m3"]);
+        expect(reopened.list()[0]!.messageCount).toBe(3);
+
+        await expect(reopened.deleteMessage(id, "m1")).rejects.toMatchObject({code: "not-found"});
+        // an edit cuts at a user message only; the settings stay
+        await expect(reopened.truncateBefore(id, "m3")).rejects.toMatchObject({code: "not-found"});
+        const cut = await reopened.truncateBefore(id, "m2");
+        expect(cut.messages.map((message) => message.id)).toEqual(["m0"]);
+        expect(cut.settings?.systemPrompt).toBe("Answer in French.");
+    });
+
     it("keeps concurrent checkpoints of one conversation in order", async () => {
         const store = await ConversationStore.open(dataDir);
         const {id} = await store.create();

@@ -7,7 +7,7 @@
 import {randomUUID} from "node:crypto";
 import {promises as fs} from "node:fs";
 import path from "node:path";
-import type {ChatMessage, Conversation, ConversationSummary} from "../contract/ipc.js";
+import type {ChatMessage, ChatSettings, Conversation, ConversationSummary} from "../contract/ipc.js";
 import {HostError} from "./HostError.js";
 
 const INDEX_FILE = "index.json";
@@ -113,10 +113,11 @@ export class ConversationStore {
         return conversation;
     }
 
-    async create(title?: string): Promise<Conversation> {
+    async create(title?: string, settings?: ChatSettings): Promise<Conversation> {
         const now = Date.now();
         const conversation: Conversation = {
-            id: randomUUID(), title: title?.trim() || DEFAULT_TITLE, updatedAt: now, messageCount: 0, messages: []
+            id: randomUUID(), title: title?.trim() || DEFAULT_TITLE, updatedAt: now, messageCount: 0, messages: [],
+            ...(settings != null && {settings})
         };
         await this.save(conversation);
         return conversation;
@@ -156,6 +157,33 @@ export class ConversationStore {
             else
                 messages[at] = message;
             return {...current, messages};
+        });
+    }
+
+    /** Replaces the conversation's settings. */
+    async setSettings(id: string, settings: ChatSettings): Promise<Conversation> {
+        return await this.update(id, (current) => ({...current, settings}));
+    }
+
+    /** Removes message `messageId`; a clear error when there is none. */
+    async deleteMessage(id: string, messageId: string): Promise<Conversation> {
+        return await this.update(id, (current) => {
+            if (!current.messages.some((message) => message.id === messageId))
+                throw new HostError("not-found", "that message is no longer in this conversation");
+            return {...current, messages: current.messages.filter((message) => message.id !== messageId)};
+        });
+    }
+
+    /**
+     * Keeps the messages before user message `messageId` (for an edit and resend: the edited text is appended next).
+     * A clear error when it is not a user message of this conversation.
+     */
+    async truncateBefore(id: string, messageId: string): Promise<Conversation> {
+        return await this.update(id, (current) => {
+            const at = current.messages.findIndex((message) => message.id === messageId);
+            if (at === -1 || current.messages[at]!.role !== "user")
+                throw new HostError("not-found", "that message is no longer in this conversation");
+            return {...current, messages: current.messages.slice(0, at)};
         });
     }
 

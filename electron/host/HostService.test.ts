@@ -71,7 +71,37 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
         await host.handle("chat.stop", {streamId: "early"}, client);
         const done = await waitFor("chat.done", (payload) => payload.streamId === "early");
         expect(done.message.stopped).toBe("user");
+        expect(done.message.stopReason).toBe("stopped");
         expect(events.some((event) => event.name === "chat.error" && event.payload.streamId === "early")).toBe(false);
+    });
+
+    it("replies with the conversation's settings, reports why it stopped and the context used, edits and deletes messages", async () => {
+        const {id} = await host.handle("conversations.create", {settings: {maxTokens: 5, temperature: 0}}, client);
+        await host.handle("chat.send", {conversationId: id, text: "Count", streamId: "set1"}, client);
+        const first = (await waitFor("chat.done", (payload) => payload.streamId === "set1")).message;
+        // 5 tokens from the conversation's own settings, and the reply says it was cut there
+        expect(first.timing!.generatedTokens).toBeLessThanOrEqual(5);
+        expect(first.stopReason).toBe("max-tokens");
+        expect(first.prompt!.tokens).toBeGreaterThan(1);
+        expect(first.context).toMatchObject({size: 1024});
+        expect(first.context!.usedTokens).toBeGreaterThanOrEqual(first.prompt!.tokens);
+        const promptEvents = events.filter((event) => event.name === "chat.prompt" && event.payload.streamId === "set1");
+        expect(promptEvents.length).toBeGreaterThan(0);
+
+        // a system prompt changes the prompt the model sees; the next reply uses it
+        await host.handle("conversations.setSettings", {id, settings: {maxTokens: 3, temperature: 0, systemPrompt: "You are terse. ".repeat(20)}}, client);
+        const user = (await host.handle("conversations.get", {id}, client)).messages[0]!;
+        await host.handle("chat.edit", {conversationId: id, messageId: user.id, text: "Count again", streamId: "set2"}, client);
+        const second = (await waitFor("chat.done", (payload) => payload.streamId === "set2")).message;
+        expect(second.timing!.generatedTokens).toBeLessThanOrEqual(3);
+        expect(second.stopReason).toBe("max-tokens");
+        expect(second.prompt!.tokens).toBeGreaterThan(first.prompt!.tokens + 20);
+        let saved = await host.handle("conversations.get", {id}, client);
+        expect(saved.messages.map((message) => message.role === "user" ? message.text : message.id)).toEqual(["Count again", second.id]);
+
+        saved = await host.handle("conversations.deleteMessage", {id, messageId: second.id}, client);
+        expect(saved.messages.map((message) => message.text)).toEqual(["Count again"]);
+        expect(saved.settings?.maxTokens).toBe(3);
     });
 
     it("refuses a second send to a conversation that is still replying, so messages never interleave", async () => {

@@ -9,7 +9,7 @@ import path from "node:path";
 import type {
     ChatMessage, EngineState, EventName, Events, LoadedModelState, RequestArg, RequestName, RequestResult, Requests
 } from "../contract/ipc.js";
-import type {EngineEvents} from "../engine/service/engineProtocol.js";
+import type {EngineChatRequest, EngineEvents} from "../engine/service/engineProtocol.js";
 import {BenchRunner} from "./bench/BenchRunner.js";
 import {BenchStore} from "./bench/BenchStore.js";
 import {parseBenchStart} from "./bench/parseBenchStart.js";
@@ -19,6 +19,7 @@ import type {EngineClient, EngineClientState} from "./EngineClient.js";
 import {HostError} from "./HostError.js";
 import {checkRequest} from "./checkRequest.js";
 import {ModelAccess, type ModelAccessOptions} from "./ModelAccess.js";
+import {replySettings} from "./replySettings.js";
 
 /** One window or browser tab: where its events go. Chat streams die with their client. */
 export type HostClient = {
@@ -153,7 +154,7 @@ export class HostService {
         },
         "conversations.list": async () => this.store.list(),
         "conversations.get": async (arg) => await this.store.get(arg.id),
-        "conversations.create": async (arg) => await this.store.create(arg.title),
+        "conversations.create": async (arg) => await this.store.create(arg.title, arg.settings),
         "conversations.delete": async ({id}) => {
             for (const stream of this.streams.values())
                 if (stream.conversationId === id)
@@ -161,6 +162,11 @@ export class HostService {
             await this.store.delete(id);
         },
         "conversations.rename": async (arg) => await this.store.rename(arg.id, arg.title),
+        "conversations.setSettings": async (arg) => await this.store.setSettings(arg.id, arg.settings),
+        "conversations.deleteMessage": async (arg) => {
+            this.checkConversationFree(arg.id);
+            return await this.store.deleteMessage(arg.id, arg.messageId);
+        },
         "chat.send": async (arg, client) => {
             const {conversationId, text} = arg;
             const streamId = this.checkNewStream(arg.streamId);
@@ -170,9 +176,18 @@ export class HostService {
             const history = conversation.messages.map(({role, text: turn}) => ({role, text: turn}));
             await this.store.append(conversationId, {id: randomUUID(), role: "user", text, createdAt: Date.now()});
             this.startStream(client, {
-                streamId, conversationId, history, message: text,
-                maxTokens: arg.maxTokens, temperature: arg.temperature
+                streamId, conversationId, history, message: text, ...replySettings(conversation.settings, arg)
             });
+        },
+        "chat.edit": async (arg, client) => {
+            const {conversationId, text} = arg;
+            const streamId = this.checkNewStream(arg.streamId);
+            this.checkConversationFree(conversationId);
+            this.requireModel();
+            const kept = await this.store.truncateBefore(conversationId, arg.messageId);
+            const history = kept.messages.map(({role, text: turn}) => ({role, text: turn}));
+            await this.store.append(conversationId, {id: randomUUID(), role: "user", text, createdAt: Date.now()});
+            this.startStream(client, {streamId, conversationId, history, message: text, ...replySettings(kept.settings, {})});
         },
         "chat.regenerate": async (arg, client) => {
             const {conversationId} = arg;
@@ -185,8 +200,7 @@ export class HostService {
                 throw new HostError("bad-request", "there is no message to reply to");
             const history = conversation.messages.slice(0, -1).map(({role, text}) => ({role, text}));
             this.startStream(client, {
-                streamId, conversationId, history, message: lastUser.text,
-                maxTokens: arg.maxTokens, temperature: arg.temperature
+                streamId, conversationId, history, message: lastUser.text, ...replySettings(conversation.settings, arg)
             });
         },
         "chat.stop": async (arg) => {
@@ -267,10 +281,7 @@ export class HostService {
         }
     }
 
-    private startStream(client: HostClient, request: {
-        streamId: string; conversationId: string; history: {role: "user" | "assistant"; text: string}[]; message: string;
-        maxTokens: number | undefined; temperature: number | undefined;
-    }): void {
+    private startStream(client: HostClient, request: EngineChatRequest & {conversationId: string}): void {
         const sink: ChatStreamSink = {
             emit: (name, payload) => this.clients.get(client.id)?.emit(name, payload as never),
             checkpoint: (message: ChatMessage) => this.store.upsert(request.conversationId, message).then(() => {}),
@@ -279,7 +290,8 @@ export class HostService {
         };
         const stream = new ChatStream(request.streamId, request.conversationId, client.id, sink);
         this.streams.set(request.streamId, stream);
-        void stream.run({history: request.history, message: request.message, maxTokens: request.maxTokens, temperature: request.temperature})
+        const {streamId: _streamId, conversationId: _conversationId, ...reply} = request;
+        void stream.run(reply)
             .finally(() => this.streams.delete(request.streamId));
     }
 
@@ -317,6 +329,9 @@ export class HostService {
         else if (name === "delta") {
             const delta = payload as EngineEvents["delta"];
             this.streams.get(delta.streamId)?.onDelta(delta.text, delta.elapsedMs, delta.tokens);
+        } else if (name === "promptProgress") {
+            const {streamId, ...progress} = payload as EngineEvents["promptProgress"];
+            this.streams.get(streamId)?.onPromptProgress(progress);
         } else if (name === "benchProgress")
             this.bench.onProgress(payload as EngineEvents["benchProgress"]);
     }

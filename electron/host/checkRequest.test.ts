@@ -15,6 +15,9 @@ const valid: Partial<Record<RequestName, unknown>> = {
     "chat.send": {conversationId: "c", text: "hi", streamId: "s", maxTokens: 16, temperature: 0.7},
     "chat.regenerate": {conversationId: "c", streamId: "s"},
     "chat.stop": {streamId: "s"},
+    "chat.edit": {conversationId: "c", messageId: "m", text: "again", streamId: "s"},
+    "conversations.setSettings": {id: "c", settings: {systemPrompt: "Be brief.", topK: 40, topP: 0.9, minP: 0.05, repeatPenalty: 1.1, seed: 7, stopStrings: ["\n\n"]}},
+    "conversations.deleteMessage": {id: "c", messageId: "m"},
     "bench.start": {benchId: "b", budgets: [{kind: "percent", percent: 50}], promptLengths: [32], genLengths: [8], strategies: ["cpu"], repeats: 1},
     "bench.stop": {benchId: "b"},
     "bench.get": {id: "b"},
@@ -88,5 +91,15 @@ describe("checkRequest: every request is checked at the trust boundary", () => {
         expect(rejects("chat.send", with_(valid["chat.send"], "text", "x".repeat(300_000)))).toMatch(/longer than/);
         rejects("bench.start", with_(valid["bench.start"], "repeats", 1000));
         rejects("bench.start", with_(valid["bench.start"], "promptLengths", [1e9]));
+        const settings = valid["conversations.setSettings"];
+        expect(rejects("conversations.setSettings", with_(settings, "settings.topP", 1.5))).toMatch(/top-p/);
+        expect(rejects("conversations.setSettings", with_(settings, "settings.topK", 2.5))).toMatch(/top-k/);
+        expect(rejects("conversations.setSettings", with_(settings, "settings.minP", -0.1))).toMatch(/min-p/);
+        expect(rejects("conversations.setSettings", with_(settings, "settings.repeatPenalty", 100))).toMatch(/repeat penalty/);
+        expect(rejects("conversations.setSettings", with_(settings, "settings.stopStrings", Array(17).fill("x")))).toMatch(/at most 16/);
+        expect(rejects("conversations.setSettings", with_(settings, "settings.stopStrings", [7]))).toMatch(/stopStrings\[0\]/);
+        expect(rejects("conversations.setSettings", with_(settings, "settings.systemPrompt", "x".repeat(40_000)))).toMatch(/longer than/);
+        expect(rejects("conversations.setSettings", with_(settings, "settings.color", "red"))).toMatch(/unknown fields/);
+        rejects("chat.edit", with_(valid["chat.edit"], "text", " "));
     });
 });

@@ -5,8 +5,8 @@
  * `bad-request` {@link HostError} whose message says which field is wrong and what is allowed.
  */
 import {availableParallelism} from "node:os";
-import type {BenchExportFormat, BenchStartRequest, Budget, RequestArg, RequestName, RuntimeSettings} from "../contract/ipc.js";
-import {limitMessage, TEXT_LIMITS, withinLimit, type LimitName} from "../contract/limits.js";
+import type {BenchExportFormat, BenchStartRequest, Budget, ChatSettings, RequestArg, RequestName, RuntimeSettings} from "../contract/ipc.js";
+import {LIMITS, limitMessage, TEXT_LIMITS, withinLimit, type LimitName} from "../contract/limits.js";
 import {isPlacementStrategy, PLACEMENT_STRATEGIES} from "../contract/strategies.js";
 import {parseBenchStart} from "./bench/parseBenchStart.js";
 import {HostError} from "./HostError.js";
@@ -95,6 +95,27 @@ function replyOptions(fields: Fields): {maxTokens?: number; temperature?: number
     return {...(maxTokens != null && {maxTokens}), ...(temperature != null && {temperature})};
 }
 
+/** A conversation's settings: every field optional, every number within its limit, stop strings a short list. */
+function chatSettings(value: unknown): ChatSettings {
+    const fields = object(value ?? {}, ["systemPrompt", "maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty", "seed", "stopStrings"], '"settings"');
+    const result: ChatSettings = {};
+    const systemPrompt = optionalString(fields, "systemPrompt", TEXT_LIMITS.systemPrompt);
+    if (systemPrompt != null)
+        result.systemPrompt = systemPrompt;
+    for (const key of ["maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty", "seed"] as const) {
+        const number = optionalNumber(fields, key, key);
+        if (number != null)
+            result[key] = number;
+    }
+    if (fields.stopStrings != null) {
+        const list = fields.stopStrings;
+        if (!Array.isArray(list) || !withinLimit("stopStrings", list.length))
+            throw bad(`"stopStrings" must be a list of at most ${LIMITS.stopStrings.max} strings`);
+        result.stopStrings = list.map((entry, index) => string({[`stopStrings[${index}]`]: entry}, `stopStrings[${index}]`, TEXT_LIMITS.stopString));
+    }
+    return result;
+}
+
 const none = (): undefined => undefined;
 
 type Checks = {[Name in RequestName]: (arg: unknown) => RequestArg<Name>};
@@ -130,8 +151,9 @@ const checks: Checks = {
     "conversations.get": (arg) => ({id: string(object(arg, ["id"]), "id", TEXT_LIMITS.id)}),
     "conversations.delete": (arg) => ({id: string(object(arg, ["id"]), "id", TEXT_LIMITS.id)}),
     "conversations.create": (arg) => {
-        const title = optionalString(object(arg ?? {}, ["title"]), "title", TEXT_LIMITS.title);
-        return title == null ? {} : {title};
+        const fields = object(arg ?? {}, ["title", "settings"]);
+        const title = optionalString(fields, "title", TEXT_LIMITS.title);
+        return {...(title != null && {title}), ...(fields.settings != null && {settings: chatSettings(fields.settings)})};
     },
     "conversations.rename": (arg) => {
         const fields = object(arg, ["id", "title"]);
@@ -152,6 +174,24 @@ const checks: Checks = {
         return {
             conversationId: string(fields, "conversationId", TEXT_LIMITS.id), streamId: string(fields, "streamId", TEXT_LIMITS.id),
             ...replyOptions(fields)
+        };
+    },
+    "conversations.setSettings": (arg) => {
+        const fields = object(arg, ["id", "settings"]);
+        return {id: string(fields, "id", TEXT_LIMITS.id), settings: chatSettings(fields.settings)};
+    },
+    "conversations.deleteMessage": (arg) => {
+        const fields = object(arg, ["id", "messageId"]);
+        return {id: string(fields, "id", TEXT_LIMITS.id), messageId: string(fields, "messageId", TEXT_LIMITS.id)};
+    },
+    "chat.edit": (arg) => {
+        const fields = object(arg, ["conversationId", "messageId", "text", "streamId"]);
+        const text = string(fields, "text", TEXT_LIMITS.message);
+        if (text.trim() === "")
+            throw bad("the message is empty");
+        return {
+            conversationId: string(fields, "conversationId", TEXT_LIMITS.id), messageId: string(fields, "messageId", TEXT_LIMITS.id),
+            text, streamId: string(fields, "streamId", TEXT_LIMITS.id)
         };
     },
     "chat.stop": (arg) => ({streamId: string(object(arg, ["streamId"]), "streamId", TEXT_LIMITS.id)}),

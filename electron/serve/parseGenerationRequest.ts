@@ -145,7 +145,7 @@ function parseStop(stop: unknown): string[] {
     const count = checkLimit("stopCount", list.length);
     if (!count.ok)
         throw OpenAiError.badRequest(`\`stop\`: ${count.message}`, "stop");
-    if (list.some((item) => item.length > TEXT_LIMITS.stopSequence))
-        throw OpenAiError.badRequest(`Each \`stop\` sequence must be at most ${TEXT_LIMITS.stopSequence} characters.`, "stop");
+    if (list.some((item) => item.length > TEXT_LIMITS.stopString))
+        throw OpenAiError.badRequest(`Each \`stop\` sequence must be at most ${TEXT_LIMITS.stopString} characters.`, "stop");
     return list;
 }

@@ -11,7 +11,8 @@ export type GenerationTiming = {
 
 /** Collects token timestamps and turns them into a {@link GenerationTiming}. */
 export class TokenClock {
-    private readonly started = performance.now();
+    /** `performance.now()` when the request started. */
+    readonly started = performance.now();
     private first: number | null = null;
     private last: number | null = null;
     private count = 0;

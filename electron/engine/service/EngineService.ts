@@ -9,10 +9,9 @@ import {compilePlacement} from "../placement/compilePlacement.js";
 import {renderLayerSplitFlags, renderOverrideFlags} from "../placement/llamaCppFlags.js";
 import type {Placement} from "../placement/Placement.js";
 import {PlacedModel} from "../runtime/PlacedModel.js";
-import {streamChatReply, type ChatTurn} from "../runtime/streamChatReply.js";
-import type {GenerationTiming} from "../runtime/generationTiming.js";
+import {streamChatReply, type ChatReply, type PromptProgress} from "../runtime/streamChatReply.js";
 import {inspectModelFile, toModelCard} from "./modelCard.js";
-import type {EngineBenchProgress, EngineBenchRequest, EngineBenchResult} from "./engineProtocol.js";
+import type {EngineBenchProgress, EngineBenchRequest, EngineBenchResult, EngineChatRequest} from "./engineProtocol.js";
 import {toPlacementView} from "./placementView.js";
 import {layerSplit, toPlacement} from "../planner/resolvePlacement.js";
 import {plannerModelFrom} from "../planner/types.js";
@@ -127,8 +126,8 @@ export class EngineService {
         await loaded?.placed.dispose();
     }
 
-    async chat(request: {streamId: string; history: ChatTurn[]; message: string; maxTokens?: number; temperature?: number},
-        onDelta: (text: string, elapsedMs: number, tokens: number) => void): Promise<{text: string; timing: GenerationTiming; aborted: boolean}> {
+    async chat(request: EngineChatRequest, onDelta: (text: string, elapsedMs: number, tokens: number) => void,
+        onPromptProgress?: (progress: PromptProgress) => void): Promise<ChatReply> {
         this.refuseWhileBenching("chat");
         const loaded = this.loaded;
         if (loaded == null)
@@ -136,10 +135,8 @@ export class EngineService {
         const controller = new AbortController();
         this.streams.set(request.streamId, controller);
         try {
-            return await streamChatReply(loaded.placed, {
-                history: request.history, message: request.message, maxTokens: request.maxTokens,
-                temperature: request.temperature, signal: controller.signal, onText: onDelta
-            });
+            const {streamId: _streamId, ...options} = request;
+            return await streamChatReply(loaded.placed, {...options, signal: controller.signal, onText: onDelta, onPromptProgress});
         } finally {
             this.streams.delete(request.streamId);
         }

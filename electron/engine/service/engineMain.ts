@@ -62,7 +62,8 @@ async function main(): Promise<void> {
         load: (arg) => service.load(arg),
         unload: () => service.unload(),
         current: () => service.current(),
-        chat: (arg) => service.chat(arg, (text, elapsedMs, tokens) => emit("delta", {streamId: arg.streamId, text, elapsedMs, tokens})),
+        chat: (arg) => service.chat(arg, (text, elapsedMs, tokens) => emit("delta", {streamId: arg.streamId, text, elapsedMs, tokens}),
+            (progress) => emit("promptProgress", {streamId: arg.streamId, ...progress})),
         stop: ({streamId}) => service.stop(streamId),
         bench: (arg) => service.bench(arg, (progress) => emit("benchProgress", progress)),
         benchStop: ({benchId}) => service.benchStop(benchId)

@@ -7,8 +7,7 @@ import type {
     Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, RuntimeSettings, TaskProgress
 } from "../../contract/ipc.js";
 import type {BenchRun, BenchVariant} from "../bench/types.js";
-import type {GenerationTiming} from "../runtime/generationTiming.js";
-import type {ChatTurn} from "../runtime/streamChatReply.js";
+import type {ChatReply, ChatTurn, PromptProgress, SamplingSettings} from "../runtime/streamChatReply.js";
 
 export type EngineRequests = {
     describe: [void, MachineDescription];
@@ -18,7 +17,7 @@ export type EngineRequests = {
     unload: [void, void];
     current: [void, LoadedModelState | null];
     /** Streams `delta` events with the same streamId while it runs. */
-    chat: [{streamId: string; history: ChatTurn[]; message: string; maxTokens?: number; temperature?: number}, {text: string; timing: GenerationTiming; aborted: boolean}];
+    chat: [EngineChatRequest, ChatReply];
     stop: [{streamId: string}, void];
     /**
      * Unloads the chat model, runs a benchmark writing its reports into `outDir` after every run, and streams
@@ -27,6 +26,15 @@ export type EngineRequests = {
     bench: [EngineBenchRequest, EngineBenchResult];
     /** Stops the benchmark after the current measurement; what finished is kept. */
     benchStop: [{benchId: string}, void];
+};
+
+/** One reply: the conversation so far, the new message, its system prompt and sampling settings. */
+export type EngineChatRequest = SamplingSettings & {
+    streamId: string;
+    history: ChatTurn[];
+    message: string;
+    systemPrompt?: string;
+    maxTokens?: number;
 };
 
 /** A benchmark the host asks the engine to run. */
@@ -54,6 +62,8 @@ export type EngineEvents = {
     progress: TaskProgress;
     /** `tokens`: tokens generated so far in this reply (engine count). */
     delta: {streamId: string; text: string; elapsedMs: number; tokens: number};
+    /** Prompt processing of a reply, after every chunk. */
+    promptProgress: {streamId: string} & PromptProgress;
     log: {level: string; message: string};
     benchProgress: EngineBenchProgress;
 };

@@ -9,12 +9,14 @@ import {Memory} from "../screens/Memory/Memory";
 import {Model} from "../screens/Model/Model";
 import {Offload} from "../screens/Offload/Offload";
 import {useUiStore} from "../stores/uiStore";
+import {useTheme} from "./useTheme";
 import {useWindowDrop} from "./useWindowDrop";
 import "./App.css";
 
 export function App() {
     const screen = useUiStore((state) => state.screen);
     useWindowDrop();
+    useTheme();
     useEffect(() => {
         document.title = `tensorwise · ${screen}`;
     }, [screen]);

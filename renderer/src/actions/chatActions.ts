@@ -1,3 +1,4 @@
+import type {ChatSettings} from "../../../electron/contract/ipc";
 import {useChatStore} from "../stores/chatStore";
 import {getTransport} from "../transport/getTransport";
 import {errorMessage} from "../transport/Transport";
@@ -18,8 +19,9 @@ export async function reloadConversation(id: string): Promise<void> {
     useChatStore.getState().putConversation(await getTransport().request("conversations.get", {id}));
 }
 
+/** A new conversation with the settings last chosen (system prompt, sampling). */
 export async function newConversation(): Promise<string> {
-    const conversation = await getTransport().request("conversations.create", {});
+    const conversation = await getTransport().request("conversations.create", {settings: useChatStore.getState().options});
     useChatStore.getState().putConversation(conversation);
     useChatStore.getState().setActive(conversation.id);
     await refreshConversations();
@@ -49,7 +51,7 @@ export async function sendMessage(text: string): Promise<void> {
     store.appendLocal(conversationId, {id: newId("local"), role: "user", text: trimmed, createdAt: Date.now()});
     store.startStream(streamId, conversationId);
     try {
-        await getTransport().request("chat.send", {conversationId, text: trimmed, streamId, ...store.options});
+        await getTransport().request("chat.send", {conversationId, text: trimmed, streamId});
     } catch (error) {
         useChatStore.getState().finishStream(streamId, null);
         useChatStore.getState().setError(conversationId, errorMessage(error));
@@ -65,7 +67,7 @@ export async function regenerate(conversationId: string): Promise<void> {
     store.dropLastAssistant(conversationId);
     store.startStream(streamId, conversationId);
     try {
-        await getTransport().request("chat.regenerate", {conversationId, streamId, ...store.options});
+        await getTransport().request("chat.regenerate", {conversationId, streamId});
     } catch (error) {
         useChatStore.getState().finishStream(streamId, null);
         useChatStore.getState().setError(conversationId, errorMessage(error));
@@ -73,6 +75,73 @@ export async function regenerate(conversationId: string): Promise<void> {
     }
 }
 
+/** Asks the engine to stop a reply; the reply shows "stopping" until the host confirms it. */
 export async function stopStream(streamId: string): Promise<void> {
+    useChatStore.getState().markStopping(streamId);
     await getTransport().request("chat.stop", {streamId});
+}
+
+/** Stops the reply of the shown conversation, if one is streaming (Esc). */
+export function stopActiveStream(): boolean {
+    const {activeId, streams} = useChatStore.getState();
+    const stream = Object.values(streams).find((candidate) => candidate.conversationId === activeId && !candidate.stopping);
+    if (stream == null)
+        return false;
+    void stopStream(stream.streamId);
+    return true;
+}
+
+/**
+ * Saves the settings of conversation `id` (or, with none shown, those new conversations start with). Returns the
+ * host's reason when it refuses them (a value out of bounds); the conversation then keeps its saved settings.
+ */
+export async function saveSettings(id: string | null, settings: ChatSettings): Promise<string | null> {
+    const before = id == null ? undefined : useChatStore.getState().conversations[id]?.settings;
+    // shown at once, so typing in a settings field never waits for the host
+    useChatStore.getState().setSettings(id, settings);
+    if (id == null)
+        return null;
+    try {
+        await getTransport().request("conversations.setSettings", {id, settings});
+        return null;
+    } catch (error) {
+        useChatStore.getState().setSettings(id, before ?? {});
+        return errorMessage(error);
+    }
+}
+
+export async function deleteMessage(conversationId: string, messageId: string): Promise<void> {
+    const store = useChatStore.getState();
+    store.setError(conversationId, null);
+    try {
+        store.putConversation(await getTransport().request("conversations.deleteMessage", {id: conversationId, messageId}));
+    } catch (error) {
+        useChatStore.getState().setError(conversationId, errorMessage(error));
+    }
+    void refreshConversations();
+}
+
+/** Replaces user message `messageId` with `text`, drops what came after it, and streams a new reply. */
+export async function editAndResend(conversationId: string, messageId: string, text: string): Promise<void> {
+    const trimmed = text.trim();
+    const store = useChatStore.getState();
+    const conversation = store.conversations[conversationId];
+    if (trimmed === "" || conversation == null)
+        return;
+    const at = conversation.messages.findIndex((message) => message.id === messageId);
+    const streamId = newId("stream");
+    store.setError(conversationId, null);
+    store.putConversation({...conversation, messages: [
+        ...conversation.messages.slice(0, Math.max(0, at)),
+        {id: newId("local"), role: "user", text: trimmed, createdAt: Date.now()}
+    ]});
+    store.startStream(streamId, conversationId);
+    try {
+        await getTransport().request("chat.edit", {conversationId, messageId, text: trimmed, streamId});
+    } catch (error) {
+        useChatStore.getState().finishStream(streamId, null);
+        useChatStore.getState().setError(conversationId, errorMessage(error));
+        await reloadConversation(conversationId);
+    }
+    void refreshConversations();
 }

@@ -22,6 +22,7 @@ export function wireEvents(transport: Transport): () => void {
         }),
         transport.on("task.progress", (progress) => usePlanStore.getState().progress(progress)),
         transport.on("chat.delta", (delta) => useChatStore.getState().appendDelta(delta)),
+        transport.on("chat.prompt", (progress) => useChatStore.getState().promptProgress(progress)),
         transport.on("chat.done", ({streamId, message}) => {
             useChatStore.getState().finishStream(streamId, message);
             void refreshConversations();

@@ -26,14 +26,18 @@ export function formatCount(count: number | null | undefined): string {
     return String(count);
 }
 
+/**
+ * A duration for people, one rule everywhere: milliseconds below one second (one decimal below 10 ms), otherwise
+ * seconds with three significant digits (1.23 s, 12.3 s, 123 s; whole seconds from 1000 s).
+ */
 export function formatMs(ms: number | null | undefined): string {
     if (ms == null || !Number.isFinite(ms))
         return "—";
-    if (ms >= 10_000)
-        return `${(ms / 1000).toFixed(1)} s`;
-    if (ms >= 100)
-        return `${ms.toFixed(0)} ms`;
-    return `${ms.toFixed(1)} ms`;
+    const rounded = Number(ms.toPrecision(3));
+    if (rounded < 1000)
+        return ms < 9.95 ? `${ms.toFixed(1)} ms` : `${Math.round(ms)} ms`;
+    const seconds = ms / 1000;
+    return seconds >= 999.5 ? `${Math.round(seconds)} s` : `${Number(seconds.toPrecision(3)).toPrecision(3)} s`;
 }
 
 /** Tokens per second from a time per output token. */

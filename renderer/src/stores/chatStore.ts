@@ -1,8 +1,17 @@
 import {create} from "zustand";
-import type {ChatMessage, Conversation, ConversationSummary} from "../../../electron/contract/ipc";
+import type {ChatMessage, ChatSettings, Conversation, ConversationSummary, PromptProgress} from "../../../electron/contract/ipc";
 
-/** A reply being streamed: text so far, engine token count and engine clock. */
-export type LiveStream = {streamId: string; conversationId: string; messageId: string | null; text: string; tokens: number; elapsedMs: number};
+/**
+ * A reply being streamed: text so far, engine token count and engine clock; `prompt` is the engine's prompt processing
+ * progress (before the first token), `stopping` is set from the user's stop until the engine confirms it.
+ */
+export type LiveStream = {
+    streamId: string; conversationId: string; messageId: string | null; text: string; tokens: number; elapsedMs: number;
+    prompt: PromptProgress | null; stopping: boolean;
+};
+
+/** What a new conversation starts with, until the user changes its settings. */
+export const DEFAULT_CHAT_SETTINGS: ChatSettings = {maxTokens: 256, temperature: 0.7};
 
 export type ChatStore = {
     summaries: ConversationSummary[];
@@ -11,7 +20,8 @@ export type ChatStore = {
     streams: Record<string, LiveStream>;
     /** Last error of a send/stream, per conversation. */
     errors: Record<string, string>;
-    options: {maxTokens: number; temperature: number};
+    /** Settings a new conversation starts with: the last ones the user chose. */
+    options: ChatSettings;
     setSummaries(summaries: ConversationSummary[]): void;
     setActive(id: string | null): void;
     putConversation(conversation: Conversation): void;
@@ -22,9 +32,14 @@ export type ChatStore = {
     dropLastAssistant(conversationId: string): void;
     startStream(streamId: string, conversationId: string): void;
     appendDelta(delta: {streamId: string; messageId: string; text: string; tokens: number; elapsedMs: number}): void;
+    promptProgress(progress: {streamId: string} & PromptProgress): void;
+    markStopping(streamId: string): void;
     finishStream(streamId: string, message: ChatMessage | null): void;
     setError(conversationId: string, error: string | null): void;
-    setOptions(change: Partial<ChatStore["options"]>): void;
+    /** Shows `settings` on conversation `id` at once (the host saves them) and keeps them for new conversations. */
+    setSettings(id: string | null, settings: ChatSettings): void;
+    /** Removes one message from the shown conversation (after the host removed it). */
+    removeMessage(conversationId: string, messageId: string): void;
 };
 
 export const useChatStore = create<ChatStore>((set) => ({
@@ -33,7 +48,7 @@ export const useChatStore = create<ChatStore>((set) => ({
     conversations: {},
     streams: {},
     errors: {},
-    options: {maxTokens: 256, temperature: 0.7},
+    options: DEFAULT_CHAT_SETTINGS,
     setSummaries: (summaries) => set({summaries}),
     setActive: (activeId) => set({activeId}),
     putConversation: (conversation) => set((state) => ({conversations: {...state.conversations, [conversation.id]: conversation}})),
@@ -58,7 +73,7 @@ export const useChatStore = create<ChatStore>((set) => ({
         return {conversations: {...state.conversations, [conversationId]: {...conversation, messages: conversation.messages.slice(0, -1)}}};
     }),
     startStream: (streamId, conversationId) => set((state) => ({
-        streams: {...state.streams, [streamId]: {streamId, conversationId, messageId: null, text: "", tokens: 0, elapsedMs: 0}}
+        streams: {...state.streams, [streamId]: {streamId, conversationId, messageId: null, text: "", tokens: 0, elapsedMs: 0, prompt: null, stopping: false}}
     })),
     appendDelta: (delta) => set((state) => {
         const stream = state.streams[delta.streamId];
@@ -67,6 +82,14 @@ export const useChatStore = create<ChatStore>((set) => ({
         return {streams: {...state.streams, [delta.streamId]: {
             ...stream, messageId: delta.messageId, text: stream.text + delta.text, tokens: delta.tokens, elapsedMs: delta.elapsedMs
         }}};
+    }),
+    promptProgress: ({streamId, ...progress}) => set((state) => {
+        const stream = state.streams[streamId];
+        return stream == null ? {} : {streams: {...state.streams, [streamId]: {...stream, prompt: progress, elapsedMs: progress.elapsedMs}}};
+    }),
+    markStopping: (streamId) => set((state) => {
+        const stream = state.streams[streamId];
+        return stream == null ? {} : {streams: {...state.streams, [streamId]: {...stream, stopping: true}}};
     }),
     finishStream: (streamId, message) => set((state) => {
         const stream = state.streams[streamId];
@@ -83,5 +106,18 @@ export const useChatStore = create<ChatStore>((set) => ({
         const {[conversationId]: _old, ...errors} = state.errors;
         return {errors: error == null ? errors : {...errors, [conversationId]: error}};
     }),
-    setOptions: (change) => set((state) => ({options: {...state.options, ...change}}))
+    setSettings: (id, settings) => set((state) => {
+        const conversation = id == null ? undefined : state.conversations[id];
+        return {
+            options: settings,
+            ...(conversation != null && id != null && {conversations: {...state.conversations, [id]: {...conversation, settings}}})
+        };
+    }),
+    removeMessage: (conversationId, messageId) => set((state) => {
+        const conversation = state.conversations[conversationId];
+        if (conversation == null)
+            return {};
+        const messages = conversation.messages.filter((message) => message.id !== messageId);
+        return {conversations: {...state.conversations, [conversationId]: {...conversation, messages}}};
+    })
 }));

@@ -1,7 +1,7 @@
 import type {EngineState} from "../../../../electron/contract/ipc";
 import {useEngineStore} from "../../stores/engineStore";
 import {usePlanStore} from "../../stores/planStore";
-import {useUiStore, type Screen} from "../../stores/uiStore";
+import {useUiStore, type Screen, type ThemeChoice} from "../../stores/uiStore";
 import {Icon} from "../Icon/Icon";
 import "./Sidebar.css";
 
@@ -31,6 +31,8 @@ export function Sidebar() {
     const machine = useEngineStore((state) => state.machine);
     const loaded = usePlanStore((state) => state.loaded);
     const status = describeState(engine);
+    const theme = useUiStore((state) => state.theme);
+    const setTheme = useUiStore((state) => state.setTheme);
     return (
         <nav className="sidebar">
             <div className="sidebar-brand">
@@ -60,6 +62,13 @@ export function Sidebar() {
                         {machine.gpu != null ? `${machine.gpu.description || machine.gpu.name} · ${machine.backend}` : `CPU only · ${machine.cpu.cores} cores`}
                     </div>
                 )}
+                <label className="sidebar-theme faint">Theme
+                    <select className="select" data-testid="theme" value={theme} onChange={(event) => setTheme(event.target.value as ThemeChoice)}>
+                        <option value="system">System</option>
+                        <option value="light">Light</option>
+                        <option value="dark">Dark</option>
+                    </select>
+                </label>
             </div>
         </nav>
     );

@@ -1,12 +1,14 @@
-import {useEffect, useRef} from "react";
-import {regenerate} from "../../actions/chatActions";
+import {useEffect, useRef, useState} from "react";
+import {deleteMessage, editAndResend, regenerate, stopActiveStream} from "../../actions/chatActions";
 import {useChatStore} from "../../stores/chatStore";
 import {useEngineStore} from "../../stores/engineStore";
 import {usePlanStore} from "../../stores/planStore";
 import {useUiStore} from "../../stores/uiStore";
+import {ChatSettingsPanel} from "./components/ChatSettingsPanel/ChatSettingsPanel";
 import {Composer} from "./components/Composer/Composer";
 import {ConversationList} from "./components/ConversationList/ConversationList";
 import {Message, StreamingMessage} from "./components/Message/Message";
+import {useFollowTail} from "./hooks/useFollowTail";
 import "./Chat.css";
 
 export function Chat() {
@@ -15,17 +17,29 @@ export function Chat() {
     const stream = useChatStore((state) => Object.values(state.streams).find((candidate) => candidate.conversationId === activeId) ?? null);
     const summaryTitle = useChatStore((state) => state.summaries.find((summary) => summary.id === activeId)?.title);
     const error = useChatStore((state) => activeId == null ? null : state.errors[activeId] ?? null);
+    const defaults = useChatStore((state) => state.options);
     const loaded = usePlanStore((state) => state.loaded);
     const engine = useEngineStore((state) => state.engine);
     const show = useUiStore((state) => state.show);
-    const bottom = useRef<HTMLDivElement>(null);
+    const transcript = useRef<HTMLDivElement>(null);
+    const [settingsOpen, setSettingsOpen] = useState(false);
 
     const messages = conversation?.messages ?? [];
+    const settings = conversation?.settings ?? (activeId == null ? defaults : {});
     const streamText = stream?.text.length ?? 0;
-    useEffect(() => {
-        bottom.current?.scrollIntoView({block: "end"});
-    }, [messages.length, streamText, activeId]);
+    const {onScroll} = useFollowTail(transcript, `${messages.length}:${streamText}:${stream?.prompt?.evaluated ?? ""}:${error ?? ""}`, activeId);
 
+    // Esc stops the reply being streamed here, wherever the focus is
+    useEffect(() => {
+        const onKey = (event: KeyboardEvent) => {
+            if (event.key === "Escape" && stopActiveStream())
+                event.preventDefault();
+        };
+        window.addEventListener("keydown", onKey);
+        return () => window.removeEventListener("keydown", onKey);
+    }, []);
+
+    const idle = stream == null && activeId != null;
     const lastAssistant = messages.at(-1)?.role === "assistant" ? messages.at(-1) : undefined;
     return (
         <div className="chat">
@@ -38,24 +52,32 @@ export function Chat() {
                         {loaded != null ? `${loaded.card.name ?? loaded.card.fileName} · ${loaded.placement.strategy}` : "no model loaded"}
                     </span>
                 </header>
-                <div className="chat-messages" data-testid="messages">
-                    {loaded == null && engine.state !== "busy" && engine.state !== "crashed" && (
-                        <div className="notice chat-empty">
-                            <h2>No model loaded</h2>
-                            <p>Drop a .gguf anywhere on this window, or open one on the Model screen, then press Auto-offload.</p>
-                            <button className="button primary" onClick={() => show("model")}>Open a model</button>
-                        </div>
+                <div className="chat-body">
+                    <div className="chat-messages" data-testid="messages" ref={transcript} onScroll={onScroll}>
+                        {loaded == null && engine.state !== "busy" && engine.state !== "crashed" && (
+                            <div className="notice chat-empty">
+                                <h2>No model loaded</h2>
+                                <p>Drop a .gguf anywhere on this window, or open one on the Model screen, then press Auto-offload.</p>
+                                <button className="button primary" onClick={() => show("model")}>Open a model</button>
+                            </div>
+                        )}
+                        {messages.map((message) => (
+                            <Message key={message.id} message={message} actions={{
+                                onRegenerate: message === lastAssistant && idle && loaded != null ? () => void regenerate(activeId) : undefined,
+                                onDelete: idle ? () => void deleteMessage(activeId, message.id) : undefined,
+                                onEditResend: idle && loaded != null && message.role === "user"
+                                    ? (text) => void editAndResend(activeId, message.id, text) : undefined
+                            }}/>
+                        ))}
+                        {stream != null && <StreamingMessage stream={stream}/>}
+                        {error != null && <div className="error-box chat-error" data-testid="chat-error">{error}</div>}
+                    </div>
+                    {settingsOpen && (
+                        <ChatSettingsPanel key={activeId ?? "new"} conversationId={activeId} settings={settings} onClose={() => setSettingsOpen(false)}/>
                     )}
-                    {messages.map((message) => (
-                        <Message key={message.id} message={message}
-                            onRegenerate={message === lastAssistant && stream == null && loaded != null && activeId != null
-                                ? () => void regenerate(activeId) : undefined}/>
-                    ))}
-                    {stream != null && <StreamingMessage stream={stream}/>}
-                    {error != null && <div className="error-box chat-error" data-testid="chat-error">{error}</div>}
-                    <div ref={bottom}/>
                 </div>
-                <Composer stream={stream} disabled={loaded == null}/>
+                <Composer stream={stream} disabled={loaded == null} conversationId={activeId} settings={settings}
+                    onOpenSettings={() => setSettingsOpen(!settingsOpen)}/>
             </section>
         </div>
     );

@@ -1,5 +1,6 @@
 import {useEffect, useRef} from "react";
 import uPlot from "uplot";
+import {formatMs} from "../../../../format/format";
 import "./BenchChart.css";
 
 export type BenchSeries = {label: string; color: string; dashed: boolean; values: (number | null)[]};
@@ -36,7 +37,7 @@ export function BenchChart({title, xLabel, x, series, testId}: {title: string; x
                 ...series.map((entry) => ({
                     label: entry.label, stroke: entry.color, width: 2, dash: entry.dashed ? [6, 4] : undefined, spanGaps: true,
                     points: {show: true, size: 6, fill: entry.color},
-                    value: (_plot: uPlot, value: number | null) => value == null ? "–" : `${value.toFixed(1)} ms`
+                    value: (_plot: uPlot, value: number | null) => value == null ? "–" : formatMs(value)
                 }))
             ]
         }, [[], ...series.map(() => [])], element);

@@ -1,5 +1,6 @@
 import type {BenchReport, SpeedupCell} from "../../../../../../electron/contract/ipc";
 import {strategyColor} from "../../benchColors";
+import {formatMs} from "../../../../format/format";
 import "./SpeedupTable.css";
 
 const BASELINE_TITLES: Record<string, string> = {layers: "layers", fit: "fit", "best-tuned": "best hand-tuned"};
@@ -40,7 +41,7 @@ export function SpeedupTable({report, cells}: {report: BenchReport; cells: Speed
                                             {points.map((point) => {
                                                 const cell = cells.find((c) => c.baseline === baseline && c.budget === budget && c.variant === variant && c.kind === point.kind && c.tokens === point.tokens);
                                                 return <td key={`${point.kind}${point.tokens}`} className={`num ${cell == null ? "faint" : tone(cell.speedup)}`}
-                                                    title={cell == null ? undefined : `${cell.variantMs.toFixed(1)} ms vs ${cell.baselineMs.toFixed(1)} ms`}>
+                                                    title={cell == null ? undefined : `${formatMs(cell.variantMs)} vs ${formatMs(cell.baselineMs)}`}>
                                                     {cell == null ? "—" : `${cell.speedup.toFixed(2)}×`}
                                                 </td>;
                                             })}

@@ -1,0 +1,102 @@
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import type {EngineLlama} from "../native/getEngineLlama.js";
+import {probeEngine} from "../testing/probeEngine.js";
+import {makeTestModel} from "../testing/testModels.js";
+import {PlacedModel} from "./PlacedModel.js";
+import {streamChatReply, type PromptProgress} from "./streamChatReply.js";
+
+const probe = await probeEngine("cpu");
+if (probe.reason != null)
+    console.warn(`[skip] chat reply tests: ${probe.reason}`);
+
+/**
+ * A stop must land this fast in either phase (prompt processing or decoding), or within two of the steps it cannot
+ * interrupt (one prompt chunk, one decode step) where a loaded machine makes one step itself slower than that.
+ */
+const STOP_WITHIN_MS = 250;
+const stopLimit = (stepMs: number): number => Math.max(STOP_WITHIN_MS, 2 * stepMs);
+
+describe.skipIf(probe.reason != null)("streamChatReply (patched CPU build)", () => {
+    let engine: EngineLlama;
+    let placed: PlacedModel;
+
+    beforeAll(async () => {
+        engine = probe.engine!;
+        const modelPath = await makeTestModel("chat-tiny", {preset: "tiny", type: "q8_0"});
+        placed = await PlacedModel.load(engine, {modelPath, contextSize: 2048, batchSize: 512});
+    }, 180_000);
+    afterAll(async () => {
+        await placed?.dispose();
+        await engine?.llama.dispose();
+    });
+
+    it("stops within the limit while the prompt is processed, reports progress, and reuses the prompt next time", async () => {
+        const message = Array.from({length: 300}, (_, index) => `word${index}`).join(" ");
+        const controller = new AbortController();
+        const progress: PromptProgress[] = [];
+        let abortedAt = 0;
+        const reply = await streamChatReply(placed, {
+            message, maxTokens: 8, temperature: 0, signal: controller.signal,
+            onPromptProgress(step) {
+                progress.push(step);
+                // the stop arrives while the next chunk is being decoded, as a user's click would
+                if (step.evaluated > step.reused && abortedAt === 0)
+                    setTimeout(() => {
+                        abortedAt = performance.now();
+                        controller.abort();
+                    }, 1);
+            }
+        });
+        const latency = performance.now() - abortedAt;
+        const chunkMs = Math.max(...progress.slice(1).map((step, index) => step.elapsedMs - progress[index]!.elapsedMs));
+        console.log(`[measure] stop during prompt processing landed after ${latency.toFixed(0)} ms (prompt ${reply.prompt.tokens} tokens, slowest chunk ${chunkMs.toFixed(0)} ms)`);
+        expect(reply).toMatchObject({aborted: true, stopReason: "stopped", text: ""});
+        expect(reply.prompt.tokens).toBeGreaterThan(600);
+        expect(progress.at(-1)!.evaluated).toBeLessThan(progress.at(-1)!.total);
+        expect(latency).toBeLessThan(stopLimit(chunkMs));
+
+        // the same prompt again: what the stopped reply evaluated is reused, the rest runs to the end, the reply is cut
+        // at max tokens and says so
+        const steps: PromptProgress[] = [];
+        const full = await streamChatReply(placed, {message, maxTokens: 4, temperature: 0, onPromptProgress: (step) => steps.push(step)});
+        expect(full.stopReason).toBe("max-tokens");
+        expect(full.timing.generatedTokens).toBeLessThanOrEqual(4);
+        expect(full.prompt.reused).toBeGreaterThan(0);
+        expect(steps.at(-1)!.evaluated).toBe(steps.at(-1)!.total - 1);
+        expect(full.context.size).toBe(2048);
+        expect(full.context.usedTokens).toBeGreaterThanOrEqual(full.prompt.tokens);
+    }, 180_000);
+
+    it("stops within the limit while decoding, and keeps a stop string out of the reply", async () => {
+        const controller = new AbortController();
+        let abortedAt = 0;
+        const reply = await streamChatReply(placed, {
+            message: "Hello", maxTokens: 1000, temperature: 0, signal: controller.signal,
+            onText(_text, _elapsed, tokens) {
+                if (tokens >= 3 && abortedAt === 0)
+                    setTimeout(() => {
+                        abortedAt = performance.now();
+                        controller.abort();
+                    }, 1);
+            }
+        });
+        const latency = performance.now() - abortedAt;
+        const tpot = reply.timing.tpotMs ?? 0;
+        console.log(`[measure] stop while decoding landed after ${latency.toFixed(0)} ms (TPOT ${tpot.toFixed(0)} ms, ${reply.timing.generatedTokens} tokens)`);
+        expect(reply.aborted).toBe(true);
+        expect(reply.stopReason).toBe("stopped");
+        expect(latency).toBeLessThan(stopLimit(tpot));
+
+        // greedy output is deterministic: pick a piece of it as a stop string, and the reply ends just before it
+        const free = await streamChatReply(placed, {message: "Hello", maxTokens: 24, temperature: 0});
+        const cut = free.text.slice(Math.floor(free.text.length / 2)).trim().slice(0, 4);
+        if (cut.length < 2) {
+            console.warn("[skip] stop-string check: the greedy reply has no text to cut at");
+            return;
+        }
+        const stopped = await streamChatReply(placed, {message: "Hello", maxTokens: 24, temperature: 0, stopStrings: [cut]});
+        expect(stopped.stopReason).toBe("stop-string");
+        expect(stopped.text).not.toContain(cut);
+        expect(free.text.startsWith(stopped.text.trimEnd())).toBe(true);
+    }, 180_000);
+});
