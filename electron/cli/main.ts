@@ -10,7 +10,7 @@ import {planCommand} from "./commands/planCommand.js";
 import {profileCommand} from "./commands/profileCommand.js";
 import {BENCH_OPTIONS, BENCH_USAGE, benchCommand} from "./commands/benchCommand.js";
 import {STRATEGY_NAMES} from "../engine/planner/planStrategy.js";
-import type {StrategyName} from "../engine/planner/strategies/StrategyResult.js";
+import type {StrategyName} from "../contract/strategies.js";
 import {TEXT_LIMITS} from "../contract/limits.js";
 import {flagNumber, flagThreads, parseBudget, parseGpu} from "./flags.js";
 

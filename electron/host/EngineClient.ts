@@ -11,6 +11,8 @@ import {fileURLToPath} from "node:url";
 import type {
     EngineEvents, EngineMessage, EngineRequestName, EngineRequests
 } from "../engine/service/engineProtocol.js";
+import type {ErrorCode} from "../contract/errorCodes.js";
+import type {ContractError} from "../contract/TensorwiseError.js";
 import {forkEngineProcess, type EngineProcess, type EngineSpawner} from "./forkEngineProcess.js";
 import {HostError} from "./HostError.js";
 
@@ -243,7 +245,7 @@ export class EngineClient {
         return tail === "" ? how : `${how}\n${tail}`;
     }
 
-    private settle(id: number, response: {ok: true; result: unknown} | {ok: false; error: {code: string; message: string}}): void {
+    private settle(id: number, response: {ok: true; result: unknown} | {ok: false; error: ContractError}): void {
         const pending = this.pending.get(id);
         if (pending == null)
             return;
@@ -255,7 +257,7 @@ export class EngineClient {
             pending.reject(new HostError(response.error.code, response.error.message));
     }
 
-    private rejectAll(code: string, message: string): void {
+    private rejectAll(code: ErrorCode, message: string): void {
         const all = [...this.pending.values()];
         this.pending.clear();
         for (const pending of all) {

@@ -12,7 +12,8 @@ import {budgetBytes} from "./budget.js";
 import {planStrategy} from "./planStrategy.js";
 import {createVramSimulator, type VramSimulator} from "./simulateVram.js";
 import {candidateSettings} from "./strategies/optimalStrategy.js";
-import type {FitFunction, StrategyInputs, StrategyName, StrategyResult} from "./strategies/StrategyResult.js";
+import type {FitFunction, StrategyInputs, StrategyResult} from "./strategies/StrategyResult.js";
+import type {StrategyName} from "../../contract/strategies.js";
 import {DEFAULT_WORKLOAD, plannerModelFrom, type PlanSettings, type Workload} from "./types.js";
 
 /** Options of {@link autoPlan}. */

@@ -1,7 +1,8 @@
 import {LlamaChatSession, type LlamaContext, type LlamaContextSequence, type LlamaModel} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {checkContextSize} from "./checkContextSize.js";
-import {toMemoryReport, type MemoryReport} from "./memoryReport.js";
+import {toMemoryReport} from "./memoryReport.js";
+import type {MemoryReport} from "../../contract/memory.js";
 
 /** One llama.cpp `--override-tensor` entry: tensors whose name matches `pattern` go to `bufferType`. */
 export type TensorBufferOverride = {pattern: string; bufferType: string};

@@ -1,6 +1,7 @@
 import type {ChatHistoryItem} from "node-llama-cpp";
 import type {PlacedModel} from "./PlacedModel.js";
-import {TokenClock, type GenerationTiming} from "./generationTiming.js";
+import {TokenClock} from "./generationTiming.js";
+import type {GenerationTiming} from "../../contract/timing.js";
 
 /** One conversation turn as the app stores it. */
 export type ChatTurn = {role: "user" | "assistant"; text: string};

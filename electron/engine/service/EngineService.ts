@@ -10,7 +10,7 @@ import {renderLayerSplitFlags, renderOverrideFlags} from "../placement/llamaCppF
 import type {Placement} from "../placement/Placement.js";
 import {PlacedModel} from "../runtime/PlacedModel.js";
 import {streamChatReply, type ChatTurn} from "../runtime/streamChatReply.js";
-import type {GenerationTiming} from "../runtime/generationTiming.js";
+import type {GenerationTiming} from "../../contract/timing.js";
 import {inspectModelFile, toModelCard} from "./modelCard.js";
 import type {EngineBenchProgress, EngineBenchRequest, EngineBenchResult} from "./engineProtocol.js";
 import {toPlacementView} from "./placementView.js";

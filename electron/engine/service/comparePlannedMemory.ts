@@ -1,4 +1,4 @@
-import type {MemoryReport} from "../runtime/memoryReport.js";
+import type {MemoryReport} from "../../contract/memory.js";
 
 export type PlannedVsMeasuredRow = {
     bufferType: string;

@@ -4,16 +4,11 @@
  */
 import {promises as fs} from "node:fs";
 import path from "node:path";
-import type {BenchDetail, BenchExportFormat, BenchReport, BenchSummary} from "../../contract/ipc.js";
+import {isBenchExportFormat, REPORT_FILES, type BenchDetail, type BenchReport, type BenchSummary} from "../../contract/bench.js";
 import {predictionErrors, speedups} from "../../engine/bench/report/summariseReport.js";
 import {HostError} from "../HostError.js";
 
 const ID_PATTERN = /^[A-Za-z0-9-]{1,64}$/;
-const FILE_OF_FORMAT: Record<BenchExportFormat, string> = {json: "report.json", csv: "report.csv", html: "report.html"};
-
-export function isBenchExportFormat(value: unknown): value is BenchExportFormat {
-    return value === "json" || value === "csv" || value === "html";
-}
 
 /** The model's file name without `.gguf`. */
 function modelName(report: BenchReport): string {
@@ -68,11 +63,11 @@ export class BenchStore {
         if (!isBenchExportFormat(format))
             throw new HostError("bad-request", `"format" must be html, csv or json (got ${String(format)})`);
         const report = await this.readReport(id);
-        const file = path.join(this.folder(id), FILE_OF_FORMAT[format]);
+        const file = path.join(this.folder(id), REPORT_FILES[format]);
         try {
             await fs.access(file);
         } catch {
-            throw new HostError("not-found", `benchmark ${id} has no ${FILE_OF_FORMAT[format]}`);
+            throw new HostError("not-found", `benchmark ${id} has no ${REPORT_FILES[format]}`);
         }
         const stamp = report.startedAt.replace(/[-:]/g, "").replace("T", "-").slice(0, 13);
         const safeModel = modelName(report).replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 60);
@@ -80,7 +75,7 @@ export class BenchStore {
     }
 
     private async readReport(id: string): Promise<BenchReport> {
-        const file = path.join(this.folder(id), FILE_OF_FORMAT.json);
+        const file = path.join(this.folder(id), REPORT_FILES.json);
         let text: string;
         try {
             text = await fs.readFile(file, "utf8");

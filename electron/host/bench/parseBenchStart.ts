@@ -1,6 +1,6 @@
 /** Checks a `bench.start` argument at the trust boundary and turns it into the engine's benchmark grid. */
 import type {BenchStartRequest, BenchStrategy, Budget} from "../../contract/ipc.js";
-import type {BenchVariant} from "../../engine/bench/types.js";
+import type {BenchVariant} from "../../contract/bench.js";
 import type {EngineBenchRequest} from "../../engine/service/engineProtocol.js";
 import {STRATEGY_NAMES} from "../../contract/strategies.js";
 import {LIMITS, limitMessage, withinLimit} from "../../contract/limits.js";

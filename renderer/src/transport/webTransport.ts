@@ -1,11 +1,7 @@
-import type {ContractError, EventName, Events} from "../../../electron/contract/ipc";
+import type {Envelope} from "../../../electron/contract/bridge";
+import type {EventName, Events} from "../../../electron/contract/ipc";
+import {eventNames} from "../../../electron/contract/requestNames";
 import {TransportError, type Transport} from "./Transport";
-
-type Envelope = {ok: true; result: unknown} | {ok: false; error: ContractError};
-
-const eventNames: EventName[] = [
-    "engine.state", "task.progress", "chat.delta", "chat.done", "chat.error", "bench.progress", "bench.done", "bench.error"
-];
 
 /** The per-launch token: from the URL fragment the server printed, kept for reloads of this tab. */
 export function readToken(): string | null {
@@ -57,7 +53,7 @@ export function webTransport(token: string): Transport {
                 headers: {"Authorization": `Bearer ${token}`, "Content-Type": "application/json", "X-Tensorwise-Client": clientId ?? ""},
                 body: JSON.stringify({arg: arg[0] ?? null})
             });
-            const envelope = await response.json() as Envelope;
+            const envelope = await response.json() as Envelope<unknown>;
             if (!envelope.ok)
                 throw new TransportError(envelope.error.code, envelope.error.message);
             return envelope.result as never;
@@ -93,7 +89,7 @@ export function webTransport(token: string): Transport {
                 });
                 xhr.addEventListener("load", () => {
                     try {
-                        const envelope = JSON.parse(xhr.responseText) as {ok: true; result: {path: string}} | {ok: false; error: ContractError};
+                        const envelope = JSON.parse(xhr.responseText) as Envelope<{path: string}>;
                         if (envelope.ok)
                             resolve(envelope.result.path);
                         else

@@ -5,12 +5,11 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import type {BenchReport, BenchRun} from "../types.js";
+import {REPORT_FILES, type BenchReport, type BenchRun} from "../../../contract/bench.js";
 import {reportCsv} from "./reportCsv.js";
 import {reportHtml} from "./reportHtml.js";
 
 /** The files a benchmark writes into its output folder. */
-export const REPORT_FILES = {jsonl: "results.jsonl", json: "report.json", csv: "report.csv", html: "report.html"} as const;
 
 function writeAtomic(file: string, text: string): void {
     const temp = `${file}.${process.pid}.tmp`;

@@ -5,11 +5,7 @@ import {costContext, predict, type CostInputs} from "../costModel.js";
 import {toPlacement} from "../resolvePlacement.js";
 import type {PlanPrediction, PlanSettings, ResolvedPlacement, Workload} from "../types.js";
 
-/** Names of the strategies. */
 import type {StrategyName} from "../../../contract/strategies.js";
-
-export type {StrategyName};
-
 /** llama.cpp's own fitting, as a parameter (the native `tensorwiseFitParams`, or a fake in tests). */
 export type FitFunction = (request: {budgetBytes: number; settings: PlanSettings}) =>
     Promise<{gpuLayers: number; overrides: [pattern: string, bufferType: string][]; status: string}>;
