@@ -8,7 +8,7 @@ import {randomUUID} from "node:crypto";
 import {promises as fs} from "node:fs";
 import path from "node:path";
 import type {ChatMessage, Conversation, ConversationSummary} from "../contract/ipc.js";
-import {HostError} from "./HostError.js";
+import {TensorwiseError} from "../contract/TensorwiseError.js";
 
 const INDEX_FILE = "index.json";
 const TEMP_SUFFIX = ".tmp";
@@ -109,7 +109,7 @@ export class ConversationStore {
     async get(id: string): Promise<Conversation> {
         const conversation = await this.readConversation(id);
         if (conversation == null)
-            throw new HostError("not-found", `no conversation with id ${id}`);
+            throw new TensorwiseError("not-found", `no conversation with id ${id}`);
         return conversation;
     }
 
@@ -177,7 +177,7 @@ export class ConversationStore {
         const next = await this.enqueue(id, async () => {
             const current = await this.readConversation(id);
             if (current == null)
-                throw new HostError("not-found", `no conversation with id ${id}`);
+                throw new TensorwiseError("not-found", `no conversation with id ${id}`);
             const changed = change(current);
             const updated: Conversation = {...changed, updatedAt: Date.now(), messageCount: changed.messages.length};
             await writeFileAtomic(this.fileOf(id), JSON.stringify(updated), this.io);
@@ -270,7 +270,7 @@ export class ConversationStore {
 
     private checkId(id: string): void {
         if (!ID_PATTERN.test(id))
-            throw new HostError("bad-request", `invalid conversation id ${JSON.stringify(id)}`);
+            throw new TensorwiseError("bad-request", `invalid conversation id ${JSON.stringify(id)}`);
     }
 }
 

@@ -12,11 +12,11 @@ import type {
 import type {EngineEvents} from "../engine/service/engineProtocol.js";
 import {BenchRunner} from "./bench/BenchRunner.js";
 import {BenchStore} from "./bench/BenchStore.js";
-import {parseBenchStart} from "./bench/parseBenchStart.js";
+import {benchGrid} from "./bench/benchGrid.js";
 import {ChatStream, type ChatStreamSink} from "./ChatStream.js";
 import type {ConversationStore} from "./ConversationStore.js";
 import type {EngineClient, EngineClientState} from "./EngineClient.js";
-import {HostError} from "./HostError.js";
+import {TensorwiseError} from "../contract/TensorwiseError.js";
 import {checkRequest} from "./checkRequest.js";
 import {ModelAccess, type ModelAccessOptions} from "./ModelAccess.js";
 
@@ -85,11 +85,14 @@ export class HostService {
         };
     }
 
-    /** Serves one request of the contract for `client`. Throws {@link HostError}s. */
-    async handle<Name extends RequestName>(name: Name, arg: RequestArg<Name>, client: HostClient): Promise<RequestResult<Name>> {
+    /**
+     * Serves one request of the contract for `client`: `arg` is checked first (checkRequest.ts), whatever transport it
+     * came over. Throws {@link TensorwiseError}s.
+     */
+    async handle<Name extends RequestName>(name: Name, arg: unknown, client: HostClient): Promise<RequestResult<Name>> {
         const handler = this.handlers[name] as ((arg: RequestArg<Name>, client: HostClient) => Promise<RequestResult<Name>>) | undefined;
         if (handler == null)
-            throw new HostError("unknown-request", `unknown request "${String(name).slice(0, 60)}"`);
+            throw new TensorwiseError("unknown-request", `unknown request "${String(name).slice(0, 60)}"`);
         return await handler(checkRequest(name, arg), client);
     }
 
@@ -182,7 +185,7 @@ export class HostService {
             const conversation = await this.store.dropLastAssistant(conversationId);
             const lastUser = conversation.messages.at(-1);
             if (lastUser?.role !== "user")
-                throw new HostError("bad-request", "there is no message to reply to");
+                throw new TensorwiseError("bad-request", "there is no message to reply to");
             const history = conversation.messages.slice(0, -1).map(({role, text}) => ({role, text}));
             this.startStream(client, {
                 streamId, conversationId, history, message: lastUser.text,
@@ -199,12 +202,12 @@ export class HostService {
             return chosen;
         },
         "bench.start": async (arg) => {
-            const {path: requested, ...request} = parseBenchStart(arg);
+            const {path: requested, ...request} = benchGrid(arg);
             if (this.bench.runningId != null)
-                throw new HostError("bench-running", "a benchmark is already running: stop it first");
+                throw new TensorwiseError("bench-running", "a benchmark is already running: stop it first");
             const modelPath = requested ?? this.loaded?.card.path ?? null;
             if (modelPath == null)
-                throw new HostError("no-model", "no model is loaded: load one (or name its path) to benchmark it");
+                throw new TensorwiseError("no-model", "no model is loaded: load one (or name its path) to benchmark it");
             await this.bench.start({...request, path: await this.access.check(modelPath)});
         },
         "bench.stop": async (arg) => await this.bench.stop(arg.benchId),
@@ -227,11 +230,11 @@ export class HostService {
      */
     private async acquireEngine(task: string): Promise<() => Promise<void>> {
         if (this.busyTask != null)
-            throw new HostError("busy", `the engine is busy (${this.busyTask})`);
+            throw new TensorwiseError("busy", `the engine is busy (${this.busyTask})`);
         if (this.engine.state.state !== "running")
             throw this.engine.state.state === "crashed"
-                ? new HostError("engine-crashed", "the engine is not running: restart it first")
-                : new HostError("engine-not-running", "the engine is still starting");
+                ? new TensorwiseError("engine-crashed", "the engine is not running: restart it first")
+                : new TensorwiseError("engine-not-running", "the engine is still starting");
         for (const stream of this.streams.values())
             await stream.stop();
         const replay = this.lastLoad;
@@ -248,7 +251,7 @@ export class HostService {
 
     private async runLoad(request: LoadRequest, task: string): Promise<LoadedModelState> {
         if (this.busyTask != null)
-            throw new HostError("busy", `the engine is busy (${this.busyTask})`);
+            throw new TensorwiseError("busy", `the engine is busy (${this.busyTask})`);
         for (const stream of this.streams.values())
             await stream.stop();
         this.busyTask = task;
@@ -287,22 +290,22 @@ export class HostService {
     private checkConversationFree(conversationId: string): void {
         for (const stream of this.streams.values())
             if (stream.conversationId === conversationId)
-                throw new HostError("busy", "this conversation is still replying: stop the reply or wait for it to finish");
+                throw new TensorwiseError("busy", "this conversation is still replying: stop the reply or wait for it to finish");
     }
 
     private checkNewStream(streamId: string): string {
         if (this.streams.has(streamId))
-            throw new HostError("bad-request", `stream ${streamId} is already running`);
+            throw new TensorwiseError("bad-request", `stream ${streamId} is already running`);
         return streamId;
     }
 
     private requireModel(): void {
         if (this.bench.runningId != null)
-            throw new HostError("bench-running", "a benchmark is running: chat is back when it finishes, or stop it on the Benchmark screen");
+            throw new TensorwiseError("bench-running", "a benchmark is running: chat is back when it finishes, or stop it on the Benchmark screen");
         if (this.engine.state.state === "crashed")
-            throw new HostError("engine-crashed", "the engine is not running: restart it first");
+            throw new TensorwiseError("engine-crashed", "the engine is not running: restart it first");
         if (this.loaded == null)
-            throw new HostError("no-model", "no model is loaded: open one on the Model screen and press Auto-offload");
+            throw new TensorwiseError("no-model", "no model is loaded: open one on the Model screen and press Auto-offload");
     }
 
     private onEngineState(state: EngineClientState): void {

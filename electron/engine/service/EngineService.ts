@@ -18,6 +18,7 @@ import {layerSplit, toPlacement} from "../planner/resolvePlacement.js";
 import {plannerModelFrom} from "../planner/types.js";
 import {planForBudget} from "./planForBudget.js";
 import {runBenchJob} from "./runBenchJob.js";
+import {TensorwiseError} from "../../contract/TensorwiseError.js";
 
 const DEFAULT_SETTINGS: RuntimeSettings = {contextSize: 2048, batchSize: 512, threads: null, useMmap: null};
 
@@ -95,8 +96,8 @@ export class EngineService {
         // would be silently ignored, so it is refused
         const device = this.describe().gpu?.bufferType ?? "CPU";
         if (request.placement.defaultBufferType !== device)
-            throw Object.assign(new Error(`The placement's defaultBufferType is ${JSON.stringify(request.placement.defaultBufferType.slice(0, 40))}, ` +
-                `but this machine loads models onto ${device}: set "defaultBufferType": "${device}" (or run with the matching --gpu).`), {code: "bad-placement"});
+            throw new TensorwiseError("bad-placement", `The placement's defaultBufferType is ${JSON.stringify(request.placement.defaultBufferType.slice(0, 40))}, ` +
+                `but this machine loads models onto ${device}: set "defaultBufferType": "${device}" (or run with the matching --gpu).`);
         const settings = {...DEFAULT_SETTINGS, ...request.settings};
         const compiled = compilePlacement(request.placement, model.tensors);
         const flags = renderOverrideFlags(compiled.overrides, {
@@ -122,7 +123,7 @@ export class EngineService {
         this.refuseWhileBenching("chat");
         const loaded = this.loaded;
         if (loaded == null)
-            throw Object.assign(new Error("no model is loaded: load one first"), {code: "no-model"});
+            throw new TensorwiseError("no-model", "no model is loaded: load one first");
         const controller = new AbortController();
         this.streams.set(request.streamId, controller);
         try {
@@ -199,7 +200,7 @@ export class EngineService {
 
     private refuseWhileBenching(what: string): void {
         if (this.benchRun != null)
-            throw Object.assign(new Error(`a benchmark is running: cannot ${what} until it finishes or is stopped`), {code: "bench-running"});
+            throw new TensorwiseError("bench-running", `a benchmark is running: cannot ${what} until it finishes or is stopped`);
     }
 
     private async inspectForTask(modelPath: string, taskId: string): Promise<InspectedModel> {

@@ -1,7 +1,8 @@
 import type {Envelope} from "../../../electron/contract/bridge";
 import type {EventName, Events} from "../../../electron/contract/ipc";
 import {eventNames} from "../../../electron/contract/requestNames";
-import {TransportError, type Transport} from "./Transport";
+import {TensorwiseError} from "../../../electron/contract/TensorwiseError";
+import type {Transport} from "./Transport";
 
 /** The per-launch token: from the URL fragment the server printed, kept for reloads of this tab. */
 export function readToken(): string | null {
@@ -55,7 +56,7 @@ export function webTransport(token: string): Transport {
             });
             const envelope = await response.json() as Envelope<unknown>;
             if (!envelope.ok)
-                throw new TransportError(envelope.error.code, envelope.error.message);
+                throw TensorwiseError.fromContract(envelope.error);
             return envelope.result as never;
         },
         on<Name extends EventName>(name: Name, listener: (payload: Events[Name]) => void) {
@@ -93,12 +94,12 @@ export function webTransport(token: string): Transport {
                         if (envelope.ok)
                             resolve(envelope.result.path);
                         else
-                            reject(new TransportError(envelope.error.code, envelope.error.message));
+                            reject(TensorwiseError.fromContract(envelope.error));
                     } catch {
-                        reject(new TransportError("upload-failed", `upload failed with HTTP ${xhr.status}`));
+                        reject(new TensorwiseError("upload-failed", `upload failed with HTTP ${xhr.status}`));
                     }
                 });
-                xhr.addEventListener("error", () => reject(new TransportError("upload-failed", "the upload was interrupted")));
+                xhr.addEventListener("error", () => reject(new TensorwiseError("upload-failed", "the upload was interrupted")));
                 xhr.send(file);
             });
         }
