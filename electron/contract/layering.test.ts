@@ -57,7 +57,7 @@ describe("layering lint rules", () => {
     });
 
     it("contract: a leaf that imports only its own files, not even types from elsewhere", async () => {
-        for (const source of ["../engine/runtime/memoryReport.js", "../host/HostError.js", "../../renderer/src/App/App", "valibot", "node:fs", "electron"]) {
+        for (const source of ["../engine/runtime/memoryReport.js", "../host/HostService.js", "../../renderer/src/App/App", "valibot", "node:fs", "electron"]) {
             expect(await rulesReported("electron/contract/probe.ts", `import type {X} from "${source}";\nexport type Y = X;\n`), source)
                 .toContain("@typescript-eslint/no-restricted-imports");
         }

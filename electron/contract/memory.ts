@@ -30,12 +30,21 @@ export type MemoryReport = {
 /**
  * Whether buffer type `name` is host memory (system RAM, pinned or not). A buffer type listed in `known` — the
  * machine's buffer types (`ggml_backend_buft_is_host`) or a measured report's — answers for itself; any other name is
- * host when it is ggml's plain `"CPU"` or a device's pinned host buffer type (`"CUDA_Host"`, `"Vulkan_Host"`: ggml
- * names them `<backend>_Host`).
+ * host when it is ggml's CPU buffer type (`"CPU"`, or an extra CPU buffer type such as `"CPU_REPACK"`) or a device's
+ * pinned host buffer type (see {@link isPinnedHostBufferType}).
  */
 export function isHostBufferType(name: string, known: readonly {readonly name?: string; readonly bufferType?: string; readonly isHost: boolean}[] = []): boolean {
     const entry = known.find((candidate) => (candidate.name ?? candidate.bufferType) === name);
     if (entry != null)
         return entry.isHost;
-    return name === "CPU" || name.endsWith("_Host");
+    return name === "CPU" || name.startsWith("CPU_") || isPinnedHostBufferType(name);
+}
+
+/**
+ * Whether `name` is a device's pinned host buffer type, which ggml names `<backend>_Host` (`"CUDA_Host"`,
+ * `"Vulkan_Host"`: ggml_backend_cuda_host_buffer_type, ggml_backend_vk_host_buffer_type): system RAM the GPU copies
+ * from fast.
+ */
+export function isPinnedHostBufferType(name: string): boolean {
+    return name.endsWith("_Host");
 }

@@ -6,6 +6,7 @@
  * the buffer types of devices, `ggml_backend_dev_buffer_type`, not host buffer types); `-ngl N`; `-ub N`; `-b N`;
  * `-t N`; `-lm/--load-mode none` (this llama.cpp has no `--no-mmap`; older builds spell it that way).
  */
+import {isPinnedHostBufferType} from "../../contract/memory.js";
 import type { TensorBufferOverride } from "./Placement.js";
 
 /** llama.cpp's default logical batch (`n_batch`); the micro-batch is clamped to it. source: common/common.h. */
@@ -56,7 +57,7 @@ export function shellQuote(arg: string): string {
  * (source: `make_cpu_buft_list` in src/llama-model.cpp), which is what a host buffer type means in a plan.
  */
 export function cliBufferTypeName(bufferType: string): string {
-    return /_Host$/.test(bufferType) ? "CPU" : bufferType;
+    return isPinnedHostBufferType(bufferType) ? "CPU" : bufferType;
 }
 
 function positiveInteger(value: number | undefined, what: string): number | undefined {

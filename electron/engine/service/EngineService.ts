@@ -19,8 +19,8 @@ import {plannerModelFrom} from "../planner/types.js";
 import {planForBudget} from "./planForBudget.js";
 import {runBenchJob} from "./runBenchJob.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
+import {withDefaultSettings} from "../../contract/settings.js";
 
-const DEFAULT_SETTINGS: RuntimeSettings = {contextSize: 2048, batchSize: 512, threads: null, useMmap: null};
 
 type Loaded = {placed: PlacedModel; state: LoadedModelState};
 
@@ -62,7 +62,7 @@ export class EngineService {
         const gpuLayers = machine.gpu == null ? 0 : request.gpuLayers === "max" ? layerCount + 1 : request.gpuLayers;
         const plannerModel = plannerModelFrom(model);
         const placement = toPlacement(plannerModel, layerSplit(plannerModel, gpuLayers), machine.gpu?.bufferType ?? null);
-        const settings = {...DEFAULT_SETTINGS, ...request.settings};
+        const settings = withDefaultSettings(request.settings);
         const flags = renderLayerSplitFlags(gpuLayers, {layerCount, modelPath: request.path, ubatch: settings.batchSize, threads: settings.threads ?? undefined}).command;
         return await this.loadPlaced({
             path: request.path, model, taskId: request.taskId, placement, settings, strategy: "layers",
@@ -73,7 +73,7 @@ export class EngineService {
     /** Profile → plan → load with the best strategy (default `optimal`), within the budget. */
     async autoOffload(request: {path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string}): Promise<LoadedModelState> {
         const model = await this.inspectForTask(request.path, request.taskId);
-        const settings = {...DEFAULT_SETTINGS, ...request.settings};
+        const settings = withDefaultSettings(request.settings);
         this.progress(request.taskId, "profile", null, "measuring this machine's operators");
         const plan = await planForBudget({
             engine: this.engine, modelPath: request.path, budget: request.budget, settings, strategy: request.strategy,
@@ -98,7 +98,7 @@ export class EngineService {
         if (request.placement.defaultBufferType !== device)
             throw new TensorwiseError("bad-placement", `The placement's defaultBufferType is ${JSON.stringify(request.placement.defaultBufferType.slice(0, 40))}, ` +
                 `but this machine loads models onto ${device}: set "defaultBufferType": "${device}" (or run with the matching --gpu).`);
-        const settings = {...DEFAULT_SETTINGS, ...request.settings};
+        const settings = withDefaultSettings(request.settings);
         const compiled = compilePlacement(request.placement, model.tensors);
         const flags = renderOverrideFlags(compiled.overrides, {
             modelPath: request.path, ubatch: settings.batchSize, threads: settings.threads ?? undefined
