@@ -50,14 +50,17 @@ const engineImports = {
     ]
 };
 
+/**
+ * The contract is a leaf: every process (engine, host, renderer, CLI) imports it, so it imports nothing but its own
+ * files (`./x.js`), not even types: no packages, no Node built-ins, no other folder of the project.
+ */
 const contractImports = {
     patterns: [
         electronPackage,
         ...nodeBuiltinImports,
         {
-            regex: "^\\.\\./",
-            allowTypeImports: true,
-            message: "electron/contract may import only types from outside itself (the renderer compiles it)."
+            regex: "^(?!\\./)|\\.\\./",
+            message: "electron/contract is a leaf: it imports only its own files (`./x.js`), so every process can use it."
         }
     ]
 };
@@ -67,16 +70,17 @@ const rendererImports = {
         {regex: "^electron(/.*)?$", message: "The renderer must not import `electron`: use the transport (window.tensorwise)."},
         ...nodeBuiltinImports,
         {
-            regex: "^(\\.\\./)+electron/contract(/|$)",
-            allowTypeImports: true,
-            message: "The renderer imports only types from electron/contract (`import type {…}`)."
-        },
-        {
             regex: "^(\\.\\./)+electron/(?!contract(/|$))",
-            message: "The renderer must not import from electron/** (only `import type` from electron/contract)."
+            message: "The renderer must not import from electron/** (only from electron/contract, which is browser-safe)."
         }
     ]
 };
+
+/** Node's globals, which neither the renderer nor the contract (compiled into the renderer) may use. */
+const nodeGlobals = ["process", "Buffer", "global", "require", "module", "__dirname", "__filename", "setImmediate"].map((name) => ({
+    name,
+    message: "No Node globals here: this code runs in a sandboxed page (the renderer)."
+}));
 
 // ---- syntax restrictions (no-restricted-syntax) --------------------------------------------------------------------
 
@@ -153,7 +157,11 @@ export default tseslint.config(
         ignores: ["**/*.test.ts"],
         rules: {
             "@typescript-eslint/no-restricted-imports": ["error", contractImports],
-            "no-restricted-syntax": ["error", ...ipcSyntax, ...dynamicElectronSyntax]
+            "no-restricted-syntax": ["error", ...ipcSyntax, ...dynamicElectronSyntax, {
+                selector: "ImportExpression",
+                message: "electron/contract is a leaf: no dynamic imports."
+            }],
+            "no-restricted-globals": ["error", ...nodeGlobals]
         }
     },
     {
@@ -162,13 +170,7 @@ export default tseslint.config(
             "@typescript-eslint/no-restricted-imports": ["error", rendererImports],
             "no-restricted-syntax": ["error", ...ipcSyntax, ...dynamicElectronSyntax],
             // renderer/tsconfig.json has Node's types for the tests; the app code itself must not lean on them.
-            "no-restricted-globals": [
-                "error",
-                ...["process", "Buffer", "global", "require", "module", "__dirname", "__filename", "setImmediate"].map((name) => ({
-                    name,
-                    message: "No Node globals in the renderer: it runs in a sandboxed page."
-                }))
-            ]
+            "no-restricted-globals": ["error", ...nodeGlobals]
         }
     }
 );

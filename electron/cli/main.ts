@@ -12,10 +12,11 @@ import {profileCommand} from "./commands/profileCommand.js";
 import {BENCH_OPTIONS, BENCH_USAGE, benchCommand} from "./commands/benchCommand.js";
 import {SERVE_OPTIONS, SERVE_USAGE, serveRun} from "./commands/serveFlags.js";
 import {STRATEGY_NAMES} from "../engine/planner/planStrategy.js";
-import type {StrategyName} from "../engine/planner/strategies/StrategyResult.js";
+import type {StrategyName} from "../contract/strategies.js";
 import {TEXT_LIMITS} from "../contract/limits.js";
 import {flagNumber, flagThreads, parseBudget, parseGpu} from "./flags.js";
 import {flagPort, flagRpc, flagRpcDevice, flagRpcHost} from "./rpcFlags.js";
+import {DEFAULT_RUNTIME_SETTINGS} from "../contract/settings.js";
 
 type Command = {
     summary: string;
@@ -81,7 +82,7 @@ const commands: Record<string, Command> = {
         run: (io, values, positionals) => {
             const promptTokens = flagNumber(values["prompt-tokens"], "prompt-tokens", "promptTokens") ?? 512;
             const genTokens = flagNumber(values["gen-tokens"], "gen-tokens", "genTokens") ?? 128;
-            const contextSize = flagNumber(values.context, "context", "contextSize") ?? 2048;
+            const contextSize = flagNumber(values.context, "context", "contextSize") ?? DEFAULT_RUNTIME_SETTINGS.contextSize;
             if (promptTokens + genTokens > contextSize)
                 throw new UsageError(`the prompt and the reply (${promptTokens} + ${genTokens} tokens) do not fit the context of ${contextSize} tokens: raise --context or lower --prompt-tokens/--gen-tokens`);
             return planCommand(io, onePositional(positionals, "model.gguf"), {
@@ -130,8 +131,8 @@ const commands: Record<string, Command> = {
                 gpuLayers: flagNumber(values["gpu-layers"], "gpu-layers", "gpuLayers"),
                 auto: values.auto === true,
                 budget: values.budget == null ? undefined : parseBudget(String(values.budget)),
-                contextSize: flagNumber(values.context, "context", "contextSize") ?? 2048,
-                batchSize: flagNumber(values.batch, "batch", "batchSize") ?? 512,
+                contextSize: flagNumber(values.context, "context", "contextSize") ?? DEFAULT_RUNTIME_SETTINGS.contextSize,
+                batchSize: flagNumber(values.batch, "batch", "batchSize") ?? DEFAULT_RUNTIME_SETTINGS.batchSize,
                 threads: flagThreads(values.threads),
                 maxTokens: flagNumber(values["max-tokens"], "max-tokens", "maxTokens") ?? 64,
                 temperature: flagNumber(values.temperature, "temperature", "temperature") ?? 0,

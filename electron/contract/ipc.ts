@@ -1,18 +1,31 @@
 /**
  * The one contract between the UI and the engine host: every request with its argument and result types, and every
- * pushed event with its payload. Electron IPC and web mode (HTTP + WebSocket on 127.0.0.1) both carry exactly this.
- * The renderer imports only types from here.
+ * pushed event with its payload. Electron IPC and web mode (HTTP + Server-Sent Events on 127.0.0.1) both carry exactly
+ * this. Like every file of electron/contract it imports nothing from outside the folder (eslint.config.js).
  */
-import type {MachineDescription} from "../engine/hardware/describeMachine.js";
-import type {MemoryReport} from "../engine/runtime/memoryReport.js";
-import type {GenerationTiming} from "../engine/runtime/generationTiming.js";
-import type {BenchPoint, BenchReport, BenchRun} from "../engine/bench/types.js";
-import type {ErrorStat, SpeedupCell} from "../engine/bench/report/summariseReport.js";
-import type {PlacementStrategyName, StrategyName} from "./strategies.js";
-import type {PromptProgress, ReplyStopReason, SamplingSettings} from "../engine/runtime/streamChatReply.js";
+import type {
+    BenchDetail, BenchExportFormat, BenchProgress, BenchStartRequest, BenchSummary
+} from "./bench.js";
+import type {ErrorCode} from "./errorCodes.js";
+import type {MachineDescription} from "./machine.js";
+import type {MemoryReport} from "./memory.js";
+import type {Budget, RuntimeSettings} from "./settings.js";
+import type {PlacementStrategyName} from "./strategies.js";
+import type {GenerationTiming} from "./timing.js";
 
-export type {PromptProgress, ReplyStopReason, SamplingSettings};
-export type {MachineDescription, MemoryReport, GenerationTiming, BenchPoint, BenchReport, BenchRun, ErrorStat, SpeedupCell};
+export type {
+    BenchDetail, BenchExportFormat, BenchLoad, BenchPlan, BenchPoint, BenchProgress, BenchReport, BenchRun, BenchStartRequest,
+    BenchStrategy, BenchSummary, BenchVariant, ErrorStat, PointKind, SpeedupCell
+} from "./bench.js";
+export type {ErrorCode} from "./errorCodes.js";
+export type {BufferTypeDescription, DeviceDescription, MachineDescription} from "./machine.js";
+export type {BufferTypeMemory, MemoryReport} from "./memory.js";
+export type {Budget, FixedBudget, RuntimeSettings} from "./settings.js";
+export type {ContractError} from "./TensorwiseError.js";
+export type {GenerationTiming} from "./timing.js";
+import type {PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
+
+export type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
 
 /** A tensor row of the model card. */
 export type ModelTensor = {
@@ -44,16 +57,6 @@ export type ModelCard = {
 };
 
 export type PlacementStrategy = PlacementStrategyName;
-
-/** Budget for the GPU: free VRAM minus a margin, a fixed size, or a share of the model's weights. */
-export type Budget = {kind: "auto"} | {kind: "mib"; mib: number} | {kind: "percent"; percent: number};
-
-export type RuntimeSettings = {
-    contextSize: number;
-    batchSize: number;
-    threads: number | null;
-    useMmap: boolean | null;
-};
 
 /** A placement the UI can draw: layers × roles grid coloured by buffer type, plus bytes per buffer type. */
 export type PlacementView = {
@@ -123,58 +126,6 @@ export type Conversation = ConversationSummary & {messages: ChatMessage[]; setti
 /** A long step (profile, plan, load, …): `progress` in 0..1, `null` when unknown. */
 export type TaskProgress = {taskId: string; step: string; progress: number | null; detail?: string};
 
-/** Strategies a benchmark compares (`handTuned` adds `layers-tuned` / `fit-tuned` twins). */
-export type BenchStrategy = StrategyName;
-
-export type BenchStartRequest = {
-    /** Chosen by the client; progress events carry it. */
-    benchId: string;
-    /** Defaults to the loaded model. */
-    path?: string;
-    /** `auto` budgets are not benchmarked: a run compares fixed budgets. */
-    budgets: Exclude<Budget, {kind: "auto"}>[];
-    promptLengths: number[];
-    /** Each ≥ 2 (TPOT needs two tokens). */
-    genLengths: number[];
-    strategies: BenchStrategy[];
-    repeats: number;
-    /** Adds `layers-tuned` / `fit-tuned` (pinned memory, best micro-batch) for the chosen layers / fit. Defaults to `false`. */
-    handTuned?: boolean;
-};
-
-/** A benchmark on disk (`<dataDir>/bench/<id>/`), for the list of past runs. */
-export type BenchSummary = {
-    id: string;
-    modelName: string;
-    modelPath: string;
-    startedAt: string;
-    finishedAt: string | null;
-    /** `incomplete`: it stopped without finishing its report (the app or engine ended mid-run). */
-    status: "running" | "done" | "interrupted" | "incomplete";
-    plannedRuns: number;
-    finishedRuns: number;
-    failedRuns: number;
-    budgets: string[];
-    strategies: string[];
-    backend: string;
-};
-
-/** A benchmark's report with the tables derived from it. */
-export type BenchDetail = {summary: BenchSummary; report: BenchReport; speedups: SpeedupCell[]; errors: ErrorStat[]};
-
-export type BenchExportFormat = "html" | "csv" | "json";
-
-/**
- * Progress of a running benchmark: `done` of `total` timed requests; `cell` is the budget × strategy being measured,
- * `step` what it does now (planning, loading, which point), `lastSample` the latest timed request, and `lastResult` a
- * budget × strategy run that just finished (its points are in the report from then on).
- */
-export type BenchProgress = {
-    benchId: string; done: number; total: number; cell: string; step: string;
-    lastSample?: {kind: "ttft" | "tpot"; tokens: number; ms: number};
-    lastResult?: BenchRun;
-};
-
 /** Requests: name → [argument, result]. */
 export type Requests = {
     "machine.describe": [void, MachineDescription];
@@ -233,13 +184,10 @@ export type Events = {
     "bench.progress": BenchProgress;
     "bench.done": {benchId: string; summary: BenchSummary};
     /** The benchmark could not run or the engine died; any finished cells are still on disk (see `bench.list`). */
-    "bench.error": {benchId: string; code: string; error: string};
+    "bench.error": {benchId: string; code: ErrorCode; error: string};
 };
 
 export type RequestName = keyof Requests;
 export type RequestArg<Name extends RequestName> = Requests[Name][0];
 export type RequestResult<Name extends RequestName> = Requests[Name][1];
 export type EventName = keyof Events;
-
-/** An error as it crosses the contract: a message a person can read, and a code the UI can branch on. */
-export type ContractError = {code: string; message: string};

@@ -2,7 +2,10 @@
  * The layering and IPC rules of shared/CONVENTIONS.md live in eslint.config.js; this runs ESLint on in-memory snippets
  * (file paths that need not exist) to prove the rules still fire, so they cannot silently disappear from the config.
  */
+import {execFile} from "node:child_process";
+import path from "node:path";
 import {fileURLToPath} from "node:url";
+import {promisify} from "node:util";
 import {ESLint} from "eslint";
 import {beforeAll, describe, expect, it} from "vitest";
 
@@ -44,12 +47,26 @@ describe("layering lint rules", () => {
             .toEqual([]);
     });
 
-    it("renderer: a value import from the contract is an error, a type import is fine", async () => {
+    it("renderer: values and types from the contract are fine", async () => {
         expect(await rulesReported("renderer/src/stores/probe.ts",
             `import {requestNames} from "../../../electron/contract/requestNames";\nexport const n = requestNames;\n`))
-            .toContain("@typescript-eslint/no-restricted-imports");
+            .toEqual([]);
         expect(await rulesReported("renderer/src/stores/probe.ts",
             `import type {Budget} from "../../../electron/contract/ipc";\nexport type B = Budget;\n`))
+            .toEqual([]);
+    });
+
+    it("contract: a leaf that imports only its own files, not even types from elsewhere", async () => {
+        for (const source of ["../engine/runtime/memoryReport.js", "../host/HostService.js", "../../renderer/src/App/App", "valibot", "node:fs", "electron"]) {
+            expect(await rulesReported("electron/contract/probe.ts", `import type {X} from "${source}";\nexport type Y = X;\n`), source)
+                .toContain("@typescript-eslint/no-restricted-imports");
+        }
+        expect(await rulesReported("electron/contract/probe.ts", `export const m = await import("../engine/index.js");\n`))
+            .toContain("no-restricted-syntax");
+        expect(await rulesReported("electron/contract/probe.ts", `export const env = process.env;\n`))
+            .toContain("no-restricted-globals");
+        expect(await rulesReported("electron/contract/probe.ts",
+            `import {STRATEGY_NAMES} from "./strategies.js";\nimport type {Budget} from "./settings.js";\nexport const s: readonly string[] | Budget = STRATEGY_NAMES;\n`))
             .toEqual([]);
     });
 
@@ -87,4 +104,18 @@ describe("layering lint rules", () => {
         expect(await rulesReported("electron/host/probe.ts", `export const x = JSON.parse("1") as any;\n`))
             .toContain("@typescript-eslint/no-explicit-any");
     });
+});
+
+describe("the renderer's TypeScript project", () => {
+    // The lint rules above keep the renderer to itself and the contract, and the contract to itself; this keeps
+    // renderer/tsconfig.json from pulling other folders in by its own `include` list.
+    it("compiles only renderer/src and electron/contract (never the engine or the host)", async () => {
+        const tsc = path.join(root, "node_modules/typescript/bin/tsc");
+        const {stdout} = await promisify(execFile)(process.execPath, [tsc, "-p", "renderer/tsconfig.json", "--listFilesOnly"], {cwd: root});
+        const projectFiles = stdout.split("\n").map((line) => line.trim()).filter((line) => line !== "")
+            .map((file) => path.relative(root, file).split(path.sep).join("/"))
+            .filter((file) => !file.startsWith("node_modules/"));
+        expect(projectFiles.filter((file) => file.startsWith("electron/contract/")).length).toBeGreaterThan(5);
+        expect(projectFiles.filter((file) => !file.startsWith("renderer/src/") && !file.startsWith("electron/contract/"))).toEqual([]);
+    }, 180_000);
 });

@@ -6,8 +6,8 @@
 import {randomUUID} from "node:crypto";
 import type {ChatMessage, Events} from "../contract/ipc.js";
 import type {EngineChatRequest, EngineRequests} from "../engine/service/engineProtocol.js";
-import type {PromptProgress} from "../engine/runtime/streamChatReply.js";
-import {HostError} from "./HostError.js";
+import type {PromptProgress} from "../contract/chat.js";
+import {TensorwiseError} from "../contract/TensorwiseError.js";
 
 /** Delta batching interval: about two frames at 60 Hz. */
 export const DELTA_BATCH_MS = 25;
@@ -56,7 +56,7 @@ export class ChatStream {
             this.sink.emit("chat.done", {streamId: this.streamId, conversationId: this.conversationId, message});
         } catch (error) {
             this.flushDeltas();
-            const crashed = error instanceof HostError && (error.code === "engine-crashed" || error.code === "engine-stopped");
+            const crashed = error instanceof TensorwiseError && (error.code === "engine-crashed" || error.code === "engine-stopped");
             const message: ChatMessage = {
                 id: this.messageId, role: "assistant", text: this.text, createdAt: this.createdAt,
                 stopped: crashed ? "crash" : "user", ...(crashed ? {} : {stopReason: "stopped" as const})

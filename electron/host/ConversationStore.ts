@@ -8,7 +8,7 @@ import {randomUUID} from "node:crypto";
 import {promises as fs} from "node:fs";
 import path from "node:path";
 import type {ChatMessage, ChatSettings, Conversation, ConversationSummary} from "../contract/ipc.js";
-import {HostError} from "./HostError.js";
+import {TensorwiseError} from "../contract/TensorwiseError.js";
 
 const INDEX_FILE = "index.json";
 const TEMP_SUFFIX = ".tmp";
@@ -109,7 +109,7 @@ export class ConversationStore {
     async get(id: string): Promise<Conversation> {
         const conversation = await this.readConversation(id);
         if (conversation == null)
-            throw new HostError("not-found", `no conversation with id ${id}`);
+            throw new TensorwiseError("not-found", `no conversation with id ${id}`);
         return conversation;
     }
 
@@ -169,7 +169,7 @@ export class ConversationStore {
     async deleteMessage(id: string, messageId: string): Promise<Conversation> {
         return await this.update(id, (current) => {
             if (!current.messages.some((message) => message.id === messageId))
-                throw new HostError("not-found", "that message is no longer in this conversation");
+                throw new TensorwiseError("not-found", "that message is no longer in this conversation");
             return {...current, messages: current.messages.filter((message) => message.id !== messageId)};
         });
     }
@@ -182,7 +182,7 @@ export class ConversationStore {
         return await this.update(id, (current) => {
             const at = current.messages.findIndex((message) => message.id === messageId);
             if (at === -1 || current.messages[at]!.role !== "user")
-                throw new HostError("not-found", "that message is no longer in this conversation");
+                throw new TensorwiseError("not-found", "that message is no longer in this conversation");
             return {...current, messages: current.messages.slice(0, at)};
         });
     }
@@ -205,7 +205,7 @@ export class ConversationStore {
         const next = await this.enqueue(id, async () => {
             const current = await this.readConversation(id);
             if (current == null)
-                throw new HostError("not-found", `no conversation with id ${id}`);
+                throw new TensorwiseError("not-found", `no conversation with id ${id}`);
             const changed = change(current);
             const updated: Conversation = {...changed, updatedAt: Date.now(), messageCount: changed.messages.length};
             await writeFileAtomic(this.fileOf(id), JSON.stringify(updated), this.io);
@@ -298,7 +298,7 @@ export class ConversationStore {
 
     private checkId(id: string): void {
         if (!ID_PATTERN.test(id))
-            throw new HostError("bad-request", `invalid conversation id ${JSON.stringify(id)}`);
+            throw new TensorwiseError("bad-request", `invalid conversation id ${JSON.stringify(id)}`);
     }
 }
 

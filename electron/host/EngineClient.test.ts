@@ -27,7 +27,7 @@ describe.skipIf(missing != null)("EngineClient with the real engine child", () =
     it("reports the engine's own error codes", async () => {
         client = new EngineClient();
         await client.start();
-        await expect(client.request("inspect", {path: "/nonexistent/model.gguf"})).rejects.toMatchObject({name: "HostError"});
+        await expect(client.request("inspect", {path: "/nonexistent/model.gguf"})).rejects.toMatchObject({name: "TensorwiseError"});
     });
 
     it("rejects pending requests with engine-crashed when the child is killed, says why, and restarts", async () => {

@@ -11,8 +11,10 @@ import {fileURLToPath} from "node:url";
 import type {
     EngineEvents, EngineMessage, EngineRequestName, EngineRequests
 } from "../engine/service/engineProtocol.js";
+import type {ErrorCode} from "../contract/errorCodes.js";
+import type {ContractError} from "../contract/TensorwiseError.js";
 import {forkEngineProcess, type EngineProcess, type EngineSpawner} from "./forkEngineProcess.js";
-import {HostError} from "./HostError.js";
+import {TensorwiseError} from "../contract/TensorwiseError.js";
 
 /** Lines of the child's stderr kept for a crash report. */
 const STDERR_TAIL_LINES = 12;
@@ -133,7 +135,7 @@ export class EngineClient {
     }
 
     /**
-     * Sends one request and resolves with the engine's result. Rejects with a {@link HostError}: the engine's own
+     * Sends one request and resolves with the engine's result. Rejects with a {@link TensorwiseError}: the engine's own
      * error code, `"engine-crashed"` when the child dies first, `"engine-not-running"`, or `"aborted"`.
      */
     request<Name extends EngineRequestName>(name: Name, arg: EngineRequests[Name][0], signal?: AbortSignal): Promise<EngineRequests[Name][1]> {
@@ -141,12 +143,12 @@ export class EngineClient {
         if (child == null || this.currentState.state !== "running" || child.exited)
             return Promise.reject(this.notRunningError());
         if (signal?.aborted)
-            return Promise.reject(new HostError("aborted", `${name} was cancelled`));
+            return Promise.reject(new TensorwiseError("aborted", `${name} was cancelled`));
         const id = this.nextId++;
         return new Promise<EngineRequests[Name][1]>((resolve, reject) => {
             const onAbort = () => {
                 this.pending.delete(id);
-                reject(new HostError("aborted", `${name} was cancelled`));
+                reject(new TensorwiseError("aborted", `${name} was cancelled`));
             };
             signal?.addEventListener("abort", onAbort, {once: true});
             this.pending.set(id, {
@@ -164,17 +166,17 @@ export class EngineClient {
         });
     }
 
-    private notRunningError(): HostError {
+    private notRunningError(): TensorwiseError {
         const state = this.currentState;
         if (state.state === "crashed")
-            return new HostError("engine-crashed", `the engine process is not running (${state.reason})`);
-        return new HostError("engine-not-running", "the engine process is not running");
+            return new TensorwiseError("engine-crashed", `the engine process is not running (${state.reason})`);
+        return new TensorwiseError("engine-not-running", "the engine process is not running");
     }
 
     private spawn(): Promise<void> {
         const entry = this.options.entry ?? defaultEngineEntry();
         if (!existsSync(entry))
-            return Promise.reject(new HostError("engine-missing", `engine entry not found at ${entry}; run \`npm run build\``));
+            return Promise.reject(new TensorwiseError("engine-missing", `engine entry not found at ${entry}; run \`npm run build\``));
         this.stderrTail.length = 0;
         this.setState({state: "starting"});
         const spawner = this.options.spawner ?? forkEngineProcess(this.options.execPath);
@@ -183,7 +185,7 @@ export class EngineClient {
             child = spawner(entry, {env: this.options.env ?? process.env});
         } catch (error) {
             this.setState({state: "crashed", reason: `could not start: ${(error as Error).message}`, at: Date.now()});
-            return Promise.reject(new HostError("engine-start-failed", (error as Error).message));
+            return Promise.reject(new TensorwiseError("engine-start-failed", (error as Error).message));
         }
         this.child = child;
         this.pipeLines(child, "stdout");
@@ -193,7 +195,7 @@ export class EngineClient {
             let ready = false;
             const timer = setTimeout(() => {
                 if (!ready) {
-                    reject(new HostError("engine-start-timeout", `the engine did not start within ${this.startTimeoutMs / 1000} s`));
+                    reject(new TensorwiseError("engine-start-timeout", `the engine did not start within ${this.startTimeoutMs / 1000} s`));
                     child.kill();
                 }
             }, this.startTimeoutMs);
@@ -216,7 +218,7 @@ export class EngineClient {
             child.onError((error) => {
                 if (!ready) {
                     clearTimeout(timer);
-                    reject(new HostError("engine-start-failed", error.message));
+                    reject(new TensorwiseError("engine-start-failed", error.message));
                 }
             });
             child.onExit((code, signal) => {
@@ -228,7 +230,7 @@ export class EngineClient {
                 this.rejectAll("engine-crashed", `the engine process ended: ${reason}`);
                 this.setState({state: "crashed", reason, at: Date.now()});
                 if (!ready)
-                    reject(new HostError("engine-crashed", `the engine failed to start: ${reason}`));
+                    reject(new TensorwiseError("engine-crashed", `the engine failed to start: ${reason}`));
             });
         });
     }
@@ -243,7 +245,7 @@ export class EngineClient {
         return tail === "" ? how : `${how}\n${tail}`;
     }
 
-    private settle(id: number, response: {ok: true; result: unknown} | {ok: false; error: {code: string; message: string}}): void {
+    private settle(id: number, response: {ok: true; result: unknown} | {ok: false; error: ContractError}): void {
         const pending = this.pending.get(id);
         if (pending == null)
             return;
@@ -252,15 +254,15 @@ export class EngineClient {
         if (response.ok)
             pending.resolve(response.result);
         else
-            pending.reject(new HostError(response.error.code, response.error.message));
+            pending.reject(new TensorwiseError(response.error.code, response.error.message));
     }
 
-    private rejectAll(code: string, message: string): void {
+    private rejectAll(code: ErrorCode, message: string): void {
         const all = [...this.pending.values()];
         this.pending.clear();
         for (const pending of all) {
             pending.cleanup();
-            pending.reject(new HostError(code, message));
+            pending.reject(new TensorwiseError(code, message));
         }
     }
 

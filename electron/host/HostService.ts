@@ -1,25 +1,26 @@
 /**
- * The engine host behind the contract: implements every request of {@link Requests} by combining the conversation
- * store and the engine child process, and pushes {@link Events} to the clients (Electron windows, web-mode event
- * streams) attached to it. Shared by Electron main and web mode; imports nothing from `electron`.
+ * The engine host behind the contract: checks every request of the contract (checkRequest.ts), serves it through the
+ * handlers of its domain (model/, conversations/, chat/, bench/, dialogs/), and pushes events to the clients (Electron
+ * windows, web-mode event streams) attached to it. Owns the state the domains share (see {@link HostContext}).
+ * Shared by Electron main and web mode; imports nothing from `electron`.
  */
-import {randomUUID} from "node:crypto";
-import {promises as fs} from "node:fs";
 import path from "node:path";
-import type {
-    ChatMessage, EngineState, EventName, Events, LoadedModelState, RequestArg, RequestName, RequestResult, Requests
-} from "../contract/ipc.js";
-import type {EngineChatRequest, EngineEvents} from "../engine/service/engineProtocol.js";
+import type {ChatMessage, EngineState, EventName, Events, LoadedModelState, RequestName, RequestResult} from "../contract/ipc.js";
+import {TensorwiseError} from "../contract/TensorwiseError.js";
+import type {EngineEvents} from "../engine/service/engineProtocol.js";
 import {BenchRunner} from "./bench/BenchRunner.js";
+import {benchRequests} from "./bench/benchRequests.js";
 import {BenchStore} from "./bench/BenchStore.js";
-import {parseBenchStart} from "./bench/parseBenchStart.js";
+import {chatRequests} from "./chat/chatRequests.js";
 import {ChatStream, type ChatStreamSink} from "./ChatStream.js";
-import type {ConversationStore} from "./ConversationStore.js";
-import type {EngineClient, EngineClientState} from "./EngineClient.js";
-import {HostError} from "./HostError.js";
 import {checkRequest} from "./checkRequest.js";
+import {conversationRequests} from "./conversations/conversationRequests.js";
+import type {ConversationStore} from "./ConversationStore.js";
+import {dialogRequests} from "./dialogs/dialogRequests.js";
+import type {EngineClient, EngineClientState} from "./EngineClient.js";
+import type {HostContext, LoadRequest, RequestHandlers, SharedHostState, StreamRequest} from "./HostContext.js";
+import {modelRequests} from "./model/modelRequests.js";
 import {ModelAccess, type ModelAccessOptions} from "./ModelAccess.js";
-import {replySettings} from "./replySettings.js";
 
 /** One window or browser tab: where its events go. Chat streams die with their client. */
 export type HostClient = {
@@ -42,22 +43,18 @@ export type HostServiceOptions = {
     modelAccess?: ModelAccessOptions;
 };
 
-type Handlers = {[Name in RequestName]: (arg: RequestArg<Name>, client: HostClient) => Promise<RequestResult<Name>>};
-type LoadRequest =
-    | {name: "autoOffload"; arg: Requests["model.autoOffload"][0]}
-    | {name: "load"; arg: Requests["model.load"][0]};
-
 export class HostService {
     private readonly clients = new Map<string, HostClient>();
     private readonly streams = new Map<string, ChatStream>();
-    private loaded: LoadedModelState | null = null;
+    /** The loaded model and the last successful load (replayed after an engine restart). */
+    private readonly shared: SharedHostState = {loaded: null, lastLoad: null};
     private busyTask: string | null = null;
-    /** The last successful load, replayed after an engine restart so the user is back where the crash left them. */
-    private lastLoad: LoadRequest | null = null;
     private readonly unsubscribe: (() => void)[] = [];
     private readonly benchStore: BenchStore;
     private readonly bench: BenchRunner;
     private readonly access: ModelAccess;
+    /** Every request's handler, one file per domain; a request missing from them fails to compile here. */
+    private readonly handlers: RequestHandlers<RequestName>;
 
     constructor(
         private readonly store: ConversationStore,
@@ -71,6 +68,11 @@ export class HostService {
             engine, store: this.benchStore, acquire: (task) => this.acquireEngine(task),
             broadcast: (name, payload) => this.broadcast(name, payload)
         });
+        const context = this.context();
+        this.handlers = {
+            ...modelRequests(context), ...conversationRequests(context), ...chatRequests(context),
+            ...benchRequests(context), ...dialogRequests(context)
+        };
         this.unsubscribe.push(engine.onState((state) => this.onEngineState(state)));
         this.unsubscribe.push(engine.onEvent((name, payload) => this.onEngineEvent(name, payload)));
     }
@@ -86,11 +88,16 @@ export class HostService {
         };
     }
 
-    /** Serves one request of the contract for `client`. Throws {@link HostError}s. */
-    async handle<Name extends RequestName>(name: Name, arg: RequestArg<Name>, client: HostClient): Promise<RequestResult<Name>> {
-        const handler = this.handlers[name] as ((arg: RequestArg<Name>, client: HostClient) => Promise<RequestResult<Name>>) | undefined;
+    /**
+     * Serves one request of the contract for `client`: `arg` is checked first (checkRequest.ts), whatever transport it
+     * came over. Throws {@link TensorwiseError}s.
+     */
+    async handle<Name extends RequestName>(name: Name, arg: unknown, client: HostClient): Promise<RequestResult<Name>> {
+        const handler = Object.hasOwn(this.handlers, name)
+            ? this.handlers[name] as (arg: unknown, client: HostClient) => Promise<RequestResult<Name>>
+            : undefined;
         if (handler == null)
-            throw new HostError("unknown-request", `unknown request "${String(name).slice(0, 60)}"`);
+            throw new TensorwiseError("unknown-request", `unknown request "${String(name).slice(0, 60)}"`);
         return await handler(checkRequest(name, arg), client);
     }
 
@@ -102,7 +109,7 @@ export class HostService {
             return {state: "starting"};
         if (this.busyTask != null)
             return {state: "busy", task: this.busyTask};
-        return this.loaded != null ? {state: "ready"} : {state: "idle"};
+        return this.shared.loaded != null ? {state: "ready"} : {state: "idle"};
     }
 
     /** A benchmark's report file, for web mode's download endpoint. */
@@ -118,122 +125,18 @@ export class HostService {
         await this.store.flush();
     }
 
-    private readonly handlers: Handlers = {
-        "machine.describe": async () => await this.engine.request("describe", undefined),
-        "engine.state": async () => this.engineState,
-        "engine.restart": async () => {
-            this.loaded = null;
-            await this.engine.restart();
-            const replay = this.lastLoad;
-            if (replay != null)
-                void this.runLoad(replay, "reloading the model").catch(() => {});
-            return this.engineState;
-        },
-        "model.inspect": async (arg) => {
-            return await this.engine.request("inspect", {path: await this.access.check(arg.path)});
-        },
-        "model.autoOffload": async (arg) => {
-            return await this.runLoad({name: "autoOffload", arg: {...arg, path: await this.access.check(arg.path)}}, "auto-offload");
-        },
-        "model.load": async (arg) => {
-            return await this.runLoad({name: "load", arg: {...arg, path: await this.access.check(arg.path)}}, "load");
-        },
-        "model.unload": async () => {
-            for (const stream of this.streams.values())
-                await stream.stop();
-            await this.engine.request("unload", undefined);
-            this.loaded = null;
-            this.lastLoad = null;
-            this.broadcastState();
-        },
-        "model.current": async () => {
-            if (this.engine.state.state !== "running")
-                return null;
-            this.loaded = await this.engine.request("current", undefined);
-            return this.loaded;
-        },
-        "conversations.list": async () => this.store.list(),
-        "conversations.get": async (arg) => await this.store.get(arg.id),
-        "conversations.create": async (arg) => await this.store.create(arg.title, arg.settings),
-        "conversations.delete": async ({id}) => {
-            for (const stream of this.streams.values())
-                if (stream.conversationId === id)
-                    await stream.stop();
-            await this.store.delete(id);
-        },
-        "conversations.rename": async (arg) => await this.store.rename(arg.id, arg.title),
-        "conversations.setSettings": async (arg) => await this.store.setSettings(arg.id, arg.settings),
-        "conversations.deleteMessage": async (arg) => {
-            this.checkConversationFree(arg.id);
-            return await this.store.deleteMessage(arg.id, arg.messageId);
-        },
-        "chat.send": async (arg, client) => {
-            const {conversationId, text} = arg;
-            const streamId = this.checkNewStream(arg.streamId);
-            this.checkConversationFree(conversationId);
-            const conversation = await this.store.get(conversationId);
-            this.requireModel();
-            const history = conversation.messages.map(({role, text: turn}) => ({role, text: turn}));
-            await this.store.append(conversationId, {id: randomUUID(), role: "user", text, createdAt: Date.now()});
-            this.startStream(client, {
-                streamId, conversationId, history, message: text, ...replySettings(conversation.settings, arg)
-            });
-        },
-        "chat.edit": async (arg, client) => {
-            const {conversationId, text} = arg;
-            const streamId = this.checkNewStream(arg.streamId);
-            this.checkConversationFree(conversationId);
-            this.requireModel();
-            const kept = await this.store.truncateBefore(conversationId, arg.messageId);
-            const history = kept.messages.map(({role, text: turn}) => ({role, text: turn}));
-            await this.store.append(conversationId, {id: randomUUID(), role: "user", text, createdAt: Date.now()});
-            this.startStream(client, {streamId, conversationId, history, message: text, ...replySettings(kept.settings, {})});
-        },
-        "chat.regenerate": async (arg, client) => {
-            const {conversationId} = arg;
-            const streamId = this.checkNewStream(arg.streamId);
-            this.checkConversationFree(conversationId);
-            this.requireModel();
-            const conversation = await this.store.dropLastAssistant(conversationId);
-            const lastUser = conversation.messages.at(-1);
-            if (lastUser?.role !== "user")
-                throw new HostError("bad-request", "there is no message to reply to");
-            const history = conversation.messages.slice(0, -1).map(({role, text}) => ({role, text}));
-            this.startStream(client, {
-                streamId, conversationId, history, message: lastUser.text, ...replySettings(conversation.settings, arg)
-            });
-        },
-        "chat.stop": async (arg) => {
-            await this.streams.get(arg.streamId)?.stop();
-        },
-        "dialog.openModel": async () => {
-            const chosen = await (this.platform.openModelDialog?.() ?? Promise.resolve(null));
-            if (chosen != null)
-                this.access.approve(chosen);
-            return chosen;
-        },
-        "bench.start": async (arg) => {
-            const {path: requested, ...request} = parseBenchStart(arg);
-            if (this.bench.runningId != null)
-                throw new HostError("bench-running", "a benchmark is already running: stop it first");
-            const modelPath = requested ?? this.loaded?.card.path ?? null;
-            if (modelPath == null)
-                throw new HostError("no-model", "no model is loaded: load one (or name its path) to benchmark it");
-            await this.bench.start({...request, path: await this.access.check(modelPath)});
-        },
-        "bench.stop": async (arg) => await this.bench.stop(arg.benchId),
-        "bench.list": async () => await this.benchStore.list(this.bench.runningId),
-        "bench.get": async (arg) => await this.benchStore.get(arg.id, this.bench.runningId),
-        "bench.export": async (arg) => await this.benchStore.exportFile(arg.id, arg.format),
-        "dialog.saveBenchReport": async (arg) => {
-            const file = await this.benchStore.exportFile(arg.id, arg.format);
-            const target = await (this.platform.saveFileDialog?.(file.fileName) ?? Promise.resolve(null));
-            if (target == null)
-                return null;
-            await fs.copyFile(file.path, target);
-            return target;
-        }
-    };
+    /** The view of this host the domain handlers work on: its stores, the shared state object, and its helpers. */
+    private context(): HostContext {
+        return {
+            store: this.store, engine: this.engine, platform: this.platform, access: this.access,
+            benchStore: this.benchStore, bench: this.bench, streams: this.streams, shared: this.shared,
+            engineState: () => this.engineState,
+            broadcastState: () => this.broadcastState(),
+            runLoad: (request, task) => this.runLoad(request, task),
+            requireModel: () => this.requireModel(),
+            startStream: (client, request) => this.startStream(client, request)
+        };
+    }
 
     /**
      * Takes the engine for a long job that loads its own models (a benchmark): replies stop, the model is unloaded by
@@ -241,16 +144,16 @@ export class HostService {
      */
     private async acquireEngine(task: string): Promise<() => Promise<void>> {
         if (this.busyTask != null)
-            throw new HostError("busy", `the engine is busy (${this.busyTask})`);
+            throw new TensorwiseError("busy", `the engine is busy (${this.busyTask})`);
         if (this.engine.state.state !== "running")
             throw this.engine.state.state === "crashed"
-                ? new HostError("engine-crashed", "the engine is not running: restart it first")
-                : new HostError("engine-not-running", "the engine is still starting");
+                ? new TensorwiseError("engine-crashed", "the engine is not running: restart it first")
+                : new TensorwiseError("engine-not-running", "the engine is still starting");
         for (const stream of this.streams.values())
             await stream.stop();
-        const replay = this.lastLoad;
+        const replay = this.shared.lastLoad;
         this.busyTask = task;
-        this.loaded = null;
+        this.shared.loaded = null;
         this.broadcastState();
         return async () => {
             this.busyTask = null;
@@ -262,18 +165,18 @@ export class HostService {
 
     private async runLoad(request: LoadRequest, task: string): Promise<LoadedModelState> {
         if (this.busyTask != null)
-            throw new HostError("busy", `the engine is busy (${this.busyTask})`);
+            throw new TensorwiseError("busy", `the engine is busy (${this.busyTask})`);
         for (const stream of this.streams.values())
             await stream.stop();
         this.busyTask = task;
-        this.loaded = null;
+        this.shared.loaded = null;
         this.broadcastState();
         try {
             const state = request.name === "autoOffload"
                 ? await this.engine.request("autoOffload", request.arg)
                 : await this.engine.request("load", request.arg);
-            this.loaded = state;
-            this.lastLoad = request;
+            this.shared.loaded = state;
+            this.shared.lastLoad = request;
             return state;
         } finally {
             this.busyTask = null;
@@ -281,7 +184,7 @@ export class HostService {
         }
     }
 
-    private startStream(client: HostClient, request: EngineChatRequest & {conversationId: string}): void {
+    private startStream(client: HostClient, request: StreamRequest): void {
         const sink: ChatStreamSink = {
             emit: (name, payload) => this.clients.get(client.id)?.emit(name, payload as never),
             checkpoint: (message: ChatMessage) => this.store.upsert(request.conversationId, message).then(() => {}),
@@ -295,31 +198,18 @@ export class HostService {
             .finally(() => this.streams.delete(request.streamId));
     }
 
-    /** One reply at a time per conversation: a second send would interleave its messages with the running reply. */
-    private checkConversationFree(conversationId: string): void {
-        for (const stream of this.streams.values())
-            if (stream.conversationId === conversationId)
-                throw new HostError("busy", "this conversation is still replying: stop the reply or wait for it to finish");
-    }
-
-    private checkNewStream(streamId: string): string {
-        if (this.streams.has(streamId))
-            throw new HostError("bad-request", `stream ${streamId} is already running`);
-        return streamId;
-    }
-
     private requireModel(): void {
         if (this.bench.runningId != null)
-            throw new HostError("bench-running", "a benchmark is running: chat is back when it finishes, or stop it on the Benchmark screen");
+            throw new TensorwiseError("bench-running", "a benchmark is running: chat is back when it finishes, or stop it on the Benchmark screen");
         if (this.engine.state.state === "crashed")
-            throw new HostError("engine-crashed", "the engine is not running: restart it first");
-        if (this.loaded == null)
-            throw new HostError("no-model", "no model is loaded: open one on the Model screen and press Auto-offload");
+            throw new TensorwiseError("engine-crashed", "the engine is not running: restart it first");
+        if (this.shared.loaded == null)
+            throw new TensorwiseError("no-model", "no model is loaded: open one on the Model screen and press Auto-offload");
     }
 
     private onEngineState(state: EngineClientState): void {
         if (state.state === "crashed" || state.state === "stopped")
-            this.loaded = null;
+            this.shared.loaded = null;
         this.broadcastState();
     }
 

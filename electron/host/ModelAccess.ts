@@ -6,7 +6,7 @@
  */
 import {promises as fs} from "node:fs";
 import path from "node:path";
-import {HostError} from "./HostError.js";
+import {TensorwiseError} from "../contract/TensorwiseError.js";
 
 export type ModelAccessOptions = {
     /** Folders whose models any client may open; the app's own models folder (uploads land there) first. */
@@ -29,12 +29,12 @@ export class ModelAccess {
     }
 
     /**
-     * The model's real path, once it is allowed and names an existing regular file; otherwise a {@link HostError}
+     * The model's real path, once it is allowed and names an existing regular file; otherwise a {@link TensorwiseError}
      * (`bad-path`, `path-not-allowed`, `not-found`) with a sentence that says what to do.
      */
     async check(modelPath: string): Promise<string> {
         if (!path.isAbsolute(modelPath))
-            throw new HostError("bad-path", "The model path must be absolute (start with / or a drive letter).");
+            throw new TensorwiseError("bad-path", "The model path must be absolute (start with / or a drive letter).");
         const resolved = path.resolve(modelPath);
         // decided on the path as written first, so a refused path says nothing about whether it exists
         if (!this.allows(resolved))
@@ -43,14 +43,14 @@ export class ModelAccess {
         try {
             real = await fs.realpath(resolved);
         } catch {
-            throw new HostError("not-found", `There is no file at ${resolved}.`);
+            throw new TensorwiseError("not-found", `There is no file at ${resolved}.`);
         }
         // a symbolic link inside a models folder must not lead outside it
         if (!this.allows(real) && !this.approved.has(resolved))
             throw this.refusal();
         const stat = await fs.stat(real);
         if (!stat.isFile())
-            throw new HostError("bad-path", `${resolved} is not a file.`);
+            throw new TensorwiseError("bad-path", `${resolved} is not a file.`);
         return resolved;
     }
 
@@ -60,8 +60,8 @@ export class ModelAccess {
         return this.folders.some((folder) => candidate.startsWith(folder + path.sep));
     }
 
-    private refusal(): HostError {
-        return new HostError("path-not-allowed",
+    private refusal(): TensorwiseError {
+        return new TensorwiseError("path-not-allowed",
             `For safety, this tensorwise opens only models inside ${this.folders.join(" or ")}. Drag the file onto the window ` +
             "instead, move it into that folder, or restart web mode with --model-dir <its folder> (or --allow-any-path).");
     }

@@ -1,6 +1,7 @@
 import {describe, expect, it} from "vitest";
 import type {RequestName} from "../contract/ipc.js";
 import {requestNames} from "../contract/requestNames.js";
+import {TensorwiseError} from "../contract/TensorwiseError.js";
 import {checkRequest} from "./checkRequest.js";
 
 /** A valid argument for every request that takes one; requests without an argument ignore what they get. */
@@ -29,7 +30,8 @@ function rejects(name: RequestName, arg: unknown): string {
     try {
         checkRequest(name, arg);
     } catch (error) {
-        expect((error as {code?: string}).code, `${name} ${JSON.stringify(arg)}`).toBe("bad-request");
+        expect(error, `${name} ${JSON.stringify(arg)}`).toBeInstanceOf(TensorwiseError);
+        expect((error as TensorwiseError).code, `${name} ${JSON.stringify(arg)}`).toBe("bad-request");
         return (error as Error).message;
     }
     throw new Error(`${name} accepted ${JSON.stringify(arg)}`);
@@ -47,12 +49,15 @@ function with_(base: unknown, key: string, value: unknown): unknown {
 }
 
 describe("checkRequest: every request is checked at the trust boundary", () => {
-    it("accepts a valid argument for every request", () => {
-        for (const name of requestNames)
+    it("accepts a valid argument for every request (none, as web mode's null or IPC's undefined, for those without)", () => {
+        for (const name of requestNames) {
             expect(() => checkRequest(name, valid[name]), name).not.toThrow();
+            if (valid[name] == null)
+                expect(() => checkRequest(name, null), name).not.toThrow();
+        }
     });
 
-    it("rejects a wrong type for every request that takes an argument", () => {
+    it("rejects a wrong type for every request with a coded error", () => {
         const withArgument = requestNames.filter((name) => valid[name] != null && name !== "conversations.create");
         expect(withArgument.length).toBeGreaterThan(10);
         for (const name of withArgument)
@@ -60,10 +65,33 @@ describe("checkRequest: every request is checked at the trust boundary", () => {
                 rejects(name, wrong);
         rejects("conversations.create", 42);
         rejects("conversations.create", {title: 7});
+        // requests without an argument refuse one: a client sending it is out of step with the contract
+        const withoutArgument = requestNames.filter((name) => valid[name] == null);
+        expect(withoutArgument).toContain("machine.describe");
+        for (const name of withoutArgument)
+            for (const wrong of [42, "x", {path: "/m.gguf"}])
+                expect(rejects(name, wrong), name).toMatch(/takes no argument/);
+    });
+
+    it("refuses an unknown request name with its own code", () => {
+        expect(() => checkRequest("model.delete" as RequestName, {})).toThrow(expect.objectContaining({code: "unknown-request"}));
+    });
+
+    it("bench.start: refuses what the engine could not run, with the field named", () => {
+        const base = valid["bench.start"];
+        const bad: [string, unknown, RegExp][] = [
+            ["repeats", 0, /repeats/], ["repeats", 1.5, /repeats/], ["repeats", "2", /repeats/], ["genLengths", [1], /genLengths/],
+            ["promptLengths", [], /promptLengths/], ["promptLengths", "32", /promptLengths/], ["promptLengths", [100_000], /promptLengths/],
+            ["strategies", ["turbo"], /unknown strategies: turbo/], ["strategies", [], /strategies/], ["strategies", "cpu", /strategies/],
+            ["budgets", [{kind: "auto"}], /budget/], ["budgets", [{kind: "percent", percent: 150}], /budget/], ["budgets", [7], /budget/],
+            ["benchId", "", /benchId/], ["path", "", /path/], ["path", 5, /path/], ["handTuned", "yes", /handTuned/]
+        ];
+        for (const [key, value, message] of bad)
+            expect(rejects("bench.start", with_(base, key, value)), `${key}=${JSON.stringify(value)}`).toMatch(message);
     });
 
     it("rejects unknown fields and wrong field types", () => {
-        for (const name of requestNames.filter((name) => valid[name] != null && name !== "bench.start"))
+        for (const name of requestNames.filter((name) => valid[name] != null))
             expect(rejects(name, with_(valid[name], "__proto__x", 1)), name).toMatch(/unknown fields/);
         rejects("model.load", with_(valid["model.load"], "gpuLayers", "7"));
         rejects("model.autoOffload", with_(valid["model.autoOffload"], "strategy", "fastest"));

@@ -2,19 +2,22 @@
  * The trust boundary: one check per request of the contract, applied by {@link HostService.handle} to every request
  * whatever its transport (web mode's untrusted JSON and Electron IPC alike). A check returns the argument as its
  * contract type, with every number inside the one bounds table (`electron/contract/limits.ts`), or throws a
- * `bad-request` {@link HostError} whose message says which field is wrong and what is allowed.
+ * `bad-request` {@link TensorwiseError} whose message says which field is wrong and what is allowed. Each check is
+ * typed against the contract's argument type ({@link Checks}), so a field added to a request fails to compile here
+ * until it is checked.
  */
 import {availableParallelism} from "node:os";
-import type {BenchExportFormat, BenchStartRequest, Budget, ChatSettings, RequestArg, RequestName, RuntimeSettings} from "../contract/ipc.js";
+import {BENCH_EXPORT_FORMATS, isBenchExportFormat, type BenchExportFormat, type BenchStartRequest} from "../contract/bench.js";
+import type {ChatSettings, RequestArg, RequestName} from "../contract/ipc.js";
 import {LIMITS, limitMessage, TEXT_LIMITS, withinLimit, type LimitName} from "../contract/limits.js";
-import {isPlacementStrategy, PLACEMENT_STRATEGIES} from "../contract/strategies.js";
-import {parseBenchStart} from "./bench/parseBenchStart.js";
-import {HostError} from "./HostError.js";
+import type {Budget, FixedBudget, RuntimeSettings} from "../contract/settings.js";
+import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAMES} from "../contract/strategies.js";
+import {TensorwiseError} from "../contract/TensorwiseError.js";
 
 type Fields = Record<string, unknown>;
 
-function bad(message: string): HostError {
-    return new HostError("bad-request", message);
+function bad(message: string): TensorwiseError {
+    return new TensorwiseError("bad-request", message);
 }
 
 /** The argument as an object with only `allowed` keys. */
@@ -51,15 +54,47 @@ function optionalNumber(fields: Fields, key: string, limit: LimitName): number |
     return fields[key] == null ? undefined : number(fields, key, limit);
 }
 
-function budget(value: unknown): Budget {
-    const fields = object(value, ["kind", "mib", "percent"], '"budget"');
+function boolean(fields: Fields, key: string): boolean | undefined {
+    const value = fields[key];
+    if (value != null && typeof value !== "boolean")
+        throw bad(`"${key}" must be true or false`);
+    return value ?? undefined;
+}
+
+/** A list of 1 to {@link LIMITS.listLength} items, each checked by `item`. */
+function list<T>(fields: Fields, key: string, what: string, item: (value: unknown) => T): T[] {
+    const value = fields[key];
+    if (!Array.isArray(value) || !withinLimit("listLength", value.length))
+        throw bad(`"${key}" must be a list of ${LIMITS.listLength.min} to ${LIMITS.listLength.max} ${what}`);
+    return value.map(item);
+}
+
+function budget(value: unknown, what = '"budget"'): Budget {
+    const fields = object(value, ["kind", "mib", "percent"], what);
     if (fields.kind === "auto")
         return {kind: "auto"};
     if (fields.kind === "mib")
         return {kind: "mib", mib: number(fields, "mib", "budgetMiB")};
     if (fields.kind === "percent")
         return {kind: "percent", percent: number(fields, "percent", "budgetPercent")};
-    throw bad('"budget.kind" must be "auto", "mib" or "percent"');
+    throw bad(`${what} needs "kind": "auto", "mib" or "percent"`);
+}
+
+/** A benchmark budget: a fixed size or share (`auto` depends on the moment's free VRAM). */
+function fixedBudget(value: unknown): FixedBudget {
+    const checked = budget(value, "each budget");
+    if (checked.kind === "auto")
+        throw bad('each budget must be {kind: "percent", percent} or {kind: "mib", mib}: a benchmark compares fixed budgets');
+    return checked;
+}
+
+/** A list of token counts within `limit`. */
+function lengths(fields: Fields, key: string, limit: LimitName): number[] {
+    return list(fields, key, "integers", (item) => {
+        if (!withinLimit(limit, item))
+            throw bad(`"${key}": ${limitMessage(limit, item)}`);
+        return item;
+    });
 }
 
 /** Runtime settings a client may set; absent or `null` fields keep the engine's defaults. */
@@ -76,16 +111,15 @@ function settings(value: unknown): Partial<RuntimeSettings> {
     if (fields.useMmap !== undefined) {
         if (fields.useMmap !== null && typeof fields.useMmap !== "boolean")
             throw bad('"settings.useMmap" must be true, false or null');
-        result.useMmap = fields.useMmap;
+        result.useMmap = fields.useMmap as boolean | null;
     }
     return result;
 }
 
 function exportFormat(fields: Fields): BenchExportFormat {
-    const format = fields.format;
-    if (format !== "html" && format !== "csv" && format !== "json")
-        throw bad('"format" must be "html", "csv" or "json"');
-    return format;
+    if (!isBenchExportFormat(fields.format))
+        throw bad(`"format" must be one of ${BENCH_EXPORT_FORMATS.join(", ")}`);
+    return fields.format;
 }
 
 /** Sampling options of a reply. */
@@ -116,8 +150,14 @@ function chatSettings(value: unknown): ChatSettings {
     return result;
 }
 
-const none = (): undefined => undefined;
+/** Requests without an argument: web mode sends `null`, Electron `undefined`; anything else is a client bug. */
+function none(arg: unknown): undefined {
+    if (arg != null)
+        throw bad("the request takes no argument");
+    return undefined;
+}
 
+/** One check per request, each returning exactly its contract argument type. */
 type Checks = {[Name in RequestName]: (arg: unknown) => RequestArg<Name>};
 
 const checks: Checks = {
@@ -195,16 +235,24 @@ const checks: Checks = {
         };
     },
     "chat.stop": (arg) => ({streamId: string(object(arg, ["streamId"]), "streamId", TEXT_LIMITS.id)}),
-    "bench.start": (arg) => {
-        // parseBenchStart is the full check (and the engine's grid); the contract type is what it accepted
-        parseBenchStart(arg as BenchStartRequest);
+    "bench.start": (arg): BenchStartRequest => {
         const fields = object(arg, ["benchId", "path", "budgets", "promptLengths", "genLengths", "strategies", "repeats", "handTuned"]);
-        string(fields, "benchId", TEXT_LIMITS.id);
-        if (fields.path != null)
-            string(fields, "path", TEXT_LIMITS.path);
-        if (fields.handTuned != null && typeof fields.handTuned !== "boolean")
-            throw bad('"handTuned" must be true or false');
-        return arg as BenchStartRequest;
+        const handTuned = boolean(fields, "handTuned");
+        const path = fields.path == null ? undefined : string(fields, "path", TEXT_LIMITS.path);
+        return {
+            benchId: string(fields, "benchId", TEXT_LIMITS.id),
+            ...(path != null && {path}),
+            budgets: list(fields, "budgets", "budgets", fixedBudget),
+            promptLengths: lengths(fields, "promptLengths", "benchPromptTokens"),
+            genLengths: lengths(fields, "genLengths", "benchGenTokens"),
+            strategies: list(fields, "strategies", "strategies", (item) => {
+                if (!isStrategyName(item))
+                    throw bad(`unknown strategies: ${String(item).slice(0, 40)} (known: ${STRATEGY_NAMES.join(", ")})`);
+                return item;
+            }),
+            repeats: number(fields, "repeats", "repeats"),
+            ...(handTuned != null && {handTuned})
+        };
     },
     "bench.stop": (arg) => ({benchId: string(object(arg, ["benchId"]), "benchId", TEXT_LIMITS.id)}),
     "bench.get": (arg) => ({id: string(object(arg, ["id"]), "id", TEXT_LIMITS.id)}),
@@ -218,10 +266,10 @@ const checks: Checks = {
     }
 };
 
-/** `arg` checked as the argument of request `name`; throws a `bad-request` {@link HostError} otherwise. */
+/** `arg` checked as the argument of request `name`; throws a `bad-request` {@link TensorwiseError} otherwise. */
 export function checkRequest<Name extends RequestName>(name: Name, arg: unknown): RequestArg<Name> {
     const check = checks[name] as ((arg: unknown) => RequestArg<Name>) | undefined;
     if (check == null)
-        throw new HostError("unknown-request", `unknown request "${String(name).slice(0, 60)}"`);
+        throw new TensorwiseError("unknown-request", `unknown request "${String(name).slice(0, 60)}"`);
     return check(arg);
 }

@@ -4,9 +4,8 @@
  */
 import {ipcMain, type IpcMainInvokeEvent, type WebContents} from "electron";
 import {requestChannel, type Envelope} from "../contract/bridge.js";
-import type {RequestName} from "../contract/ipc.js";
 import {requestNames} from "../contract/requestNames.js";
-import {HostError} from "../host/HostError.js";
+import {toContractError} from "../contract/TensorwiseError.js";
 import type {HostClient, HostService} from "../host/HostService.js";
 import {isAppUrl} from "./appUrl.js";
 
@@ -26,9 +25,9 @@ export function registerRequests(service: HostService, clientOf: (contents: WebC
             if (client == null || !isTrustedSender(event, clientOf))
                 return {ok: false, error: {code: "untrusted-sender", message: "request refused: unknown sender frame"}};
             try {
-                return {ok: true, result: await service.handle(name as RequestName, arg as never, client) ?? null};
+                return {ok: true, result: await service.handle(name, arg, client) ?? null};
             } catch (error) {
-                return {ok: false, error: HostError.toContract(error)};
+                return {ok: false, error: toContractError(error)};
             }
         });
     }

@@ -2,7 +2,7 @@
  * Response bodies in OpenAI's shapes (`chat.completion`, `chat.completion.chunk`, `text_completion`), each with
  * `usage` and our engine-side `timings`.
  */
-import type {GenerationTiming} from "../engine/runtime/generationTiming.js";
+import type {GenerationTiming} from "../contract/timing.js";
 import type {KvPreparation} from "./ConversationKvStore.js";
 
 export type Usage = {prompt_tokens: number; completion_tokens: number; total_tokens: number};

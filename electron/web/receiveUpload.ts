@@ -10,10 +10,12 @@ import type http from "node:http";
 import path from "node:path";
 import {Transform, type TransformCallback} from "node:stream";
 import {pipeline} from "node:stream/promises";
+import type {ErrorCode} from "../contract/errorCodes.js";
+import type {ContractError} from "../contract/TensorwiseError.js";
 
 export type UploadResult = {
     status: number;
-    body: {ok: true; result: {path: string; bytes: number; reused: boolean}} | {ok: false; error: {code: string; message: string}};
+    body: {ok: true; result: {path: string; bytes: number; reused: boolean}} | {ok: false; error: ContractError};
 };
 
 export type ReceiveUploadOptions = {
@@ -80,7 +82,7 @@ class UploadRefused extends Error {
     }
 }
 
-function failure(status: number, code: string, message: string): UploadResult {
+function failure(status: number, code: ErrorCode, message: string): UploadResult {
     return {status, body: {ok: false, error: {code, message}}};
 }
 

@@ -4,7 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {HostError} from "../host/HostError.js";
+import {TensorwiseError} from "../contract/TensorwiseError.js";
 import type {HostClient} from "../host/HostService.js";
 import {CONTENT_SECURITY_POLICY, serveWeb, type WebServer} from "./serveWeb.js";
 
@@ -20,7 +20,7 @@ const host = {
     },
     async benchExportFile(id: string, format: string) {
         if (id !== "bench-1" || format !== "csv")
-            throw new HostError("not-found", `no ${format} for ${id}`);
+            throw new TensorwiseError("not-found", `no ${format} for ${id}`);
         return {path: path.join(dir, "report.csv"), fileName: "tensorwise-bench-tiny-20250101-1200.csv"};
     }
 };

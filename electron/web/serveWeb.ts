@@ -14,9 +14,10 @@ import http from "node:http";
 import type {AddressInfo} from "node:net";
 import path from "node:path";
 import {pipeline} from "node:stream/promises";
+import type {Envelope} from "../contract/bridge.js";
 import type {EventName, Events, RequestName} from "../contract/ipc.js";
 import {isRequestName} from "../contract/requestNames.js";
-import {HostError} from "../host/HostError.js";
+import {toContractError, TensorwiseError, type ContractError} from "../contract/TensorwiseError.js";
 import type {HostClient} from "../host/HostService.js";
 import {cleanStaleUploads, receiveUpload, type ReceiveUploadOptions} from "./receiveUpload.js";
 
@@ -165,7 +166,7 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
         try {
             const [id, format, extra] = rest.split("/").map(decodePathPart);
             if (id == null || format == null || extra != null || options.host.benchExportFile == null)
-                throw new HostError("not-found", "no such benchmark file");
+                throw new TensorwiseError("not-found", "no such benchmark file");
             const file = await options.host.benchExportFile(id, format);
             const stat = await fs.stat(file.path);
             response.writeHead(200, {
@@ -175,7 +176,7 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
             });
             await streamFile(file.path, response);
         } catch (error) {
-            const contractError = HostError.toContract(error);
+            const contractError = toContractError(error);
             sendJson(response, contractError.code === "not-found" ? 404 : 400, {ok: false, error: contractError});
         }
     };
@@ -184,19 +185,21 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
         try {
             const name = decodePathPart(encodedName);
             if (!isRequestName(name))
-                throw new HostError("unknown-request", `unknown request "${name}"`);
+                throw new TensorwiseError("unknown-request", `unknown request "${name}"`);
             const clientId = request.headers["x-tensorwise-client"];
             const entry = typeof clientId === "string" ? clients.get(clientId) : undefined;
             if (entry == null)
-                throw new HostError("no-event-stream", "open the event stream first (GET /api/events) and send its client id");
+                throw new TensorwiseError("no-event-stream", "open the event stream first (GET /api/events) and send its client id");
             const body = await readBody(request);
-            const parsed = body === "" ? {} : JSON.parse(body) as {arg?: unknown};
-            const result = await options.host.handle(name, parsed.arg, entry.client);
+            const parsed: unknown = body === "" ? {} : JSON.parse(body);
+            if (parsed == null || typeof parsed !== "object" || Array.isArray(parsed))
+                throw new TensorwiseError("bad-request", "the request body must be a JSON object: {\"arg\": …}");
+            const result = await options.host.handle(name, (parsed as {arg?: unknown}).arg, entry.client);
             sendJson(response, 200, {ok: true, result: result ?? null});
         } catch (error) {
-            const contractError = error instanceof SyntaxError
+            const contractError: ContractError = error instanceof SyntaxError
                 ? {code: "bad-request", message: "the request body is not JSON"}
-                : HostError.toContract(error);
+                : toContractError(error);
             sendJson(response, 200, {ok: false, error: contractError});
         }
     };
@@ -255,7 +258,7 @@ function decodePathPart(part: string): string {
     try {
         return decodeURIComponent(part);
     } catch {
-        throw new HostError("bad-request", "the request path has a malformed %-escape");
+        throw new TensorwiseError("bad-request", "the request path has a malformed %-escape");
     }
 }
 
@@ -264,8 +267,9 @@ function decodePathPart(part: string): string {
  * Internal details stay in the server's log, not in the answer.
  */
 function answerFailure(response: http.ServerResponse, error: unknown): void {
-    const contractError = error instanceof HostError ? HostError.toContract(error) : {code: "internal", message: "the server could not answer this request"};
-    if (!(error instanceof HostError))
+    const contractError: ContractError = error instanceof TensorwiseError
+        ? error.toContract() : {code: "internal", message: "the server could not answer this request"};
+    if (!(error instanceof TensorwiseError))
         process.stderr.write(`[web] request failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
     if (response.headersSent)
         response.destroy();
@@ -273,7 +277,7 @@ function answerFailure(response: http.ServerResponse, error: unknown): void {
         sendJson(response, 500, {ok: false, error: contractError});
 }
 
-export function sendJson(response: http.ServerResponse, status: number, body: unknown): void {
+export function sendJson(response: http.ServerResponse, status: number, body: Envelope<unknown>): void {
     if (response.headersSent) {
         response.end();
         return;
@@ -289,7 +293,7 @@ async function readBody(request: http.IncomingMessage): Promise<string> {
     for await (const chunk of request as AsyncIterable<Buffer>) {
         size += chunk.length;
         if (size > MAX_REQUEST_BYTES)
-            throw new HostError("too-large", "the request body is too large");
+            throw new TensorwiseError("too-large", "the request body is too large");
         chunks.push(chunk);
     }
     return Buffer.concat(chunks).toString("utf8");

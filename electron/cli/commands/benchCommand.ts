@@ -6,14 +6,14 @@
 import path from "node:path";
 import type {Budget} from "../../contract/ipc.js";
 import {DEFAULT_TUNED_BATCH_SIZES, runBench} from "../../engine/bench/runBench.js";
-import {REPORT_FILES} from "../../engine/bench/report/BenchResultStore.js";
+import {REPORT_FILES} from "../../contract/bench.js";
 import {predictionErrors, speedups} from "../../engine/bench/report/summariseReport.js";
-import type {BenchVariant} from "../../engine/bench/types.js";
+import type {BenchVariant} from "../../contract/bench.js";
 import {getEngineLlama} from "../../engine/native/getEngineLlama.js";
 import {LIMITS} from "../../contract/limits.js";
 import {flagNumber, flagNumberList, flagThreads, parseBudget, parseGpu} from "../flags.js";
 import {STRATEGY_NAMES} from "../../engine/planner/planStrategy.js";
-import type {StrategyName} from "../../engine/planner/strategies/StrategyResult.js";
+import type {StrategyName} from "../../contract/strategies.js";
 import type {CliIo} from "../CliIo.js";
 import {UsageError} from "../UsageError.js";
 

@@ -2,7 +2,7 @@ import type {Budget} from "../../contract/ipc.js";
 import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama.js";
 import {renderLayerSplitFlags, renderOverrideFlags} from "../../engine/placement/llamaCppFlags.js";
 import {autoPlan} from "../../engine/planner/autoPlan.js";
-import type {StrategyName} from "../../engine/planner/strategies/StrategyResult.js";
+import type {StrategyName} from "../../contract/strategies.js";
 import type {CliIo} from "../CliIo.js";
 
 const MiB = 1024 * 1024;

@@ -6,8 +6,8 @@ import os from "node:os";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import type {InspectedModel} from "../gguf/inspectGguf.js";
-import type {MachineDescription} from "../hardware/describeMachine.js";
-import type {BenchEnvironment, BenchModel} from "./types.js";
+import type {MachineDescription} from "../../contract/machine.js";
+import type {BenchEnvironment, BenchModel} from "../../contract/bench.js";
 
 /** One NVIDIA GPU as `nvidia-smi` reports it. */
 export type NvidiaSmiGpu = {name: string; driver: string; memoryTotal: string};

@@ -7,7 +7,7 @@
  * `<pattern>=<buffer type>` pairs form one configuration (a `,` starts another configuration, so never emit one).
  */
 import {cliBufferTypeName, renderLayerSplitFlags, renderOverrideFlags, shellQuote} from "../placement/llamaCppFlags.js";
-import type {BenchPlan, BenchReproduction} from "./types.js";
+import type {BenchPlan, BenchReproduction} from "../../contract/bench.js";
 
 /** llama.cpp's default logical batch; `-b` must be raised with a larger micro-batch. source: common/common.h. */
 const LLAMA_DEFAULT_BATCH = 2048;

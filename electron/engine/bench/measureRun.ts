@@ -4,7 +4,7 @@ import {generateGreedy} from "../runtime/generateGreedy.js";
 import type {PlacedModel} from "../runtime/PlacedModel.js";
 import {exactPromptTokens} from "./exactPrompt.js";
 import {summariseSamples} from "./stats.js";
-import type {BenchPoint, PointKind} from "./types.js";
+import type {BenchPoint, PointKind} from "../../contract/bench.js";
 
 /** What to measure. */
 export type MeasureOptions = {

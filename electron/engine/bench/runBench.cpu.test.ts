@@ -7,7 +7,7 @@ import {probeEngine} from "../testing/probeEngine.js";
 import {makeTestModel} from "../testing/testModels.js";
 import {CSV_COLUMNS} from "./report/reportCsv.js";
 import {runBench, type RunBenchOptions} from "./runBench.js";
-import type {BenchReport} from "./types.js";
+import type {BenchReport} from "../../contract/bench.js";
 
 const probe = await probeEngine("cpu");
 if (probe.reason != null)

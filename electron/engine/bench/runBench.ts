@@ -16,7 +16,8 @@ import {benchEnvironment, benchModel} from "./benchEnvironment.js";
 import {reproduce} from "./benchFlags.js";
 import {MeasureAborted, measureRun, type MeasuredSample} from "./measureRun.js";
 import {BenchResultStore, prepareOutDir} from "./report/BenchResultStore.js";
-import type {BenchLoad, BenchPlan, BenchPoint, BenchReport, BenchRun, BenchSettings, BenchVariant, PointKind} from "./types.js";
+import type {BenchLoad, BenchPlan, BenchPoint, BenchReport, BenchRun, BenchSettings, BenchVariant, PointKind} from "../../contract/bench.js";
+import {DEFAULT_RUNTIME_SETTINGS} from "../../contract/settings.js";
 
 /** Micro-batches a hand-tuned variant tries by default (llama.cpp's default and a prompt-sized one). */
 export const DEFAULT_TUNED_BATCH_SIZES = [512, 2048] as const;
@@ -35,7 +36,7 @@ export type RunBenchOptions = {
     readonly threads?: number;
     /** Defaults to the longest request rounded up to 256 tokens. */
     readonly contextSize?: number;
-    /** Defaults to 512. */
+    /** Defaults to DEFAULT_RUNTIME_SETTINGS.batchSize (electron/contract/settings.ts). */
     readonly batchSize?: number;
     /** Defaults to {@link DEFAULT_TUNED_BATCH_SIZES}. */
     readonly tunedBatchSizes?: readonly number[];
@@ -79,7 +80,7 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
     const threads = options.threads ?? engine.llama.maxThreads;
     const tpotPromptTokens = options.tpotPromptTokens ?? 1;
     const warmupTokens = options.warmupTokens ?? 8;
-    const batchSize = options.batchSize ?? 512;
+    const batchSize = options.batchSize ?? DEFAULT_RUNTIME_SETTINGS.batchSize;
     const contextSize = options.contextSize ?? benchContextSize(options.prompts, options.gens, tpotPromptTokens, warmupTokens);
     const settings: BenchSettings = {
         budgets: options.budgets.map((b) => b.label), prompts: options.prompts, gens: options.gens, variants: options.variants,

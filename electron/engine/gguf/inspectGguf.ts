@@ -4,6 +4,7 @@ import {metadataArrayLength, metadataNumber, metadataNumberOrNumbers, metadataSt
 import {parseTensorName} from "./tensorRole.js";
 import type {TensorRole} from "./tensorRole.js";
 import type {ValidatedGguf} from "./types/ValidatedGguf.js";
+import {TensorwiseError} from "../../contract/TensorwiseError.js";
 
 /**
  * One row of the tensor table. Counts are numbers: exact for any tensor that fits in a file (< 2^53 bytes).
@@ -136,6 +137,6 @@ function sum(values: readonly number[]): number {
 /** Throws a clear error where llama.cpp could load `model` but would end the process on the first text it reads. */
 export function assertLoadable(model: InspectedModel): void {
     if (model.missingByteToken != null)
-        throw Object.assign(new Error(`This model's vocabulary has no token for the byte ${model.missingByteToken}, so llama.cpp ` +
-            "would stop the whole program on the first text that contains it: the file is broken or was converted wrongly."), {code: "bad-vocab"});
+        throw new TensorwiseError("bad-vocab", `This model's vocabulary has no token for the byte ${model.missingByteToken}, so llama.cpp ` +
+            "would stop the whole program on the first text that contains it: the file is broken or was converted wrongly.");
 }

@@ -1,20 +1,6 @@
 import os from "node:os";
 import type {EngineLlama} from "../native/getEngineLlama.js";
-import type {NativeBufferType, NativeDevice} from "../native/tensorwiseBindings.js";
-
-/** What this machine offers for inference, as the loaded llama.cpp binary sees it. JSON-serialisable. */
-export type MachineDescription = {
-    cpu: {model: string; cores: number; threads: number};
-    ram: {totalBytes: number; freeBytes: number};
-    /** The llama.cpp build in use: `"cuda"`, `"vulkan"`, `"metal"` or `"cpu"`. */
-    backend: string;
-    buildType: string;
-    llamaCpp: {release: string; repo: string};
-    devices: NativeDevice[];
-    bufferTypes: NativeBufferType[];
-    /** The first GPU device, if any: where a plan puts the tensors it does not keep on the host. */
-    gpu: NativeDevice | null;
-};
+import type {MachineDescription} from "../../contract/machine.js";
 
 /** Reads CPU, RAM and every ggml device with its buffer types and free memory. */
 export function describeMachine(engine: EngineLlama): MachineDescription {

@@ -1,6 +1,7 @@
 import {getLlama, LlamaLogLevel, NoBinaryFoundError, type Llama} from "node-llama-cpp";
 import {addRpcServers} from "../rpc/addRpcServers.js";
 import {getTensorwiseBindings, type TensorwiseBindings} from "./tensorwiseBindings.js";
+import {TensorwiseError} from "../../contract/TensorwiseError.js";
 
 /** Which llama.cpp build to load. `"auto"` lets node-llama-cpp pick the best GPU build that works here. */
 export type EngineGpu = "auto" | "cpu" | "cuda" | "vulkan" | "metal";
@@ -46,10 +47,9 @@ export async function getEngineLlama(options: EngineLlamaOptions = {}): Promise<
     }).catch((error: unknown) => {
         // node-llama-cpp's NoBinaryFoundError names a class, not the problem: say what the user can do instead
         if (error instanceof NoBinaryFoundError)
-            throw Object.assign(new Error(gpu === "auto" || gpu === "cpu"
+            throw new TensorwiseError("no-backend", gpu === "auto" || gpu === "cpu"
                 ? "No usable llama.cpp build was found: run `npm install` again to build tensorwise's native addon."
-                : `The ${gpu} build of llama.cpp cannot run on this machine (no ${gpu} device or driver found): use --gpu auto or --gpu cpu.`),
-            {code: "no-backend"});
+                : `The ${gpu} build of llama.cpp cannot run on this machine (no ${gpu} device or driver found): use --gpu auto or --gpu cpu.`);
         throw error;
     });
     try {

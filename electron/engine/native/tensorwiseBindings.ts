@@ -113,6 +113,7 @@ export type TensorwiseBindings = {
 
 /** Thrown when the loaded llama.cpp binary is not the tensorwise-patched build. */
 export class UnpatchedBinaryError extends Error {
+    readonly code = "unpatched-binary";
     constructor(message: string) {
         super(message);
         this.name = "UnpatchedBinaryError";

@@ -79,6 +79,7 @@ export interface PlacementFileV1 {
 
 /** A placement file or a placement that does not fit the model; `path` points at the offending field. */
 export class PlacementFileError extends Error {
+    readonly code = "bad-placement";
     /** JSON path of the offending value, e.g. `tensors["blk.0.ffn_up.weight"]`; `""` for the whole file. */
     readonly path: string;
 

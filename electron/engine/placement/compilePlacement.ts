@@ -53,6 +53,7 @@ export interface CompilePlacementOptions {
 
 /** A placement that cannot be expressed as overrides; `mismatches` lists tensors a candidate list would misplace. */
 export class PlacementCompileError extends Error {
+    readonly code = "bad-placement";
     readonly mismatches: readonly PlacementMismatch[];
 
     constructor(message: string, mismatches: readonly PlacementMismatch[] = []) {

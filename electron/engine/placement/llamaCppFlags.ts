@@ -7,6 +7,7 @@
  * `-t N`; `-lm/--load-mode none` (this llama.cpp has no `--no-mmap`; older builds spell it that way).
  */
 import { moeFlagsFor } from "./moeFlags.js";
+import {isPinnedHostBufferType} from "../../contract/memory.js";
 import type { TensorBufferOverride } from "./Placement.js";
 
 /** llama.cpp's default logical batch (`n_batch`); the micro-batch is clamped to it. source: common/common.h. */
@@ -57,7 +58,7 @@ export function shellQuote(arg: string): string {
  * (source: `make_cpu_buft_list` in src/llama-model.cpp), which is what a host buffer type means in a plan.
  */
 export function cliBufferTypeName(bufferType: string): string {
-    return /_Host$/.test(bufferType) ? "CPU" : bufferType;
+    return isPinnedHostBufferType(bufferType) ? "CPU" : bufferType;
 }
 
 function positiveInteger(value: number | undefined, what: string): number | undefined {

@@ -1,5 +1,7 @@
 /** Auto-offload: profile this machine for a model, then plan its placement under a VRAM budget (the caller loads). */
 import type {Budget} from "../../contract/ipc.js";
+import {isHostBufferType} from "../../contract/memory.js";
+import {DEFAULT_RUNTIME_SETTINGS} from "../../contract/settings.js";
 import {inspectGguf, type InspectedModel} from "../gguf/inspectGguf.js";
 import {validateGgufOutOfProcess} from "../gguf/validateGgufOutOfProcess.js";
 import {describeMachine} from "../hardware/describeMachine.js";
@@ -12,7 +14,8 @@ import {budgetBytes} from "./budget.js";
 import {planStrategy} from "./planStrategy.js";
 import {createVramSimulator, type VramSimulator} from "./simulateVram.js";
 import {candidateSettings} from "./strategies/optimalStrategy.js";
-import type {FitFunction, StrategyInputs, StrategyName, StrategyResult} from "./strategies/StrategyResult.js";
+import type {FitFunction, StrategyInputs, StrategyResult} from "./strategies/StrategyResult.js";
+import type {StrategyName} from "../../contract/strategies.js";
 import {DEFAULT_WORKLOAD, plannerModelFrom, type PlanSettings, type Workload} from "./types.js";
 
 /** Options of {@link autoPlan}. */
@@ -23,7 +26,7 @@ export type AutoPlanOptions = {
     workload?: Workload;
     /** Defaults to `"optimal"`. */
     strategy?: StrategyName;
-    /** Context size (default 2048), threads (default the engine's), micro-batch (default 512) and mmap to start from. */
+    /** Context size, threads (default the engine's), micro-batch and mmap to start from; defaults: DEFAULT_RUNTIME_SETTINGS. */
     settings?: Partial<PlanSettings>;
     /** Profile options (cache folder defaults to {@link defaultProfileCacheDir}). */
     profile?: Omit<ProfileMachineOptions, "signal" | "onProgress">;
@@ -90,8 +93,8 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     const machine = describeMachine(engine);
     const gpu = machine.gpu;
     const settings: PlanSettings = {
-        contextSize: options.settings?.contextSize ?? 2048,
-        batchSize: options.settings?.batchSize ?? 512,
+        contextSize: options.settings?.contextSize ?? DEFAULT_RUNTIME_SETTINGS.contextSize,
+        batchSize: options.settings?.batchSize ?? DEFAULT_RUNTIME_SETTINGS.batchSize,
         threads: options.settings?.threads ?? engine.llama.maxThreads,
         useMmap: options.settings?.useMmap ?? gpu == null
     };
@@ -115,7 +118,7 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
         settings,
         workload: options.workload ?? DEFAULT_WORKLOAD,
         fit: gpu == null ? undefined : nativeFit(engine, modelPath, gpu),
-        isHostBufferType: (name) => machine.bufferTypes.find((b) => b.name === name)?.isHost ?? name === "CPU"
+        isHostBufferType: (name) => isHostBufferType(name, machine.bufferTypes)
     };
     return {inputs, simulator, model, profile};
 }

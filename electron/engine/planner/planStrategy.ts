@@ -6,7 +6,8 @@ import {layersStrategy} from "./strategies/layersStrategy.js";
 import {nCpuMoeStrategy} from "./strategies/nCpuMoeStrategy.js";
 import {oatoStrategy} from "./strategies/oatoStrategy.js";
 import {optimalStrategy} from "./strategies/optimalStrategy.js";
-import type {StrategyInputs, StrategyName, StrategyResult} from "./strategies/StrategyResult.js";
+import type {StrategyInputs, StrategyResult} from "./strategies/StrategyResult.js";
+import type {StrategyName} from "../../contract/strategies.js";
 
 /** The strategies, in the order the benchmark shows them. */
 export {STRATEGY_NAMES} from "../../contract/strategies.js";

@@ -1,7 +1,9 @@
 import {LlamaChatSession, type LlamaContext, type LlamaContextSequence, type LlamaModel} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {checkContextSize} from "./checkContextSize.js";
-import {toMemoryReport, type MemoryReport} from "./memoryReport.js";
+import {toMemoryReport} from "./memoryReport.js";
+import type {MemoryReport} from "../../contract/memory.js";
+import {DEFAULT_RUNTIME_SETTINGS} from "../../contract/settings.js";
 
 /** One llama.cpp `--override-tensor` entry: tensors whose name matches `pattern` go to `bufferType`. */
 export type TensorBufferOverride = {pattern: string; bufferType: string};
@@ -21,9 +23,9 @@ export type PlacedModelOptions = {
      * which llama.cpp copies to the GPU much faster: llama.cpp's ggml_backend_cuda_host_buffer_type / ggml_backend_vk_host_buffer_type), `true` for CPU-only loads.
      */
     useMmap?: boolean;
-    /** Context size in tokens. Defaults to 2048. */
+    /** Context size in tokens. Defaults to DEFAULT_RUNTIME_SETTINGS.contextSize (electron/contract/settings.ts). */
     contextSize?: number;
-    /** Batch size = micro-batch (node-llama-cpp sets n_ubatch = n_batch). Defaults to 512. */
+    /** Batch size = micro-batch (node-llama-cpp sets n_ubatch = n_batch). Defaults to DEFAULT_RUNTIME_SETTINGS.batchSize. */
     batchSize?: number;
     /** CPU threads. Defaults to the llama instance's maxThreads. */
     threads?: number;
@@ -76,8 +78,8 @@ export class PlacedModel {
             loadSignal: options.signal
         });
         try {
-            const contextSize = options.contextSize ?? 2048;
-            const batchSize = options.batchSize ?? 512;
+            const contextSize = options.contextSize ?? DEFAULT_RUNTIME_SETTINGS.contextSize;
+            const batchSize = options.batchSize ?? DEFAULT_RUNTIME_SETTINGS.batchSize;
             const flashAttention = options.flashAttention ?? false;
             const sequences = options.sequences ?? 1;
             await checkContextSize(model, {contextSize, batchSize, flashAttention, useMmap, sequences});

@@ -1,4 +1,5 @@
 import type {LlamaContextSequence, Token} from "node-llama-cpp";
+import type {PromptProgress} from "../../contract/chat.js";
 
 /** Smallest chunk (tokens): small enough that a slow machine (tens of ms per prompt token) still stops quickly. */
 export const MIN_PROMPT_CHUNK_TOKENS = 8;
@@ -7,8 +8,7 @@ export const FIRST_PROMPT_CHUNK_TOKENS = 16;
 /** Target time of one chunk: an abort waits for at most the chunk in flight, so this bounds Stop's latency. */
 export const PROMPT_CHUNK_TARGET_MS = 120;
 
-/** How far prompt processing has come: `evaluated` of `total` prompt tokens, `reused` of them from the KV cache. */
-export type PromptProgress = {evaluated: number; total: number; reused: number; elapsedMs: number};
+export type {PromptProgress};
 
 /**
  * Evaluates `tokens` into `sequence` (all but the last, which the generation decodes itself), reusing the prefix the

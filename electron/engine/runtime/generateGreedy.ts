@@ -1,6 +1,7 @@
 import type {Token} from "node-llama-cpp";
 import type {PlacedModel} from "./PlacedModel.js";
-import {TokenClock, type GenerationTiming} from "./generationTiming.js";
+import {TokenClock} from "./generationTiming.js";
+import type {GenerationTiming} from "../../contract/timing.js";
 
 export type GreedyOptions = {
     /** Defaults to 32. */

@@ -1,24 +1,5 @@
+import type {BufferTypeMemory, MemoryReport} from "../../contract/memory.js";
 import type {NativeBufferTypeMemory} from "../native/tensorwiseBindings.js";
-
-/** Measured memory of one buffer type after load: weights, KV cache and scratch (compute buffers). */
-export type BufferTypeMemory = {
-    bufferType: string;
-    /** The device the buffer type belongs to (`"CPU"` for plain host memory). */
-    device: string;
-    /** System RAM (pinned host buffers such as `CUDA_Host` count as host). */
-    isHost: boolean;
-    weightsBytes: number;
-    kvCacheBytes: number;
-    scratchBytes: number;
-};
-
-/** Where a loaded model's memory went, as llama.cpp accounts it. JSON-serialisable. */
-export type MemoryReport = {
-    bufferTypes: BufferTypeMemory[];
-    /** Totals over host buffer types (system RAM) and over device (VRAM) buffer types. */
-    host: {weightsBytes: number; kvCacheBytes: number; scratchBytes: number};
-    device: {weightsBytes: number; kvCacheBytes: number; scratchBytes: number};
-};
 
 /** Turns the native breakdown into a {@link MemoryReport}. */
 export function toMemoryReport(native: readonly NativeBufferTypeMemory[]): MemoryReport {

@@ -1,29 +1,11 @@
 import type {ChatHistoryItem} from "node-llama-cpp";
 import type {PlacedModel} from "./PlacedModel.js";
-import {evaluatePromptInChunks, type PromptProgress} from "./evaluatePromptInChunks.js";
-import {TokenClock, type GenerationTiming} from "./generationTiming.js";
+import {evaluatePromptInChunks} from "./evaluatePromptInChunks.js";
+import type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings} from "../../contract/chat.js";
+import {TokenClock} from "./generationTiming.js";
+import type {GenerationTiming} from "../../contract/timing.js";
 
-export type {PromptProgress};
-
-/** One conversation turn as the app stores it. */
-export type ChatTurn = {role: "user" | "assistant"; text: string};
-
-/** Sampling settings of a reply; each unset one takes node-llama-cpp's default. */
-export type SamplingSettings = {
-    /** Defaults to 0.7; 0 is greedy. */
-    temperature?: number;
-    topK?: number;
-    topP?: number;
-    minP?: number;
-    /** Penalty on repeating recent tokens (llama.cpp `--repeat-penalty`); 1 turns it off. */
-    repeatPenalty?: number;
-    seed?: number;
-    /** Generation ends when the reply produces one of these strings (which is left out of the reply). */
-    stopStrings?: string[];
-};
-
-/** Why a reply ended: the model finished, it reached `maxTokens`, a stop string came, or the user stopped it. */
-export type ReplyStopReason = "done" | "max-tokens" | "stop-string" | "stopped";
+export type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings};
 
 export type ChatReplyOptions = SamplingSettings & {
     /** The conversation so far (without the new message). Defaults to a fresh conversation. */

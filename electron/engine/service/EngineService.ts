@@ -17,8 +17,9 @@ import {layerSplit, toPlacement} from "../planner/resolvePlacement.js";
 import {plannerModelFrom} from "../planner/types.js";
 import {planForBudget} from "./planForBudget.js";
 import {runBenchJob} from "./runBenchJob.js";
+import {TensorwiseError} from "../../contract/TensorwiseError.js";
+import {withDefaultSettings} from "../../contract/settings.js";
 
-const DEFAULT_SETTINGS: RuntimeSettings = {contextSize: 2048, batchSize: 512, threads: null, useMmap: null};
 
 type Loaded = {placed: PlacedModel; state: LoadedModelState};
 
@@ -70,7 +71,7 @@ export class EngineService {
         const gpuLayers = machine.gpu == null ? 0 : request.gpuLayers === "max" ? layerCount + 1 : request.gpuLayers;
         const plannerModel = plannerModelFrom(model);
         const placement = toPlacement(plannerModel, layerSplit(plannerModel, gpuLayers), machine.gpu?.bufferType ?? null);
-        const settings = {...DEFAULT_SETTINGS, ...request.settings};
+        const settings = withDefaultSettings(request.settings);
         const flags = renderLayerSplitFlags(gpuLayers, {layerCount, modelPath: request.path, ubatch: settings.batchSize, threads: settings.threads ?? undefined}).command;
         return await this.loadPlaced({
             path: request.path, model, taskId: request.taskId, placement, settings, strategy: "layers",
@@ -81,7 +82,7 @@ export class EngineService {
     /** Profile → plan → load with the best strategy (default `optimal`), within the budget. */
     async autoOffload(request: {path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string}): Promise<LoadedModelState> {
         const model = await this.inspectForTask(request.path, request.taskId);
-        const settings = {...DEFAULT_SETTINGS, ...request.settings};
+        const settings = withDefaultSettings(request.settings);
         this.progress(request.taskId, "profile", null, "measuring this machine's operators");
         const plan = await planForBudget({
             engine: this.engine, modelPath: request.path, budget: request.budget, settings, strategy: request.strategy,
@@ -104,9 +105,9 @@ export class EngineService {
         // would be silently ignored, so it is refused
         const device = this.describe().gpu?.bufferType ?? "CPU";
         if (request.placement.defaultBufferType !== device)
-            throw Object.assign(new Error(`The placement's defaultBufferType is ${JSON.stringify(request.placement.defaultBufferType.slice(0, 40))}, ` +
-                `but this machine loads models onto ${device}: set "defaultBufferType": "${device}" (or run with the matching --gpu).`), {code: "bad-placement"});
-        const settings = {...DEFAULT_SETTINGS, ...request.settings};
+            throw new TensorwiseError("bad-placement", `The placement's defaultBufferType is ${JSON.stringify(request.placement.defaultBufferType.slice(0, 40))}, ` +
+                `but this machine loads models onto ${device}: set "defaultBufferType": "${device}" (or run with the matching --gpu).`);
+        const settings = withDefaultSettings(request.settings);
         const compiled = compilePlacement(request.placement, model.tensors);
         const flags = renderOverrideFlags(compiled.overrides, {
             modelPath: request.path, ubatch: settings.batchSize, threads: settings.threads ?? undefined
@@ -131,7 +132,7 @@ export class EngineService {
         this.refuseWhileBenching("chat");
         const loaded = this.loaded;
         if (loaded == null)
-            throw Object.assign(new Error("no model is loaded: load one first"), {code: "no-model"});
+            throw new TensorwiseError("no-model", "no model is loaded: load one first");
         const controller = new AbortController();
         this.streams.set(request.streamId, controller);
         try {
@@ -207,7 +208,7 @@ export class EngineService {
 
     private refuseWhileBenching(what: string): void {
         if (this.benchRun != null)
-            throw Object.assign(new Error(`a benchmark is running: cannot ${what} until it finishes or is stopped`), {code: "bench-running"});
+            throw new TensorwiseError("bench-running", `a benchmark is running: cannot ${what} until it finishes or is stopped`);
     }
 
     private async inspectForTask(modelPath: string, taskId: string): Promise<InspectedModel> {

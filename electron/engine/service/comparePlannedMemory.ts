@@ -1,4 +1,4 @@
-import type {MemoryReport} from "../runtime/memoryReport.js";
+import {isHostBufferType, type MemoryReport} from "../../contract/memory.js";
 
 export type PlannedVsMeasuredRow = {
     bufferType: string;
@@ -22,8 +22,7 @@ export type PlannedVsMeasured = {
  * measurements are compared per side (host vs device) as well as per buffer type.
  */
 export function comparePlannedMemory(plannedBytesPerBufferType: Readonly<Record<string, number>>, measured: MemoryReport): PlannedVsMeasured {
-    const hostNames = new Set(measured.bufferTypes.filter((entry) => entry.isHost).map((entry) => entry.bufferType));
-    const isHostName = (name: string) => name === "CPU" || name.endsWith("_Host") || hostNames.has(name);
+    const isHostName = (name: string) => isHostBufferType(name, measured.bufferTypes);
     // Planned "CPU" lands in the one host buffer type that holds weights (e.g. Vulkan_Host), if there is exactly one.
     const hostWithWeights = measured.bufferTypes.filter((entry) => entry.isHost && entry.weightsBytes > 0);
     const planned: Record<string, number> = {...plannedBytesPerBufferType};

@@ -5,6 +5,7 @@
  *
  * Env: TENSORWISE_GPU (auto|cpu|cuda|vulkan, default auto), TENSORWISE_THREADS.
  */
+import {toContractError} from "../../contract/TensorwiseError.js";
 import type {EngineGpu} from "../native/getEngineLlama.js";
 import {EngineService} from "./EngineService.js";
 import type {EngineEvents, EngineMessage, EngineRequestName, EngineRequests} from "./engineProtocol.js";
@@ -34,14 +35,6 @@ function onParentMessage(listener: (message: unknown) => void): void {
 
 function emit<Name extends keyof EngineEvents>(name: Name, payload: EngineEvents[Name]): void {
     send({kind: "event", name, payload});
-}
-
-function errorCode(error: unknown): string {
-    if (error != null && typeof error === "object" && "code" in error && typeof error.code === "string")
-        return error.code;
-    if (error instanceof Error && error.name !== "Error")
-        return error.name;
-    return "engine-error";
 }
 
 async function main(): Promise<void> {
@@ -93,7 +86,7 @@ async function main(): Promise<void> {
                 (result) => send({kind: "response", id: message.id, ok: true, result: result ?? null}),
                 (error: unknown) => send({
                     kind: "response", id: message.id, ok: false,
-                    error: {code: errorCode(error), message: error instanceof Error ? error.message : String(error)}
+                    error: toContractError(error, "engine-error")
                 })
             );
     });

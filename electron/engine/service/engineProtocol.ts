@@ -6,8 +6,10 @@
 import type {
     Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, RuntimeSettings, TaskProgress
 } from "../../contract/ipc.js";
-import type {BenchRun, BenchVariant} from "../bench/types.js";
-import type {ChatReply, ChatTurn, PromptProgress, SamplingSettings} from "../runtime/streamChatReply.js";
+import type {BenchRun, BenchSample, BenchVariant} from "../../contract/bench.js";
+import type {ContractError} from "../../contract/TensorwiseError.js";
+import type {ChatTurn, PromptProgress, SamplingSettings} from "../../contract/chat.js";
+import type {ChatReply} from "../runtime/streamChatReply.js";
 
 export type EngineRequests = {
     describe: [void, MachineDescription];
@@ -54,7 +56,7 @@ export type EngineBenchResult = {interrupted: boolean; runs: number; plannedRuns
 /** Progress of a benchmark: `done` of `total` timed requests; `run` is set when a budget × strategy run finished. */
 export type EngineBenchProgress = {
     benchId: string; done: number; total: number; cell: string; step: string;
-    lastSample?: {kind: "ttft" | "tpot"; tokens: number; ms: number};
+    lastSample?: BenchSample;
     run?: BenchRun;
 };
 
@@ -73,7 +75,7 @@ export type EngineRequestName = keyof EngineRequests;
 export type EngineMessage =
     | {kind: "request"; id: number; name: EngineRequestName; arg: unknown}
     | {kind: "response"; id: number; ok: true; result: unknown}
-    | {kind: "response"; id: number; ok: false; error: {code: string; message: string}}
+    | {kind: "response"; id: number; ok: false; error: ContractError}
     | {kind: "event"; name: keyof EngineEvents; payload: unknown}
     | {kind: "ready"}
     /** Host → engine: dispose llama.cpp and exit (a utility process has no IPC disconnect to signal it). */

@@ -7,7 +7,7 @@ import path from "node:path";
 import type {EventName, Events} from "../../contract/ipc.js";
 import type {EngineBenchProgress, EngineBenchRequest} from "../../engine/service/engineProtocol.js";
 import type {EngineClient} from "../EngineClient.js";
-import {HostError} from "../HostError.js";
+import {toContractError, TensorwiseError} from "../../contract/TensorwiseError.js";
 import type {BenchStore} from "./BenchStore.js";
 
 export type BenchRunnerHooks = {
@@ -32,10 +32,10 @@ export class BenchRunner {
     async start(request: Omit<EngineBenchRequest, "outDir">): Promise<void> {
         const {engine, store, broadcast} = this.hooks;
         if (this.running != null)
-            throw new HostError("bench-running", "a benchmark is already running: stop it first");
+            throw new TensorwiseError("bench-running", "a benchmark is already running: stop it first");
         const outDir = store.folder(request.benchId);
         if ((await store.list(null)).some((summary) => summary.id === request.benchId))
-            throw new HostError("bad-request", `benchmark ${request.benchId} exists already`);
+            throw new TensorwiseError("bad-request", `benchmark ${request.benchId} exists already`);
         const release = await this.hooks.acquire("benchmark");
         const {benchId} = request;
         this.running = {benchId};
@@ -46,7 +46,7 @@ export class BenchRunner {
             })
             .catch((error: unknown) => {
                 this.running = null;
-                const {code, message} = HostError.toContract(error);
+                const {code, message} = toContractError(error);
                 broadcast("bench.error", {benchId, code, error: message});
             })
             .finally(() => {

@@ -4,16 +4,11 @@
  */
 import {promises as fs} from "node:fs";
 import path from "node:path";
-import type {BenchDetail, BenchExportFormat, BenchReport, BenchSummary} from "../../contract/ipc.js";
+import {isBenchExportFormat, REPORT_FILES, type BenchDetail, type BenchReport, type BenchSummary} from "../../contract/bench.js";
 import {predictionErrors, speedups} from "../../engine/bench/report/summariseReport.js";
-import {HostError} from "../HostError.js";
+import {TensorwiseError} from "../../contract/TensorwiseError.js";
 
 const ID_PATTERN = /^[A-Za-z0-9-]{1,64}$/;
-const FILE_OF_FORMAT: Record<BenchExportFormat, string> = {json: "report.json", csv: "report.csv", html: "report.html"};
-
-export function isBenchExportFormat(value: unknown): value is BenchExportFormat {
-    return value === "json" || value === "csv" || value === "html";
-}
 
 /** The model's file name without `.gguf`. */
 function modelName(report: BenchReport): string {
@@ -38,7 +33,7 @@ export class BenchStore {
     /** The folder of benchmark `id`; throws `bad-request` for an id that is not a plain name. */
     folder(id: string): string {
         if (!ID_PATTERN.test(id))
-            throw new HostError("bad-request", `not a benchmark id: ${id}`);
+            throw new TensorwiseError("bad-request", `not a benchmark id: ${id}`);
         return path.join(this.dir, id);
     }
 
@@ -66,13 +61,13 @@ export class BenchStore {
     /** The report file of one format and a file name to save it under. */
     async exportFile(id: string, format: unknown): Promise<{path: string; fileName: string}> {
         if (!isBenchExportFormat(format))
-            throw new HostError("bad-request", `"format" must be html, csv or json (got ${String(format)})`);
+            throw new TensorwiseError("bad-request", `"format" must be html, csv or json (got ${String(format)})`);
         const report = await this.readReport(id);
-        const file = path.join(this.folder(id), FILE_OF_FORMAT[format]);
+        const file = path.join(this.folder(id), REPORT_FILES[format]);
         try {
             await fs.access(file);
         } catch {
-            throw new HostError("not-found", `benchmark ${id} has no ${FILE_OF_FORMAT[format]}`);
+            throw new TensorwiseError("not-found", `benchmark ${id} has no ${REPORT_FILES[format]}`);
         }
         const stamp = report.startedAt.replace(/[-:]/g, "").replace("T", "-").slice(0, 13);
         const safeModel = modelName(report).replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 60);
@@ -80,16 +75,16 @@ export class BenchStore {
     }
 
     private async readReport(id: string): Promise<BenchReport> {
-        const file = path.join(this.folder(id), FILE_OF_FORMAT.json);
+        const file = path.join(this.folder(id), REPORT_FILES.json);
         let text: string;
         try {
             text = await fs.readFile(file, "utf8");
         } catch {
-            throw new HostError("not-found", `no benchmark ${id}`);
+            throw new TensorwiseError("not-found", `no benchmark ${id}`);
         }
         const report = JSON.parse(text) as BenchReport;
         if (report?.version !== 1 || !Array.isArray(report.runs))
-            throw new HostError("bad-report", `benchmark ${id} has an unreadable report`);
+            throw new TensorwiseError("bad-report", `benchmark ${id} has an unreadable report`);
         return report;
     }
 }

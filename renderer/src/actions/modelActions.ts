@@ -3,7 +3,8 @@ import {useModelStore} from "../stores/modelStore";
 import {usePlanStore} from "../stores/planStore";
 import {useUiStore} from "../stores/uiStore";
 import {getTransport} from "../transport/getTransport";
-import {TransportError, errorMessage} from "../transport/Transport";
+import {TensorwiseError} from "../../../electron/contract/TensorwiseError";
+import {errorMessage} from "../transport/Transport";
 import {newId} from "./ids";
 import {refreshMachine} from "./engineActions";
 
@@ -19,7 +20,7 @@ export async function inspectPath(path: string): Promise<void> {
         setInspection({status: "ready", card: await getTransport().request("model.inspect", {path: trimmed})});
     } catch (error) {
         setInspection({
-            status: "failed", path: trimmed, code: error instanceof TransportError ? error.code : "error", message: errorMessage(error)
+            status: "failed", path: trimmed, code: error instanceof TensorwiseError ? error.code : "internal", message: errorMessage(error)
         });
     }
 }
@@ -38,7 +39,7 @@ export async function openModelFile(file: File): Promise<void> {
         path = await getTransport().modelPathForFile(file, (progress) =>
             setInspection({status: "uploading", fileName: file.name, progress}));
     } catch (error) {
-        setInspection({status: "failed", path: file.name, code: error instanceof TransportError ? error.code : "error", message: errorMessage(error)});
+        setInspection({status: "failed", path: file.name, code: error instanceof TensorwiseError ? error.code : "internal", message: errorMessage(error)});
         return;
     }
     await inspectPath(path);

@@ -1,10 +1,10 @@
+import {isHostBufferType, isPinnedHostBufferType} from "../../../electron/contract/memory";
+
 /** Colour of a buffer type: GPU memory, pinned host memory, or plain CPU memory. */
 export function bufferTypeKind(bufferType: string): "gpu" | "pinned" | "cpu" {
-    if (bufferType === "CPU" || bufferType.startsWith("CPU_"))
-        return "cpu";
-    if (/_Host$/i.test(bufferType))
-        return "pinned";
-    return "gpu";
+    if (!isHostBufferType(bufferType))
+        return "gpu";
+    return isPinnedHostBufferType(bufferType) ? "pinned" : "cpu";
 }
 
 const palette = {gpu: "#2dd4bf", pinned: "#f59e0b", cpu: "#a78bfa"} as const;

@@ -1,5 +1,5 @@
 import {create} from "zustand";
-import type {ModelCard} from "../../../electron/contract/ipc";
+import type {ErrorCode, ModelCard} from "../../../electron/contract/ipc";
 
 /** The model being looked at: how it is being opened, its card, or why it could not be read. */
 export type Inspection =
@@ -7,7 +7,7 @@ export type Inspection =
     | {status: "uploading"; fileName: string; progress: number}
     | {status: "inspecting"; path: string}
     | {status: "ready"; card: ModelCard}
-    | {status: "failed"; path: string; code: string; message: string};
+    | {status: "failed"; path: string; code: ErrorCode; message: string};
 
 export type ModelStore = {
     inspection: Inspection;

@@ -1,5 +1,6 @@
 import {create} from "zustand";
 import type {Budget, LoadedModelState, PlacementStrategy, TaskProgress} from "../../../electron/contract/ipc";
+import {DEFAULT_RUNTIME_SETTINGS} from "../../../electron/contract/settings";
 
 export type OffloadSettings = {
     budget: Budget;
@@ -27,7 +28,7 @@ export type PlanStore = {
 };
 
 export const DEFAULT_OFFLOAD_SETTINGS: OffloadSettings = {
-    budget: {kind: "auto"}, contextSize: 2048, batchSize: 512, strategy: "optimal"
+    budget: {kind: "auto"}, contextSize: DEFAULT_RUNTIME_SETTINGS.contextSize, batchSize: DEFAULT_RUNTIME_SETTINGS.batchSize, strategy: "optimal"
 };
 
 export const usePlanStore = create<PlanStore>((set) => ({

@@ -5,6 +5,7 @@
  */
 import type {TensorwiseBridge} from "../../../electron/contract/bridge";
 import type {EventName, Events, RequestArg, RequestName, RequestResult} from "../../../electron/contract/ipc";
+import {toContractError} from "../../../electron/contract/TensorwiseError";
 
 /** Answers one request. */
 export type FakeHandler<Name extends RequestName> = (arg: RequestArg<Name>) => Promise<RequestResult<Name>> | RequestResult<Name>;
@@ -35,11 +36,11 @@ export function fakeBridge(): FakeBridge {
         get: (_target, name: string) => async (arg: unknown) => {
             requests.push(name as RequestName);
             const handler = handlers.get(name);
-            if (handler == null) return {ok: false, error: {code: "unavailable", message: `no fake answer for ${name}`}};
+            if (handler == null) return {ok: false, error: {code: "internal", message: `no fake answer for ${name}`}};
             try {
                 return {ok: true, result: await handler(arg)};
             } catch (error) {
-                return {ok: false, error: {code: "failed", message: error instanceof Error ? error.message : String(error)}};
+                return {ok: false, error: toContractError(error)};
             }
         }
     });

@@ -22,14 +22,6 @@ export interface Transport {
     saveBenchReport(id: string, format: BenchExportFormat): Promise<string | null>;
 }
 
-/** A contract error on the renderer side, with the host's code. */
-export class TransportError extends Error {
-    constructor(readonly code: string, message: string) {
-        super(message);
-        this.name = "TransportError";
-    }
-}
-
 export function errorMessage(error: unknown): string {
     return error instanceof Error ? error.message : String(error);
 }

@@ -1,5 +1,6 @@
 import type {TensorwiseBridge} from "../../../electron/contract/bridge";
-import {TransportError, type Transport} from "./Transport";
+import {TensorwiseError} from "../../../electron/contract/TensorwiseError";
+import type {Transport} from "./Transport";
 
 declare global {
     interface Window {
@@ -16,7 +17,7 @@ export function electronTransport(bridge: TensorwiseBridge): Transport {
             const invoke = bridge.requests[name] as (arg: unknown) => ReturnType<TensorwiseBridge["requests"][typeof name]>;
             const envelope = await invoke(arg[0]);
             if (!envelope.ok)
-                throw new TransportError(envelope.error.code, envelope.error.message);
+                throw TensorwiseError.fromContract(envelope.error);
             return envelope.result as never;
         },
         on(name, listener) {
@@ -29,7 +30,7 @@ export function electronTransport(bridge: TensorwiseBridge): Transport {
         async modelPathForFile(file) {
             const filePath = bridge.pathForFile(file);
             if (filePath === "")
-                throw new TransportError("no-path", `${file.name} has no path on disk`);
+                throw new TensorwiseError("bad-path", `${file.name} has no path on disk`);
             return filePath;
         }
     };

@@ -1,11 +1,8 @@
-import type {ContractError, EventName, Events} from "../../../electron/contract/ipc";
-import {TransportError, type Transport} from "./Transport";
-
-type Envelope = {ok: true; result: unknown} | {ok: false; error: ContractError};
-
-const eventNames: EventName[] = [
-    "engine.state", "task.progress", "chat.delta", "chat.done", "chat.error", "bench.progress", "bench.done", "bench.error"
-];
+import type {Envelope} from "../../../electron/contract/bridge";
+import type {EventName, Events} from "../../../electron/contract/ipc";
+import {eventNames} from "../../../electron/contract/requestNames";
+import {TensorwiseError} from "../../../electron/contract/TensorwiseError";
+import type {Transport} from "./Transport";
 
 /** The per-launch token: from the URL fragment the server printed, kept for reloads of this tab. */
 export function readToken(): string | null {
@@ -57,9 +54,9 @@ export function webTransport(token: string): Transport {
                 headers: {"Authorization": `Bearer ${token}`, "Content-Type": "application/json", "X-Tensorwise-Client": clientId ?? ""},
                 body: JSON.stringify({arg: arg[0] ?? null})
             });
-            const envelope = await response.json() as Envelope;
+            const envelope = await response.json() as Envelope<unknown>;
             if (!envelope.ok)
-                throw new TransportError(envelope.error.code, envelope.error.message);
+                throw TensorwiseError.fromContract(envelope.error);
             return envelope.result as never;
         },
         on<Name extends EventName>(name: Name, listener: (payload: Events[Name]) => void) {
@@ -93,16 +90,16 @@ export function webTransport(token: string): Transport {
                 });
                 xhr.addEventListener("load", () => {
                     try {
-                        const envelope = JSON.parse(xhr.responseText) as {ok: true; result: {path: string}} | {ok: false; error: ContractError};
+                        const envelope = JSON.parse(xhr.responseText) as Envelope<{path: string}>;
                         if (envelope.ok)
                             resolve(envelope.result.path);
                         else
-                            reject(new TransportError(envelope.error.code, envelope.error.message));
+                            reject(TensorwiseError.fromContract(envelope.error));
                     } catch {
-                        reject(new TransportError("upload-failed", `upload failed with HTTP ${xhr.status}`));
+                        reject(new TensorwiseError("upload-failed", `upload failed with HTTP ${xhr.status}`));
                     }
                 });
-                xhr.addEventListener("error", () => reject(new TransportError("upload-failed", "the upload was interrupted")));
+                xhr.addEventListener("error", () => reject(new TensorwiseError("upload-failed", "the upload was interrupted")));
                 xhr.send(file);
             });
         }

@@ -5,12 +5,12 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import type {BenchReport, BenchRun} from "../types.js";
+import {REPORT_FILES, type BenchReport, type BenchRun} from "../../../contract/bench.js";
 import {reportCsv} from "./reportCsv.js";
 import {reportHtml} from "./reportHtml.js";
+import {TensorwiseError} from "../../../contract/TensorwiseError.js";
 
 /** The files a benchmark writes into its output folder. */
-export const REPORT_FILES = {jsonl: "results.jsonl", json: "report.json", csv: "report.csv", html: "report.html"} as const;
 
 function writeAtomic(file: string, text: string): void {
     const temp = `${file}.${process.pid}.tmp`;
@@ -30,7 +30,7 @@ export function prepareOutDir(outDir: string): void {
         fs.rmSync(probe, {force: true});
     } catch (error) {
         const code = (error as NodeJS.ErrnoException).code ?? "error";
-        throw Object.assign(new Error(`Cannot write the benchmark's report to ${outDir} (${code}): choose another folder with --out.`), {code: "bad-out-dir"});
+        throw new TensorwiseError("bad-out-dir", `Cannot write the benchmark's report to ${outDir} (${code}): choose another folder with --out.`);
     }
 }
 

@@ -1,7 +1,8 @@
 /** report.csv: one row per measured point (budget × variant × TTFT-at-prompt or TPOT-at-generation). */
 import {absolutePercentError} from "../stats.js";
-import type {BenchLoad, BenchPoint, BenchReport, BenchRun} from "../types.js";
-import {speedups, type SpeedupCell} from "./summariseReport.js";
+import type {BenchLoad, BenchPoint, BenchReport, BenchRun} from "../../../contract/bench.js";
+import {speedups} from "./summariseReport.js";
+import type {SpeedupCell} from "../../../contract/bench.js";
 
 /** The columns, in order. */
 export const CSV_COLUMNS = [

@@ -3,9 +3,10 @@
  * Fig. 8–10 — TTFT vs prompt length, TPOT vs generation length, speed vs budget — the speed-up tables against
  * `layers`, `fit` and the best hand-tuned baseline, predicted-vs-measured error, and every run's plan and memory.
  */
-import type {BenchReport, BenchRun, PointKind} from "../types.js";
+import type {BenchReport, BenchRun, PointKind} from "../../../contract/bench.js";
 import {escapeHtml, formatNumber, lineChartSvg, type ChartSeries} from "./svgChart.js";
-import {predictionErrors, speedups, targetChecks, variantOrder, type BaselineName} from "./summariseReport.js";
+import {predictionErrors, speedups, targetChecks, variantOrder} from "./summariseReport.js";
+import type {BaselineName} from "../../../contract/bench.js";
 import {REPORT_CSS} from "./reportCss.js";
 
 const PALETTE: Readonly<Record<string, string>> = {

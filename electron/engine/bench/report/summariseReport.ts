@@ -1,34 +1,6 @@
 /** Derived tables of a benchmark report: speed-ups against baselines and prediction errors. Pure functions. */
 import {absolutePercentError, median} from "../stats.js";
-import type {BenchPoint, BenchReport, BenchRun, PointKind} from "../types.js";
-
-/**
- * A baseline the speed-up table compares against. `best-tuned` = per point the faster of layers-tuned / fit-tuned;
- * `cpu-moe` / `n-cpu-moe` = llama.cpp's expert flags (mixture-of-experts models only).
- */
-export type BaselineName = "layers" | "fit" | "best-tuned" | "cpu-moe" | "n-cpu-moe";
-
-/** One cell of the speed-up table: baseline time / variant time (> 1: the variant is faster). */
-export type SpeedupCell = {
-    readonly budget: string;
-    readonly variant: string;
-    readonly baseline: BaselineName;
-    readonly kind: PointKind;
-    readonly tokens: number;
-    readonly speedup: number;
-    readonly variantMs: number;
-    readonly baselineMs: number;
-};
-
-/** Median absolute percentage error of the predictions of one variant. */
-export type ErrorStat = {
-    readonly variant: string;
-    readonly ttft: number | null;
-    readonly tpot: number | null;
-    readonly all: number | null;
-    /** Points with a prediction. */
-    readonly points: number;
-};
+import type {BaselineName, BenchPoint, BenchReport, BenchRun, ErrorStat, PointKind, SpeedupCell} from "../../../contract/bench.js";
 
 function okRuns(report: BenchReport): BenchRun[] {
     return report.runs.filter((run) => run.status === "ok");

@@ -1,5 +1,5 @@
 /** A small, fixed benchmark report for the report builders' tests. */
-import type {BenchLoad, BenchPoint, BenchReport, BenchRun, BenchVariant} from "../types.js";
+import type {BenchLoad, BenchPoint, BenchReport, BenchRun, BenchVariant} from "../../../contract/bench.js";
 
 const MiB = 1024 * 1024;
 

@@ -1,43 +1,11 @@
+import type {GgufErrorCode} from "../../../contract/errorCodes.js";
+
 /**
- * Why a GGUF file was rejected. File-format codes come first, then model codes (hyper-parameters that llama.cpp would
- * abort on, and tensors that do not match them); the last group is about the validation run itself (I/O, the
- * out-of-process child).
+ * Why a GGUF file was rejected: file-format codes, model codes (hyper-parameters that llama.cpp would abort on, and
+ * tensors that do not match them), then the validation run itself (I/O, the out-of-process child). Listed with their
+ * sentences in electron/contract/errorCodes.ts.
  */
-export type GgufValidationErrorCode =
-    | "truncated"
-    | "bad-magic"
-    | "bad-version"
-    | "count-too-large"
-    | "string-too-long"
-    | "metadata-too-large"
-    | "bad-value-type"
-    | "array-too-deep"
-    | "bad-key"
-    | "empty-key"
-    | "duplicate-key"
-    | "bad-alignment"
-    | "bad-tensor-name"
-    | "duplicate-tensor"
-    | "bad-dims"
-    | "dims-overflow"
-    | "unknown-type"
-    | "bad-row-size"
-    | "misaligned-offset"
-    | "out-of-bounds"
-    | "overlap"
-    | "gap"
-    | "duplicate-token"
-    | "bad-vocab"
-    | "missing-hparam"
-    | "bad-hparam"
-    | "layer-mismatch"
-    | "bad-experts"
-    | "missing-tensor"
-    | "shape-mismatch"
-    | "io-error"
-    | "timeout"
-    | "out-of-memory"
-    | "child-failed";
+export type GgufValidationErrorCode = GgufErrorCode;
 
 /** Thrown when a GGUF file is malformed (or could not be validated); `message` says what is wrong and where. */
 export class GgufValidationError extends Error {

@@ -5,11 +5,7 @@ import {costContext, predict, type CostInputs} from "../costModel.js";
 import {toPlacement} from "../resolvePlacement.js";
 import type {PlanPrediction, PlanSettings, ResolvedPlacement, Workload} from "../types.js";
 
-/** Names of the strategies. */
 import type {StrategyName} from "../../../contract/strategies.js";
-
-export type {StrategyName};
-
 /** llama.cpp's own fitting, as a parameter (the native `tensorwiseFitParams`, or a fake in tests). */
 export type FitFunction = (request: {budgetBytes: number; settings: PlanSettings}) =>
     Promise<{gpuLayers: number; overrides: [pattern: string, bufferType: string][]; status: string}>;
@@ -26,7 +22,7 @@ export type StrategyInputs = {
     readonly workload: Workload;
     /** Needed by the `fit` strategy. */
     readonly fit?: FitFunction;
-    /** Whether a buffer type name is host memory. Defaults to names `CPU` or ending in `_Host`. */
+    /** Whether a buffer type name is host memory. Defaults to `isHostBufferType` (electron/contract/memory.ts) by name. */
     readonly isHostBufferType?: (name: string) => boolean;
 };
 
@@ -49,11 +45,6 @@ export type StrategyResult = {
     /** How the plan was found. */
     readonly notes: readonly string[];
 };
-
-/** The default host-buffer-type test. */
-export function defaultIsHost(name: string): boolean {
-    return name === "CPU" || name.endsWith("_Host");
-}
 
 /** Predicts a resolved placement and packages it as a {@link StrategyResult}. */
 export function finishPlan(inputs: StrategyInputs, strategy: StrategyName, resolved: ResolvedPlacement, settings: PlanSettings,

@@ -1,5 +1,6 @@
 import {withOverrides} from "../resolvePlacement.js";
-import {defaultIsHost, finishPlan, type StrategyInputs, type StrategyResult} from "./StrategyResult.js";
+import {finishPlan, type StrategyInputs, type StrategyResult} from "./StrategyResult.js";
+import {isHostBufferType} from "../../../contract/memory.js";
 
 /** Tries of `common_fit_params` with a tighter target when its plan overshoots the budget. */
 const MAX_FIT_TRIES = 4;
@@ -20,7 +21,7 @@ export async function fitStrategy(inputs: StrategyInputs): Promise<StrategyResul
     const notes: string[] = [];
     for (let attempt = 0; attempt < MAX_FIT_TRIES && target > 0; attempt++) {
         const fitted = await inputs.fit({budgetBytes: target, settings});
-        const resolved = withOverrides(inputs.cost.model, fitted.gpuLayers, fitted.overrides, inputs.isHostBufferType ?? defaultIsHost);
+        const resolved = withOverrides(inputs.cost.model, fitted.gpuLayers, fitted.overrides, inputs.isHostBufferType ?? ((name) => isHostBufferType(name)));
         notes.push(`common_fit_params (target ${(target / MiB).toFixed(1)} MiB): ${fitted.status}, -ngl ${fitted.gpuLayers}, ${fitted.overrides.length} overrides`);
         result = finishPlan(inputs, "fit", resolved, settings, [...notes],
             fitted.overrides.map(([pattern, bufferType]) => ({pattern, bufferType})));

@@ -6,6 +6,7 @@ import {usePlanStore} from "../../stores/planStore";
 import {useUiStore} from "../../stores/uiStore";
 import {MemoryBar, type MemoryParts} from "./MemoryBar";
 import "./Memory.css";
+import {isHostBufferType} from "../../../../electron/contract/memory";
 
 type BufferTypeMemory = MemoryReport["bufferTypes"][number];
 type Row = {bufferType: string; device: string; isHost: boolean; planned: MemoryParts | null; measured: MemoryParts | null; plannedAs?: string};
@@ -44,7 +45,7 @@ export function Memory() {
     // without a full memory prediction, the plan still says where the weights go
     if (loaded != null && loaded.prediction == null)
         for (const [bufferType, bytes] of Object.entries(loaded.placement.bytesPerBufferType))
-            rows.set(bufferType, {bufferType, device: bufferType, isHost: !/\d$/.test(bufferType), planned: {weights: bytes, kv: 0, scratch: 0}, measured: null});
+            rows.set(bufferType, {bufferType, device: bufferType, isHost: isHostBufferType(bufferType, loaded.measured.bufferTypes), planned: {weights: bytes, kv: 0, scratch: 0}, measured: null});
     for (const entry of loaded?.measured.bufferTypes ?? []) {
         const row = rows.get(entry.bufferType);
         rows.set(entry.bufferType, {bufferType: entry.bufferType, device: entry.device, isHost: entry.isHost, planned: row?.planned ?? null, measured: parts(entry)});

@@ -1,6 +1,23 @@
-/** Benchmark result types: JSON-serialisable, written incrementally (JSONL) and as report.json. */
-import type {MemoryReport} from "../runtime/memoryReport.js";
-import type {StrategyName} from "../planner/strategies/StrategyResult.js";
+/**
+ * Benchmarks as they cross the contract and land on disk: the report (report.json, written incrementally as JSONL),
+ * its derived tables, the files a benchmark folder holds, and the requests, summaries and progress the UI sees.
+ * JSON-serialisable throughout.
+ */
+import type {MemoryReport} from "./memory.js";
+import type {FixedBudget} from "./settings.js";
+import type {StrategyName} from "./strategies.js";
+
+/** The files of one benchmark folder, by format: rewritten after every run (atomically), so a stop loses nothing. */
+export const REPORT_FILES = {jsonl: "results.jsonl", json: "report.json", csv: "report.csv", html: "report.html"} as const;
+
+/** Formats a report can be exported in. */
+export const BENCH_EXPORT_FORMATS = ["html", "csv", "json"] as const;
+
+export type BenchExportFormat = (typeof BENCH_EXPORT_FORMATS)[number];
+
+export function isBenchExportFormat(value: unknown): value is BenchExportFormat {
+    return typeof value === "string" && (BENCH_EXPORT_FORMATS as readonly string[]).includes(value);
+}
 
 /** One benchmarked placement: a planner strategy, optionally tuned by hand (pinned memory + best micro-batch). */
 export type BenchVariant = {
@@ -143,4 +160,82 @@ export type BenchReport = {
     readonly model: BenchModel;
     readonly settings: BenchSettings;
     readonly runs: readonly BenchRun[];
+};
+
+/** A baseline the speed-up table compares against. `best-tuned` = per point the faster of layers-tuned / fit-tuned. */
+export type BaselineName = "layers" | "fit" | "best-tuned" | "cpu-moe" | "n-cpu-moe";
+
+/** One cell of the speed-up table: baseline time / variant time (> 1: the variant is faster). */
+export type SpeedupCell = {
+    readonly budget: string;
+    readonly variant: string;
+    readonly baseline: BaselineName;
+    readonly kind: PointKind;
+    readonly tokens: number;
+    readonly speedup: number;
+    readonly variantMs: number;
+    readonly baselineMs: number;
+};
+
+/** Median absolute percentage error of the predictions of one variant. */
+export type ErrorStat = {
+    readonly variant: string;
+    readonly ttft: number | null;
+    readonly tpot: number | null;
+    readonly all: number | null;
+    /** Points with a prediction. */
+    readonly points: number;
+};
+
+/** Strategies a benchmark compares (`handTuned` adds `layers-tuned` / `fit-tuned` twins). */
+export type BenchStrategy = StrategyName;
+
+export type BenchStartRequest = {
+    /** Chosen by the client; progress events carry it. */
+    benchId: string;
+    /** Defaults to the loaded model. */
+    path?: string;
+    /** `auto` budgets are not benchmarked: a run compares fixed budgets. */
+    budgets: FixedBudget[];
+    promptLengths: number[];
+    /** Each ≥ 2 (TPOT needs two tokens). */
+    genLengths: number[];
+    strategies: BenchStrategy[];
+    repeats: number;
+    /** Adds `layers-tuned` / `fit-tuned` (pinned memory, best micro-batch) for the chosen layers / fit. Defaults to `false`. */
+    handTuned?: boolean;
+};
+
+/** A benchmark on disk (`<dataDir>/bench/<id>/`), for the list of past runs. */
+export type BenchSummary = {
+    id: string;
+    modelName: string;
+    modelPath: string;
+    startedAt: string;
+    finishedAt: string | null;
+    /** `incomplete`: it stopped without finishing its report (the app or engine ended mid-run). */
+    status: "running" | "done" | "interrupted" | "incomplete";
+    plannedRuns: number;
+    finishedRuns: number;
+    failedRuns: number;
+    budgets: string[];
+    strategies: string[];
+    backend: string;
+};
+
+/** A benchmark's report with the tables derived from it. */
+export type BenchDetail = {summary: BenchSummary; report: BenchReport; speedups: SpeedupCell[]; errors: ErrorStat[]};
+
+/** The latest timed request of a running benchmark. */
+export type BenchSample = {kind: PointKind; tokens: number; ms: number};
+
+/**
+ * Progress of a running benchmark: `done` of `total` timed requests; `cell` is the budget × strategy being measured,
+ * `step` what it does now (planning, loading, which point), `lastSample` the latest timed request, and `lastResult` a
+ * budget × strategy run that just finished (its points are in the report from then on).
+ */
+export type BenchProgress = {
+    benchId: string; done: number; total: number; cell: string; step: string;
+    lastSample?: BenchSample;
+    lastResult?: BenchRun;
 };

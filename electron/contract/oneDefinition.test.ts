@@ -1,0 +1,51 @@
+/**
+ * Facts the contract defines once, kept that way: no other source file re-decides them with a copy of the literal.
+ * (Tests and e2e may restate a fact on purpose, as an independent check, so they are not scanned.)
+ */
+import {promises as fs} from "node:fs";
+import path from "node:path";
+import {fileURLToPath} from "node:url";
+import {describe, expect, it} from "vitest";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/** Every non-test TypeScript source of the app (electron/** and renderer/src/**), relative to the repo root. */
+async function appSources(): Promise<string[]> {
+    const found: string[] = [];
+    async function walk(dir: string): Promise<void> {
+        for (const entry of await fs.readdir(path.join(root, dir), {withFileTypes: true})) {
+            const relative = `${dir}/${entry.name}`;
+            if (entry.isDirectory() && entry.name !== "testing" && entry.name !== "node_modules")
+                await walk(relative);
+            else if (entry.isFile() && /\.tsx?$/.test(entry.name) && !/\.test\.tsx?$/.test(entry.name))
+                found.push(relative);
+        }
+    }
+    await walk("electron");
+    await walk("renderer/src");
+    return found;
+}
+
+/** A fact, where it is defined, and the copies of it that must not appear elsewhere. */
+const facts: {fact: string; home: string; copies: RegExp}[] = [
+    {fact: "which buffer types are host memory", home: "electron/contract/memory.ts", copies: /endsWith\(["']_Host["']\)|\/_Host\$\/|\/\\d\$\/\.test\(bufferType\)/},
+    {fact: "the default context size and micro-batch", home: "electron/contract/settings.ts", copies: /(contextSize|batchSize)\S*\s*(\?\?|:|=)\s*(2048|512)\b/},
+    {fact: "the report file names", home: "electron/contract/bench.ts", copies: /["'](report\.(json|csv|html)|results\.jsonl)["']/},
+    {fact: "the strategy names", home: "electron/contract/strategies.ts", copies: /["']cpu["'],\s*["']layers["'],\s*["']fit["']/},
+    {fact: "the event names", home: "electron/contract/requestNames.ts", copies: /["']engine\.state["'],\s*["']task\.progress["']/}
+];
+
+describe("one definition per fact", () => {
+    it("no app source outside the contract copies a fact the contract defines", async () => {
+        const sources = await appSources();
+        expect(sources.length).toBeGreaterThan(50);
+        const copies: string[] = [];
+        for (const file of sources) {
+            const text = await fs.readFile(path.join(root, file), "utf8");
+            for (const {fact, home, copies: pattern} of facts)
+                if (file !== home && pattern.test(text))
+                    copies.push(`${file} copies ${fact} (defined in ${home})`);
+        }
+        expect(copies).toEqual([]);
+    });
+});

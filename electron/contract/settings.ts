@@ -1,0 +1,40 @@
+/**
+ * What a client chooses for a load: the GPU budget and the runtime settings, with the one set of defaults the UI, the
+ * CLI, the planner and the runtime all start from.
+ */
+
+/** Budget for the GPU: free VRAM minus a margin, a fixed size, or a share of the model's weights. */
+export type Budget = {kind: "auto"} | {kind: "mib"; mib: number} | {kind: "percent"; percent: number};
+
+/** A budget a benchmark can compare (`auto` depends on the moment's free VRAM, so a run compares fixed budgets). */
+export type FixedBudget = Exclude<Budget, {kind: "auto"}>;
+
+/** Settings of a loaded model's context. */
+export type RuntimeSettings = {
+    /** Context size in tokens. */
+    contextSize: number;
+    /** Micro-batch in tokens (node-llama-cpp sets n_ubatch = n_batch). */
+    batchSize: number;
+    /** CPU threads; `null`: the engine's own count. */
+    threads: number | null;
+    /** Memory-map the weights; `null`: the planner decides (off for mixed placements, so host weights are pinned). */
+    useMmap: boolean | null;
+};
+
+/** The defaults of every load: a 2048-token context and a 512-token micro-batch; threads and mmap left to the engine. */
+export const DEFAULT_RUNTIME_SETTINGS: Readonly<RuntimeSettings> = Object.freeze({
+    contextSize: 2048,
+    batchSize: 512,
+    threads: null,
+    useMmap: null
+});
+
+/** `settings` over the defaults; absent fields keep {@link DEFAULT_RUNTIME_SETTINGS}. */
+export function withDefaultSettings(settings: Partial<RuntimeSettings> = {}): RuntimeSettings {
+    return {
+        contextSize: settings.contextSize ?? DEFAULT_RUNTIME_SETTINGS.contextSize,
+        batchSize: settings.batchSize ?? DEFAULT_RUNTIME_SETTINGS.batchSize,
+        threads: settings.threads !== undefined ? settings.threads : DEFAULT_RUNTIME_SETTINGS.threads,
+        useMmap: settings.useMmap !== undefined ? settings.useMmap : DEFAULT_RUNTIME_SETTINGS.useMmap
+    };
+}

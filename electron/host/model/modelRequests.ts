@@ -1,0 +1,39 @@
+/** The machine, the engine's state and the model: inspect, load (auto-offload or a layer split), unload, restart. */
+import type {HostContext, RequestHandlers} from "../HostContext.js";
+
+type ModelRequestName =
+    | "machine.describe" | "engine.state" | "engine.restart"
+    | "model.inspect" | "model.autoOffload" | "model.load" | "model.unload" | "model.current";
+
+export function modelRequests(host: HostContext): RequestHandlers<ModelRequestName> {
+    return {
+        "machine.describe": async () => await host.engine.request("describe", undefined),
+        "engine.state": async () => host.engineState(),
+        "engine.restart": async () => {
+            host.shared.loaded = null;
+            await host.engine.restart();
+            const replay = host.shared.lastLoad;
+            if (replay != null)
+                void host.runLoad(replay, "reloading the model").catch(() => {});
+            return host.engineState();
+        },
+        "model.inspect": async (arg) => await host.engine.request("inspect", {path: await host.access.check(arg.path)}),
+        "model.autoOffload": async (arg) =>
+            await host.runLoad({name: "autoOffload", arg: {...arg, path: await host.access.check(arg.path)}}, "auto-offload"),
+        "model.load": async (arg) => await host.runLoad({name: "load", arg: {...arg, path: await host.access.check(arg.path)}}, "load"),
+        "model.unload": async () => {
+            for (const stream of host.streams.values())
+                await stream.stop();
+            await host.engine.request("unload", undefined);
+            host.shared.loaded = null;
+            host.shared.lastLoad = null;
+            host.broadcastState();
+        },
+        "model.current": async () => {
+            if (host.engine.state.state !== "running")
+                return null;
+            host.shared.loaded = await host.engine.request("current", undefined);
+            return host.shared.loaded;
+        }
+    };
+}
