@@ -1,4 +1,5 @@
 #include "TensorwiseExt.h"
+#include "TensorwiseGenerate.h"
 #include "TensorwiseProfiler.h"
 
 #include <map>
@@ -213,4 +214,5 @@ void tensorwiseRegisterExports(Napi::Env env, Napi::Object exports) {
         Napi::PropertyDescriptor::Function("tensorwiseGetContextMemoryBreakdown", getContextMemoryBreakdown),
     });
     tensorwiseRegisterProfilerExports(env, exports);
+    tensorwiseRegisterGenerateExports(env, exports);
 }
