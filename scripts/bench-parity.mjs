@@ -29,8 +29,8 @@ const MODELS = {
 };
 /** Placements: CPU only with 1 and 2 threads, and half the weights on the Vulkan device (Mesa llvmpipe). */
 const CONFIGS = {
-    "cpu-t1": {label: "CPU, 1 thread", args: ["--gpu", "cpu", "--strategies", "cpu", "--budgets", "0%", "--threads", "1"], env: {}},
-    "cpu-t2": {label: "CPU, 2 threads", args: ["--gpu", "cpu", "--strategies", "cpu", "--budgets", "0%", "--threads", "2"], env: {}},
+    "cpu-t1": {label: "CPU, 1 thread", args: ["--gpu", "cpu", "--strategies", "cpu", "--budgets", "50%", "--threads", "1"], env: {}},
+    "cpu-t2": {label: "CPU, 2 threads", args: ["--gpu", "cpu", "--strategies", "cpu", "--budgets", "50%", "--threads", "2"], env: {}},
     "vulkan-mixed": {label: "Vulkan llvmpipe, layers at 50%", args: ["--gpu", "vulkan", "--strategies", "layers", "--budgets", "50%", "--threads", "1"],
         env: {GGML_VK_VISIBLE_DEVICES: "0"}}
 };
