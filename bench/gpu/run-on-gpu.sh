@@ -6,12 +6,13 @@
 #
 # Phases (each idempotent: a finished phase leaves a stamp and is skipped next time, so a second call continues):
 #   unpack     Node binary, the app, the llama.cpp source
-#   llama      llama.cpp shared libraries (CUDA sm_90, FA off; CPU tuned for this machine) + llama-quantize + llama-bench
+#   llama      llama.cpp shared libraries (CUDA sm_90, FA off; CPU tuned for this machine) + llama-quantize
 #   addon      the patched node-llama-cpp addon built against them with native/install.mjs, installed as the
 #              node-llama-cpp local build linux-x64-cuda
 #   models     Llama-3-8B-shaped F16 with `tensorwise make-model`, Q4_K_M with llama-quantize
 #   bench-q4   `tensorwise bench` on Q4_K_M (all strategies + hand-tuned layers/fit, budgets 25/50/75%)
-#   llamabench llama-bench on the layers / fit (and tuned) cells of every finished report
+#   llamabench stock llama-bench on the layers / fit (and tuned) cells of every finished report, built by the same
+#              builder as `tensorwise bench --llama-bench` against the addon's own libraries
 #   bench-f16  the same on F16, if time is left
 # Everything goes to $OUT (default $OUT from the device tool, else WORK/out). A deadline (default 570 s from start)
 # stops the benchmark with SIGTERM in time: `tensorwise bench` keeps every finished run.
@@ -103,7 +104,7 @@ if want llama && ! done_stamp llama; then
         -DGGML_NATIVE="$NATIVE" "${BACKEND_FLAGS[@]}" -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON \
         -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF \
         -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF > "$OUT_DIR/llama-configure.log" 2>&1 || { tail -30 "$OUT_DIR/llama-configure.log"; exit 1; }
-    TARGETS=(llama llama-common ggml ggml-base ggml-cpu llama-quantize llama-bench)
+    TARGETS=(llama llama-common ggml ggml-base ggml-cpu llama-quantize)
     [ "$DRY" = 0 ] && TARGETS+=(ggml-cuda)
     log "building ${TARGETS[*]} with $JOBS jobs"
     cmake --build "$LLAMA_BUILD" --parallel "$JOBS" --target "${TARGETS[@]}" > "$OUT_DIR/llama-build.log" 2>&1 || { tail -40 "$OUT_DIR/llama-build.log"; exit 1; }
@@ -176,7 +177,7 @@ if want llamabench; then
     for report in "$OUT_DIR"/bench-*/report.json; do
         [ -f "$report" ] || continue
         log "llama-bench on the layers/fit cells of $report"
-        (cd "$APP" && node bench/gpu/runLlamaBench.mjs "$report" "$BIN/llama-bench" "$(( $(left) - 10 ))") >> "$LOG" 2>&1 || log "llama-bench: some cells failed (see log)"
+        (cd "$APP" && node bench/gpu/runLlamaBench.mjs "$report" "$(( $(left) - 10 ))") >> "$LOG" 2>&1 || log "llama-bench: some cells failed (see log)"
     done
 fi
 if want bench-f16 && ! done_stamp bench-f16 && [ "$DRY" = 0 ]; then run_bench f16 "$F16"; [ -f "$OUT_DIR/bench-f16/report.json" ] && mark bench-f16; fi

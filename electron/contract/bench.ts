@@ -48,6 +48,11 @@ export type BenchPoint = {
     readonly predictedMs: number | null;
     /** Micro-batch this point was measured with (hand-tuned runs keep the best one per point). */
     readonly batchSize: number;
+    /**
+     * Stock llama-bench's tokens/s on the same cell with the same flags (pp for ttft, tg for tpot), when the benchmark
+     * ran with `--llama-bench`; `null` when it ran but failed or lacked the cell.
+     */
+    readonly stockTokensPerSec?: number | null;
 };
 
 /** The plan a run loaded. */
@@ -81,6 +86,17 @@ export type BenchLoad = {
     readonly memory: MemoryReport | null;
     readonly loadMs: number;
     readonly reproduce: BenchReproduction;
+    /** Stock llama-bench on this load's cells (only with `--llama-bench`). */
+    readonly llamaBench?: BenchLlamaBench;
+};
+
+/** What stock llama-bench measured for one load, or why it could not. */
+export type BenchLlamaBench = {
+    readonly program: string;
+    /** llama.cpp commit it was built from. */
+    readonly commit: string;
+    readonly cells: readonly {readonly kind: PointKind; readonly tokens: number; readonly tokensPerSec: number; readonly stdevTokensPerSec: number}[];
+    readonly error: string | null;
 };
 
 /** One budget × variant: its loads and measured points. */
@@ -146,6 +162,8 @@ export type BenchSettings = {
     /** Prompt tokens before the timed decode of a TPOT point. */
     readonly tpotPromptTokens: number;
     readonly warmupTokens: number;
+    /** Stock llama-bench ran after every load with the same flags. Defaults to `false`. */
+    readonly llamaBench?: boolean;
 };
 
 /** A whole benchmark (report.json). */

@@ -1,4 +1,5 @@
 #include "TensorwiseExt.h"
+#include "TensorwiseGenerate.h"
 #include "TensorwiseProfiler.h"
 #include "TensorwiseRpc.h"
 
@@ -215,4 +216,5 @@ void tensorwiseRegisterExports(Napi::Env env, Napi::Object exports) {
     });
     tensorwiseRegisterProfilerExports(env, exports);
     tensorwiseRegisterRpcExports(env, exports);
+    tensorwiseRegisterGenerateExports(env, exports);
 }

@@ -7,7 +7,7 @@ import path from "node:path";
 import type {Budget} from "../../contract/ipc.js";
 import {DEFAULT_TUNED_BATCH_SIZES, runBench} from "../../engine/bench/runBench.js";
 import {REPORT_FILES} from "../../contract/bench.js";
-import {predictionErrors, speedups} from "../../engine/bench/report/summariseReport.js";
+import {predictionErrors, speedups, stockRatios} from "../../engine/bench/report/summariseReport.js";
 import type {BenchVariant} from "../../contract/bench.js";
 import {getEngineLlama} from "../../engine/native/getEngineLlama.js";
 import {LIMITS} from "../../contract/limits.js";
@@ -27,12 +27,12 @@ export const BENCH_OPTIONS = {
     gens: {type: "string", default: "32,64,128"}, strategies: {type: "string", default: STRATEGY_NAMES.join(",")},
     repeats: {type: "string", default: "3"}, out: {type: "string"}, threads: {type: "string"}, context: {type: "string"},
     batch: {type: "string"}, "hand-tuned": {type: "boolean", default: false}, "tuned-batches": {type: "string"},
-    "tpot-prompt": {type: "string"}, warmup: {type: "string"}
+    "tpot-prompt": {type: "string"}, warmup: {type: "string"}, "llama-bench": {type: "boolean", default: false}
 } as const;
 
 export const BENCH_USAGE = "tensorwise bench <model.gguf> [--budgets 25,50,75%] [--prompts 32,64,…] [--gens 32,64,128] " +
     "[--strategies cpu,layers,fit,cpu-moe,n-cpu-moe,oato,optimal] [--hand-tuned] [--tuned-batches 512,2048] [--repeats N] [--out dir] " +
-    "[--gpu auto|cpu|cuda|vulkan] [--threads N] [--context N] [--batch N] [--tpot-prompt N] [--warmup N] [--json]";
+    "[--gpu auto|cpu|cuda|vulkan] [--threads N] [--context N] [--batch N] [--tpot-prompt N] [--warmup N] [--llama-bench] [--json]";
 
 /**
  * `"25,50,75%"` (a trailing `%` applies to the whole list), `"25%,50%"`, or MiB: `"2048,4096"`.
@@ -100,13 +100,13 @@ export async function benchCommand(io: CliIo, modelPath: string, values: BenchCo
     try {
         const report = await runBench(engine, {
             modelPath, budgets, prompts, gens, variants, repeats, outDir, threads,
-            contextSize, batchSize, tunedBatchSizes, tpotPromptTokens, warmupTokens,
+            contextSize, batchSize, tunedBatchSizes, tpotPromptTokens, warmupTokens, llamaBench: values["llama-bench"] === true,
             signal: controller.signal, onProgress: (m) => io.err(m)
         });
         const files = Object.fromEntries(Object.entries(REPORT_FILES).map(([kind, name]) => [kind, path.join(outDir, name)]));
         if (json) {
             io.out(JSON.stringify({files, interrupted: report.interrupted, runs: report.runs.length, plannedRuns: report.plannedRuns,
-                errors: predictionErrors(report)}, null, 2));
+                errors: predictionErrors(report), vsStock: stockRatios(report)}, null, 2));
         } else {
             for (const run of report.runs) {
                 const cells = run.points.map((p) => `${p.kind === "ttft" ? "pp" : "tg"}${p.tokens} ${p.tokensPerSec.toFixed(1)} t/s`).join(", ");
@@ -115,6 +115,13 @@ export async function benchCommand(io: CliIo, modelPath: string, values: BenchCo
             const vsLayers = speedups(report, ["layers"]).filter((c) => c.variant === "optimal");
             if (vsLayers.length > 0)
                 io.out(`optimal vs layers: ${vsLayers.map((c) => `${c.budget} ${c.kind === "ttft" ? "pp" : "tg"}${c.tokens} ${c.speedup.toFixed(2)}×`).join(", ")}`);
+            for (const run of report.runs) {
+                const mine = stockRatios(report).filter((c) => c.budget === run.budget && c.variant === run.variant.label);
+                if (mine.length > 0)
+                    io.out(`vs stock llama.cpp ${run.budget} ${run.variant.label}: ${mine.map((c) => `${c.kind === "ttft" ? "pp" : "tg"}${c.tokens} ${c.ratio.toFixed(2)}×`).join(", ")}`);
+                for (const load of run.loads)
+                    if (load.llamaBench?.error != null) io.out(`stock llama-bench failed on ${run.budget} ${run.variant.label}: ${load.llamaBench.error}`);
+            }
             for (const e of predictionErrors(report))
                 io.out(`prediction error ${e.variant}: TTFT ${e.ttft?.toFixed(1) ?? "–"}%, TPOT ${e.tpot?.toFixed(1) ?? "–"}% (median abs.)`);
             io.out(`wrote ${Object.values(files).join(", ")}`);

@@ -14,9 +14,11 @@ import {plannerModelFrom} from "../planner/types.js";
 import {PlacedModel} from "../runtime/PlacedModel.js";
 import {benchEnvironment, benchModel} from "./benchEnvironment.js";
 import {reproduce} from "./benchFlags.js";
+import {ensureLlamaBench, llamaBenchVariantOf, type LlamaBenchBinary} from "./llamaBench/buildLlamaBench.js";
+import {runLlamaBench} from "./llamaBench/runLlamaBench.js";
 import {MeasureAborted, measureRun, type MeasuredSample} from "./measureRun.js";
 import {BenchResultStore, prepareOutDir} from "./report/BenchResultStore.js";
-import type {BenchLoad, BenchPlan, BenchPoint, BenchReport, BenchRun, BenchSettings, BenchVariant, PointKind} from "../../contract/bench.js";
+import type {BenchLlamaBench, BenchLoad, BenchPlan, BenchPoint, BenchReport, BenchRun, BenchSettings, BenchVariant, PointKind} from "../../contract/bench.js";
 import {DEFAULT_RUNTIME_SETTINGS} from "../../contract/settings.js";
 
 /** Micro-batches a hand-tuned variant tries by default (llama.cpp's default and a prompt-sized one). */
@@ -44,6 +46,11 @@ export type RunBenchOptions = {
     readonly tpotPromptTokens?: number;
     /** Defaults to 8. */
     readonly warmupTokens?: number;
+    /**
+     * After each load, run stock llama-bench (built once from the same llama.cpp source and libraries) on the same cells
+     * with the same flags, and record its tokens/s beside ours. Defaults to `false`.
+     */
+    readonly llamaBench?: boolean;
     readonly signal?: AbortSignal;
     readonly onProgress?: (message: string) => void;
     /** Called after each run is written. */
@@ -85,8 +92,11 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
     const settings: BenchSettings = {
         budgets: options.budgets.map((b) => b.label), prompts: options.prompts, gens: options.gens, variants: options.variants,
         repeats: options.repeats, gpu: machine.backend, threads, contextSize, batchSize,
-        tunedBatchSizes: options.tunedBatchSizes ?? DEFAULT_TUNED_BATCH_SIZES, tpotPromptTokens, warmupTokens
+        tunedBatchSizes: options.tunedBatchSizes ?? DEFAULT_TUNED_BATCH_SIZES, tpotPromptTokens, warmupTokens,
+        llamaBench: options.llamaBench === true
     };
+    // built (or found in the cache) before anything is measured, so a missing compiler fails in seconds
+    const stock = options.llamaBench === true ? ensureLlamaBench(llamaBenchVariantOf(engine.llama.gpu), {onProgress: log}) : null;
 
     // A cheap first plan validates the model and profiles the machine (cached) before anything is written.
     const first = await autoPlan(engine, modelPath, {strategy: "cpu", budget: {kind: "mib", mib: 0}, settings: {contextSize, threads, batchSize},
@@ -114,7 +124,7 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
             index++;
             const prefix = `[${index}/${total}] budget ${budget} · ${variant.label}`;
             options.onRunStart?.({budget, variant}, index, total);
-            const run = await benchOneRun({engine, options, settings, cost, budget, budgetSpec, variant,
+            const run = await benchOneRun({engine, options, settings, cost, budget, budgetSpec, variant, stock,
                 log: (m) => log(`${prefix}: ${m}`)});
             interrupted = run.status === "interrupted";
             store.addRun(run);
@@ -132,7 +142,7 @@ type CostInputs = {model: ReturnType<typeof plannerModelFrom>; profile: AutoPlan
 
 type RunContext = {
     engine: EngineLlama; options: RunBenchOptions; settings: BenchSettings; cost: CostInputs;
-    budget: string; budgetSpec: Budget; variant: BenchVariant; log: (message: string) => void;
+    budget: string; budgetSpec: Budget; variant: BenchVariant; stock: LlamaBenchBinary | null; log: (message: string) => void;
 };
 
 /** One budget × variant; never throws (a failure is recorded in the run). */
@@ -182,19 +192,28 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
                 modelPath: options.modelPath, gpuLayers: result.gpuLayers, overrides: result.overrides, useMmap,
                 batchSize: plan.batchSize, contextSize: plan.contextSize, threads: plan.threads, signal: options.signal
             });
+            let load: BenchLoad;
+            let points: BenchPoint[];
             try {
-                const load: BenchLoad = {plan, memory: placed.memory(), loadMs: placed.loadMs,
+                load = {plan, memory: placed.memory(), loadMs: placed.loadMs,
                     reproduce: reproduce(plan, {modelPath: options.modelPath, layerCount: planned.model.layerCount,
                         prompts: settings.prompts, gens: settings.gens, repeats: settings.repeats})};
                 loads.push(load);
-                perLoadPoints.push(await measureRun(placed, {
+                points = await measureRun(placed, {
                     prompts: settings.prompts, gens: settings.gens, repeats: settings.repeats, tpotPromptTokens: settings.tpotPromptTokens,
                     warmupTokens: settings.warmupTokens, batchSize: plan.batchSize, predict: predictPoint, signal: options.signal, onProgress: log,
                     onSample: (sample) => options.onSample?.({...sample, budget: cx.budget, variant: variant.label})
-                }));
+                });
             } finally {
                 await placed.dispose();
             }
+            // after our model is freed, so both never hold memory at once
+            if (cx.stock != null) {
+                const stock = await stockBench(cx.stock, load.reproduce.benchArgv, options.signal, log);
+                loads[loads.length - 1] = {...load, llamaBench: stock};
+                points = points.map((p) => ({...p, stockTokensPerSec: stock.cells.find((c) => c.kind === p.kind && c.tokens === p.tokens)?.tokensPerSec ?? null}));
+            }
+            perLoadPoints.push(points);
         }
     } catch (caught) {
         if (caught instanceof MeasureAborted) {
@@ -213,6 +232,18 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
         id: `${cx.budget}/${variant.label}`, budget: cx.budget, budgetBytes, variant, status, error, loads,
         points: bestPerPoint(perLoadPoints), tpotFloorMs, startedAt, elapsedMs: performance.now() - started
     };
+}
+
+/** Runs stock llama-bench with a load's flags; a failure is recorded, never thrown (our own numbers stay valid). */
+async function stockBench(binary: LlamaBenchBinary, argv: readonly string[], signal: AbortSignal | undefined, log: (message: string) => void): Promise<BenchLlamaBench> {
+    log(`stock llama-bench ${argv.join(" ")}`);
+    try {
+        const cells = await runLlamaBench(binary.program, argv, {signal});
+        return {program: binary.program, commit: binary.commit, cells, error: null};
+    } catch (error) {
+        if (signal?.aborted) throw error;
+        return {program: binary.program, commit: binary.commit, cells: [], error: errorText(error)};
+    }
 }
 
 /** Per point, the fastest of the loads (a hand-tuned variant keeps the best micro-batch per cell). */

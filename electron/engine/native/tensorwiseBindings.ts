@@ -1,7 +1,7 @@
 import type {Llama} from "node-llama-cpp";
 
 /** Version of the native extension this engine expects (TENSORWISE_EXT_VERSION in native/src/TensorwiseExt.h). */
-export const TENSORWISE_EXT_VERSION = 1;
+export const TENSORWISE_EXT_VERSION = 2;
 
 /** A ggml device as the loaded llama.cpp binary sees it. */
 export type NativeDevice = {
@@ -91,6 +91,30 @@ export type NativeFitResult = {
     margins: Record<string, number>;
 };
 
+/** Request of `tensorwiseGenerate` (native/src/TensorwiseGenerate.cpp). */
+export type NativeGenerateRequest = {
+    sequenceId: number;
+    /** Tokens already in the KV cache at positions 0‥startPosition−1 are kept; everything after is removed first. */
+    startPosition: number;
+    /** Tokens to decode from `startPosition` on (may be empty when startPosition > 0 and its logits are fresh). */
+    prompt: Uint32Array;
+    maxTokens: number;
+    stopAtEog: boolean;
+    /** 0 = greedy (argmax). */
+    temperature: number;
+    seed: number;
+    topK: number;
+    topP: number;
+};
+
+/** How a native generation ended. */
+export type NativeGenerateEnd = {
+    reason: "maxTokens" | "eog" | "abort" | "error";
+    /** Tokens of the sequence now in the KV cache, from position 0 (prompt + generated tokens that were decoded). */
+    decodedTokens: number;
+    error: string | null;
+};
+
 /** The functions the tensorwise patch adds to node-llama-cpp's addon. */
 export type TensorwiseBindings = {
     tensorwiseExtVersion(): number;
@@ -109,6 +133,12 @@ export type TensorwiseBindings = {
     tensorwiseRpcAvailable?(libraryPath?: string): boolean;
     /** Registers an rpc-server's devices (`"host:port"`); returns their device names. Aborts the process if it cannot connect. */
     tensorwiseAddRpcServer?(endpoint: string, libraryPath?: string): string[];
+    /**
+     * Prompt decode + generation on a dedicated native thread with a ggml threadpool attached; `onTokens` receives the
+     * tokens in batches with their ms since the call, and `end` once, last.
+     */
+    tensorwiseGenerate(addonContext: object, request: NativeGenerateRequest,
+        onTokens: (tokens: Uint32Array, msSinceStart: Float64Array, end: NativeGenerateEnd | null) => void): {abort(): void};
 };
 
 /** Thrown when the loaded llama.cpp binary is not the tensorwise-patched build. */

@@ -1,9 +1,30 @@
-import {LlamaChatSession, type LlamaContext, type LlamaContextSequence, type LlamaModel} from "node-llama-cpp";
+import {LlamaChatSession, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {checkContextSize} from "./checkContextSize.js";
 import {toMemoryReport} from "./memoryReport.js";
 import type {MemoryReport} from "../../contract/memory.js";
 import {DEFAULT_RUNTIME_SETTINGS} from "../../contract/settings.js";
+import {runNativeGeneration, type NativeGenerationResult} from "./runNativeGeneration.js";
+
+/** Options of {@link PlacedModel.generate}. */
+export type NativeGenerateOptions = {
+    maxTokens: number;
+    /** Defaults to `true`. */
+    stopAtEog?: boolean;
+    /** Defaults to 0 (greedy). */
+    temperature?: number;
+    /** Defaults to a random seed. */
+    seed?: number;
+    /** Defaults to 40 (node-llama-cpp's default), used when temperature > 0. */
+    topK?: number;
+    /** Defaults to 0.95 (node-llama-cpp's default), used when temperature > 0. */
+    topP?: number;
+    /** Reuse the prompt prefix still in the KV cache from the previous native generation. Defaults to `true`. */
+    reusePrefix?: boolean;
+    signal?: AbortSignal;
+    /** Tokens as they come, in batches, with when each was sampled (`performance.now()` clock); `false` stops. */
+    onTokens?: (tokens: readonly Token[], times: readonly number[]) => boolean | void;
+};
 
 /** One llama.cpp `--override-tensor` entry: tensors whose name matches `pattern` go to `bufferType`. */
 export type TensorBufferOverride = {pattern: string; bufferType: string};
@@ -45,6 +66,10 @@ export type PlacedModelOptions = {
 export class PlacedModel {
     private sequenceInstance: LlamaContextSequence | null = null;
     private chatSessionInstance: LlamaChatSession | null = null;
+    /** Tokens the native loop left in the KV cache of sequence 0 (reused as a prefix by the next native generation). */
+    private nativeTokens: Token[] = [];
+    /** The native generation in flight: one at a time per context. */
+    private nativeRun: Promise<unknown> = Promise.resolve();
 
     private constructor(
         readonly engine: EngineLlama,
@@ -99,10 +124,54 @@ export class PlacedModel {
         }
     }
 
-    /** The context's one sequence, shared by chat and raw generation. */
+    /** The context's one sequence, for node-llama-cpp's own evaluation (what the native loop cached is dropped first). */
     get sequence(): LlamaContextSequence {
+        this.dropNativeCache();
         this.sequenceInstance ??= this.context.getSequence();
         return this.sequenceInstance;
+    }
+
+    private get addonContext(): {removeTokenCellsFromSequence(sequenceId: number, start: number, end: number): boolean} {
+        return (this.context as unknown as {_ctx: {removeTokenCellsFromSequence(sequenceId: number, start: number, end: number): boolean}})._ctx;
+    }
+
+    private dropNativeCache(): void {
+        if (this.nativeTokens.length === 0) return;
+        this.addonContext.removeTokenCellsFromSequence(0, 0, -1);
+        this.nativeTokens = [];
+    }
+
+    /**
+     * Decodes `prompt` and generates up to `maxTokens` on a native thread (decode + sampling in C++, a ggml threadpool
+     * attached, tokens streamed in batches), on the context's first sequence. The longest prefix of `prompt` still in
+     * the KV cache from the previous native generation is reused. Calls are serialised per context. The result's
+     * `times` are when each token was sampled, on the `performance.now()` clock.
+     */
+    generate(prompt: readonly Token[], options: NativeGenerateOptions): Promise<NativeGenerationResult> {
+        const run = this.nativeRun.catch(() => undefined).then(() => this.generateNow(prompt, options));
+        this.nativeRun = run;
+        return run;
+    }
+
+    private async generateNow(prompt: readonly Token[], options: NativeGenerateOptions): Promise<NativeGenerationResult> {
+        if (prompt.length === 0) throw new Error("the prompt is empty");
+        if (this.sequenceInstance != null && this.sequenceInstance.contextTokens.length > 0)
+            await this.sequenceInstance.clearHistory();
+        // keep the common prefix, but always decode at least the last prompt token (its logits start the reply)
+        let keep = 0;
+        while (options.reusePrefix !== false && keep < this.nativeTokens.length && keep < prompt.length - 1 && this.nativeTokens[keep] === prompt[keep]) keep++;
+        this.nativeTokens = [];
+        const calledAt = performance.now();
+        const onTokens = options.onTokens;
+        const result = await runNativeGeneration(this.engine.bindings, this.addonContext, {
+            sequenceId: 0, startPosition: keep, prompt: prompt.slice(keep), maxTokens: options.maxTokens,
+            stopAtEog: options.stopAtEog ?? true, temperature: options.temperature ?? 0,
+            seed: options.seed ?? Math.floor(Math.random() * 2 ** 32), topK: options.topK ?? 40, topP: options.topP ?? 0.95,
+            signal: options.signal,
+            onTokens: onTokens == null ? undefined : (tokens, times) => onTokens(tokens, times.map((t) => calledAt + t))
+        });
+        this.nativeTokens = [...prompt, ...result.tokens].slice(0, result.end.decodedTokens);
+        return {...result, times: result.times.map((t) => calledAt + t)};
     }
 
     /** A chat session on the shared sequence (its history is replaced per request). */
@@ -118,6 +187,7 @@ export class PlacedModel {
     }
 
     async dispose(): Promise<void> {
+        await this.nativeRun.catch(() => undefined);
         this.chatSessionInstance?.dispose();
         await this.context.dispose();
         await this.model.dispose();

@@ -22,12 +22,10 @@ export type GreedyResult = {
 
 /**
  * Greedy (temperature 0) generation from a raw prompt on a fresh sequence: deterministic, so outputs of different
- * placements can be compared, and timed per token from the engine side.
+ * placements can be compared, and timed per token from the engine side (the native loop's own timestamps).
  */
 export async function generateGreedy(placed: PlacedModel, prompt: string | readonly Token[], options: GreedyOptions = {}): Promise<GreedyResult> {
     const {maxTokens = 32, stopAtEog = true, signal, onToken} = options;
-    const sequence = placed.sequence;
-    await sequence.clearHistory();
     const clock = new TokenClock();
     const promptTokens = typeof prompt === "string"
         ? placed.model.tokenize(prompt, false)
@@ -38,17 +36,19 @@ export async function generateGreedy(placed: PlacedModel, prompt: string | reado
     const tokens: Token[] = [];
     let aborted = false;
     if (maxTokens > 0) {
-        for await (const token of sequence.evaluate(promptTokens, {temperature: 0})) {
-            const elapsed = clock.tick();
-            tokens.push(token);
-            onToken?.(token, elapsed);
-            if (signal?.aborted) {
-                aborted = true;
-                break;
+        // the whole prompt decoded every time, as llama-bench's pp does (no prefix reuse)
+        const result = await placed.generate(promptTokens, {
+            maxTokens, stopAtEog, temperature: 0, reusePrefix: false, signal,
+            onTokens(batch, times) {
+                batch.forEach((token, i) => {
+                    if (tokens.length >= maxTokens) return;
+                    tokens.push(token);
+                    const elapsed = clock.tick(1, times[i]);
+                    onToken?.(token, elapsed);
+                });
             }
-            if (tokens.length >= maxTokens || (stopAtEog && placed.model.isEogToken(token)))
-                break;
-        }
+        });
+        aborted = result.end.reason === "abort";
     }
     return {tokens, text: placed.model.detokenize(tokens), timing: clock.timing(promptTokens.length), aborted};
 }

@@ -8,9 +8,9 @@ export class TokenClock {
     private last: number | null = null;
     private count = 0;
 
-    /** Marks `n` tokens arriving now; returns ms since the request started. */
-    tick(n = 1): number {
-        const now = performance.now();
+    /** Marks `n` tokens arriving now (or at `at`, a `performance.now()` time); returns ms since the request started. */
+    tick(n = 1, at?: number): number {
+        const now = at ?? performance.now();
         if (n <= 0)
             return now - this.started;
         if (this.first == null) {

@@ -11,7 +11,7 @@ export const CSV_COLUMNS = [
     "speedup_vs_layers", "speedup_vs_fit", "speedup_vs_best_tuned",
     "batch_size", "gpu_layers", "overrides", "use_mmap", "threads", "context_size",
     "gpu_weights_bytes", "gpu_kv_bytes", "gpu_scratch_bytes", "host_weights_bytes", "host_kv_bytes", "host_scratch_bytes",
-    "tpot_floor_ms", "error", "llama_bench"
+    "tpot_floor_ms", "error", "llama_bench", "stock_tokens_per_sec", "vs_stock"
 ] as const;
 
 /** Quotes a CSV field when it needs it (RFC 4180). */
@@ -42,7 +42,9 @@ function row(run: BenchRun, point: BenchPoint | null, cells: readonly SpeedupCel
         load?.plan.useMmap ?? null, load?.plan.threads ?? null, load?.plan.contextSize ?? null,
         memory?.device.weightsBytes ?? null, memory?.device.kvCacheBytes ?? null, memory?.device.scratchBytes ?? null,
         memory?.host.weightsBytes ?? null, memory?.host.kvCacheBytes ?? null, memory?.host.scratchBytes ?? null,
-        run.tpotFloorMs, run.error, load?.reproduce.bench ?? null
+        run.tpotFloorMs, run.error, load?.reproduce.bench ?? null,
+        point?.stockTokensPerSec ?? null,
+        point?.stockTokensPerSec != null && point.stockTokensPerSec > 0 ? point.tokensPerSec / point.stockTokensPerSec : null
     ];
     return values.map(csvField);
 }

@@ -54,6 +54,25 @@ export function predictionErrors(report: BenchReport): ErrorStat[] {
     }));
 }
 
+/** One cell of the "vs stock llama.cpp" table: our tokens/s ÷ stock llama-bench's on the same flags (1 = parity). */
+export type StockRatioCell = {
+    readonly budget: string;
+    readonly variant: string;
+    readonly kind: PointKind;
+    readonly tokens: number;
+    readonly ratio: number;
+    readonly tokensPerSec: number;
+    readonly stockTokensPerSec: number;
+};
+
+/** Every measured point that stock llama-bench also measured (benchmarks run with `--llama-bench`). */
+export function stockRatios(report: BenchReport): StockRatioCell[] {
+    return okRuns(report).flatMap((run) => run.points.flatMap((p) => p.stockTokensPerSec == null || p.stockTokensPerSec <= 0 ? [] : [{
+        budget: run.budget, variant: run.variant.label, kind: p.kind, tokens: p.tokens,
+        ratio: p.tokensPerSec / p.stockTokensPerSec, tokensPerSec: p.tokensPerSec, stockTokensPerSec: p.stockTokensPerSec
+    }]));
+}
+
 /** Variant labels in the order of the settings (then any others seen). */
 export function variantOrder(report: BenchReport): string[] {
     const labels = report.settings.variants.map((v) => v.label);

@@ -1,0 +1,296 @@
+// tensorwise native generation loop: prompt decode + token-by-token decode and sampling on one dedicated thread, with a
+// persistent ggml CPU threadpool attached to the context, tokens streamed to JS in batches.
+//
+// Why: node-llama-cpp runs every llama_decode and every sampling step as a separate N-API AsyncWorker on libuv's
+// shared pool, with a JS round trip between them, and never attaches a ggml threadpool (so every graph compute starts
+// and joins its worker threads). Stock llama-bench (tools/llama-bench/llama-bench.cpp test_gen) does neither; this loop
+// does the same work as it does per token, plus sampling.
+#include "TensorwiseGenerate.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "AddonContext.h"
+#include "AddonModel.h"
+#include "ggml-backend.h"
+#include "ggml-cpu.h"
+#include "llama.h"
+
+namespace {
+
+struct GenerationState {
+    // inputs
+    llama_context* ctx = nullptr;
+    const llama_vocab* vocab = nullptr;
+    llama_seq_id seq = 0;
+    int32_t startPosition = 0;
+    std::vector<llama_token> prompt;
+    int32_t maxTokens = 0;
+    bool stopAtEog = true;
+    float temperature = 0.0f;
+    uint32_t seed = 0;
+    int32_t topK = 40;
+    float topP = 0.95f;
+
+    // shared with the JS thread
+    std::atomic<bool> abortRequested{false};
+    std::mutex mutex;
+    std::vector<llama_token> pendingTokens;
+    std::vector<double> pendingTimes;
+    bool callPending = false;
+    bool finished = false;
+    bool finishDelivered = false;
+    std::string error;
+    std::string stopReason;  // "maxTokens" | "eog" | "abort" | "error"
+    int32_t decodedTokens = 0;  // tokens now in the KV cache for the sequence, from position 0
+
+    Napi::ThreadSafeFunction tsfn;
+    Napi::ObjectReference contextRef;
+    std::chrono::steady_clock::time_point started;
+};
+
+double msSince(const std::chrono::steady_clock::time_point& start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Runs on the JS thread: hands the tokens gathered so far to the callback, and the end once.
+void deliver(Napi::Env env, Napi::Function callback, const std::shared_ptr<GenerationState>& state) {
+    std::vector<llama_token> tokens;
+    std::vector<double> times;
+    bool finished;
+    {
+        std::lock_guard<std::mutex> lock(state->mutex);
+        tokens.swap(state->pendingTokens);
+        times.swap(state->pendingTimes);
+        state->callPending = false;
+        finished = state->finished && !state->finishDelivered;
+        if (finished) state->finishDelivered = true;
+    }
+    if (tokens.empty() && !finished) return;
+    Napi::Uint32Array tokenArray = Napi::Uint32Array::New(env, tokens.size());
+    Napi::Float64Array timeArray = Napi::Float64Array::New(env, times.size());
+    for (size_t i = 0; i < tokens.size(); i++) {
+        tokenArray[i] = (uint32_t) tokens[i];
+        timeArray[i] = times[i];
+    }
+    Napi::Value end = env.Null();
+    if (finished) {
+        Napi::Object info = Napi::Object::New(env);
+        info.Set("reason", Napi::String::New(env, state->stopReason));
+        info.Set("decodedTokens", Napi::Number::New(env, state->decodedTokens));
+        info.Set("error", state->error.empty() ? env.Null() : Napi::Value(Napi::String::New(env, state->error)));
+        end = info;
+        state->contextRef.Reset();
+    }
+    callback.Call({tokenArray, timeArray, end});
+}
+
+void notify(const std::shared_ptr<GenerationState>& state, bool force) {
+    {
+        std::lock_guard<std::mutex> lock(state->mutex);
+        if (state->callPending && !force) return;
+        state->callPending = true;
+    }
+    state->tsfn.NonBlockingCall([state](Napi::Env env, Napi::Function callback) { deliver(env, callback, state); });
+}
+
+using ThreadpoolNew = decltype(ggml_threadpool_new)*;
+using ThreadpoolFree = decltype(ggml_threadpool_free)*;
+
+// One persistent threadpool per context, attached on its first native generation and kept (node-llama-cpp's own
+// decodes then use it too) until the context is freed: the CPU backend keeps a pointer to the last threadpool it ran
+// with and pauses it at the next graph compute (ggml_backend_cpu_set_threadpool), so it must outlive the context.
+std::mutex threadpoolsMutex;
+std::map<llama_context*, ggml_threadpool*> threadpools;
+
+ThreadpoolFree cpuThreadpoolFree() {
+    ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+    if (cpu == nullptr) return nullptr;
+    return (ThreadpoolFree) ggml_backend_reg_get_proc_address(ggml_backend_dev_backend_reg(cpu), "ggml_threadpool_free");
+}
+
+// source: tools/llama-bench/llama-bench.cpp main (a threadpool created for the context and attached to it)
+void attachThreadpool(llama_context* ctx) {
+    std::lock_guard<std::mutex> lock(threadpoolsMutex);
+    if (threadpools.count(ctx) != 0) return;
+    ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+    if (cpu == nullptr) return;
+    auto threadpoolNew = (ThreadpoolNew) ggml_backend_reg_get_proc_address(ggml_backend_dev_backend_reg(cpu), "ggml_threadpool_new");
+    if (threadpoolNew == nullptr || cpuThreadpoolFree() == nullptr) return;
+    ggml_threadpool_params params = ggml_threadpool_params_default(llama_n_threads(ctx));
+    ggml_threadpool* threadpool = threadpoolNew(&params);
+    if (threadpool == nullptr) return;
+    llama_attach_threadpool(ctx, threadpool, nullptr);
+    threadpools[ctx] = threadpool;
+}
+
+bool abortCallback(void* data) {
+    return static_cast<GenerationState*>(data)->abortRequested.load(std::memory_order_relaxed);
+}
+
+// Greedy: the first token with the highest logit (what llama_sampler_init_greedy picks).
+llama_token argmax(const float* logits, int32_t nVocab) {
+    int32_t best = 0;
+    for (int32_t i = 1; i < nVocab; i++) {
+        if (logits[i] > logits[best]) best = i;
+    }
+    return best;
+}
+
+// Decodes `count` tokens starting at `first` at positions pos.., logits for the last one only; false when aborted/failed.
+bool decodeChunk(GenerationState& s, llama_batch& batch, const llama_token* first, int32_t count, int32_t pos, int32_t& rc) {
+    batch.n_tokens = count;
+    for (int32_t i = 0; i < count; i++) {
+        batch.token[i] = first[i];
+        batch.pos[i] = pos + i;
+        batch.n_seq_id[i] = 1;
+        batch.seq_id[i][0] = s.seq;
+        batch.logits[i] = i == count - 1;
+    }
+    rc = llama_decode(s.ctx, batch);
+    return rc == 0;
+}
+
+void run(const std::shared_ptr<GenerationState>& state) {
+    GenerationState& s = *state;
+    llama_memory_t memory = llama_get_memory(s.ctx);
+    const int32_t nBatch = (int32_t) llama_n_batch(s.ctx);
+    const int32_t nVocab = llama_vocab_n_tokens(s.vocab);
+
+    attachThreadpool(s.ctx);
+    llama_set_abort_callback(s.ctx, abortCallback, &s);
+
+    llama_sampler* sampler = nullptr;
+    if (s.temperature > 0.0f) {
+        // node-llama-cpp's defaults for temperature > 0 (topK 40, topP 0.95), then the seeded distribution
+        sampler = llama_sampler_chain_init(llama_sampler_chain_default_params());
+        if (s.topK > 0) llama_sampler_chain_add(sampler, llama_sampler_init_top_k(s.topK));
+        if (s.topP < 1.0f) llama_sampler_chain_add(sampler, llama_sampler_init_top_p(s.topP, 1));
+        llama_sampler_chain_add(sampler, llama_sampler_init_temp(s.temperature));
+        llama_sampler_chain_add(sampler, llama_sampler_init_dist(s.seed));
+    }
+
+    llama_batch batch = llama_batch_init(std::max<int32_t>(nBatch, 1), 0, 1);
+    int32_t pos = s.startPosition;
+    int32_t rc = 0;
+    std::string reason = "maxTokens";
+    std::string error;
+    llama_memory_seq_rm(memory, s.seq, s.startPosition, -1);
+
+    for (size_t done = 0; done < s.prompt.size() && reason == "maxTokens";) {
+        int32_t count = (int32_t) std::min<size_t>(nBatch, s.prompt.size() - done);
+        if (!decodeChunk(s, batch, s.prompt.data() + done, count, pos, rc)) {
+            reason = rc == 2 || s.abortRequested ? "abort" : "error";
+            if (reason == "error") error = "llama_decode failed on the prompt (code " + std::to_string(rc) + ")";
+            break;
+        }
+        pos += count;
+        done += count;
+    }
+
+    for (int32_t generated = 0; reason == "maxTokens" && generated < s.maxTokens;) {
+        const float* logits = llama_get_logits_ith(s.ctx, -1);
+        llama_token token = sampler != nullptr ? llama_sampler_sample(sampler, s.ctx, -1) : argmax(logits, nVocab);
+        generated++;
+        {
+            std::lock_guard<std::mutex> lock(s.mutex);
+            s.pendingTokens.push_back(token);
+            s.pendingTimes.push_back(msSince(s.started));
+        }
+        notify(state, false);
+        if (s.stopAtEog && llama_vocab_is_eog(s.vocab, token)) { reason = "eog"; break; }
+        if (s.abortRequested) { reason = "abort"; break; }
+        if (generated >= s.maxTokens) break;
+        if (!decodeChunk(s, batch, &token, 1, pos, rc)) {
+            reason = rc == 2 || s.abortRequested ? "abort" : "error";
+            if (reason == "error") error = "llama_decode failed while generating (code " + std::to_string(rc) + ")";
+            break;
+        }
+        pos++;
+    }
+    if (reason != "maxTokens" && reason != "eog" && pos > s.startPosition) {
+        // an aborted decode may leave a partial batch in the cache: keep only what was fully decoded
+        llama_memory_seq_rm(memory, s.seq, pos, -1);
+    }
+
+    llama_batch_free(batch);
+    if (sampler != nullptr) llama_sampler_free(sampler);
+    llama_set_abort_callback(s.ctx, nullptr, nullptr);
+    {
+        std::lock_guard<std::mutex> lock(s.mutex);
+        s.finished = true;
+        s.stopReason = reason;
+        s.error = error;
+        s.decodedTokens = pos;
+    }
+    notify(state, true);
+    s.tsfn.Release();
+}
+
+// tensorwiseGenerate(context, options, onTokens) → {abort()}
+// options: {sequenceId, startPosition, prompt: Uint32Array, maxTokens, stopAtEog, temperature, seed, topK, topP}
+// onTokens(tokens: Uint32Array, msSinceStart: Float64Array, end: null | {reason, decodedTokens, error})
+Napi::Value generate(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    AddonContext* context = Napi::ObjectWrap<AddonContext>::Unwrap(info[0].As<Napi::Object>());
+    if (context == nullptr || context->ctx == nullptr || context->disposed) {
+        Napi::Error::New(env, "Context is not loaded").ThrowAsJavaScriptException();
+        return env.Undefined();
+    }
+    Napi::Object options = info[1].As<Napi::Object>();
+    auto state = std::make_shared<GenerationState>();
+    state->ctx = context->ctx;
+    state->vocab = context->model->vocab;
+    state->seq = options.Get("sequenceId").As<Napi::Number>().Int32Value();
+    state->startPosition = options.Get("startPosition").As<Napi::Number>().Int32Value();
+    Napi::Uint32Array prompt = options.Get("prompt").As<Napi::Uint32Array>();
+    state->prompt.assign(prompt.Data(), prompt.Data() + prompt.ElementLength());
+    state->maxTokens = options.Get("maxTokens").As<Napi::Number>().Int32Value();
+    state->stopAtEog = options.Get("stopAtEog").As<Napi::Boolean>().Value();
+    state->temperature = options.Get("temperature").As<Napi::Number>().FloatValue();
+    state->seed = options.Get("seed").As<Napi::Number>().Uint32Value();
+    state->topK = options.Get("topK").As<Napi::Number>().Int32Value();
+    state->topP = options.Get("topP").As<Napi::Number>().FloatValue();
+    if (state->prompt.empty() && state->startPosition == 0) {
+        Napi::Error::New(env, "the prompt is empty").ThrowAsJavaScriptException();
+        return env.Undefined();
+    }
+    if (state->startPosition + (int64_t) state->prompt.size() + state->maxTokens > (int64_t) llama_n_ctx(state->ctx)) {
+        Napi::Error::New(env, "the prompt and reply do not fit in the context (" + std::to_string(llama_n_ctx(state->ctx)) +
+            " tokens): shorten the conversation or load the model with a larger context").ThrowAsJavaScriptException();
+        return env.Undefined();
+    }
+    state->contextRef = Napi::Persistent(info[0].As<Napi::Object>());
+    state->tsfn = Napi::ThreadSafeFunction::New(env, info[2].As<Napi::Function>(), "tensorwiseGenerate", 0, 1);
+    state->started = std::chrono::steady_clock::now();
+    std::thread([state]() { run(state); }).detach();
+
+    Napi::Object handle = Napi::Object::New(env);
+    handle.Set("abort", Napi::Function::New(env, [state](const Napi::CallbackInfo&) { state->abortRequested = true; }));
+    return handle;
+}
+
+}  // namespace
+
+void tensorwiseReleaseContextThreadpool(llama_context* ctx) {
+    ggml_threadpool* threadpool = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(threadpoolsMutex);
+        auto found = threadpools.find(ctx);
+        if (found == threadpools.end()) return;
+        threadpool = found->second;
+        threadpools.erase(found);
+    }
+    if (ThreadpoolFree threadpoolFree = cpuThreadpoolFree()) threadpoolFree(threadpool);
+}
+
+void tensorwiseRegisterGenerateExports(Napi::Env env, Napi::Object exports) {
+    exports.Set("tensorwiseGenerate", Napi::Function::New(env, generate, "tensorwiseGenerate"));
+}

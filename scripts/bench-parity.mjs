@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+// Benchmark (not a test): tensorwise vs stock llama-bench tokens/s on the same placement and flags, for prompt
+// processing (pp, vs TTFT) and generation (tg, vs TPOT). Each repeat is one `tensorwise bench --llama-bench` run, which
+// measures ours and then stock llama-bench on the same load, so the two sides alternate in time; the table shows the
+// median ratio over the repeats (compare ratios, never single absolute figures, on a shared machine).
+//
+// Usage: node scripts/bench-parity.mjs [--out bench/results/<date>-parity-<host>] [--repeats 5] [--only small,large]
+//        [--configs cpu-t1,cpu-t2,vulkan-mixed]
+// Needs a built checkout (npm ci; npx tsc -p tsconfig.json) and a C++ compiler (llama-bench is built once, cached).
+import {spawnSync} from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {parseArgs} from "node:util";
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const {values} = parseArgs({options: {
+    out: {type: "string"}, repeats: {type: "string", default: "5"}, only: {type: "string", default: "small,large"},
+    configs: {type: "string", default: "cpu-t1,cpu-t2,vulkan-mixed"}, prompt: {type: "string", default: "64"}, gen: {type: "string", default: "32"}
+}});
+const date = new Date().toISOString().slice(0, 10);
+const outDir = path.resolve(values.out ?? path.join(root, "bench", "results", `${date}-parity-${os.hostname().slice(0, 12)}`));
+fs.mkdirSync(outDir, {recursive: true});
+
+/** The models of the comparison, written with the project's own GGUF writer (`tensorwise make-model`). */
+const MODELS = {
+    small: {label: "≈100 MiB F16 (3 layers, embd 1024)", args: ["--layers", "3", "--embd", "1024", "--ff", "2816", "--heads", "16", "--kv-heads", "16", "--vocab", "8000", "--type", "f16"]},
+    large: {label: "≈1 GiB Q8_0 (16 layers, embd 2048, ff 8192)", args: ["--layers", "16", "--embd", "2048", "--ff", "8192", "--heads", "16", "--kv-heads", "16", "--vocab", "32000", "--type", "q8_0"]}
+};
+/** Placements: CPU only with 1 and 2 threads, and half the weights on the Vulkan device (Mesa llvmpipe). */
+const CONFIGS = {
+    "cpu-t1": {label: "CPU, 1 thread", args: ["--gpu", "cpu", "--strategies", "cpu", "--budgets", "50%", "--threads", "1"], env: {}},
+    "cpu-t2": {label: "CPU, 2 threads", args: ["--gpu", "cpu", "--strategies", "cpu", "--budgets", "50%", "--threads", "2"], env: {}},
+    "vulkan-mixed": {label: "Vulkan llvmpipe, layers at 50%", args: ["--gpu", "vulkan", "--strategies", "layers", "--budgets", "50%", "--threads", "1"],
+        env: {GGML_VK_VISIBLE_DEVICES: "0"}}
+};
+
+const tensorwise = (args, env = {}) => spawnSync(process.execPath, [path.join(root, "bin", "tensorwise.mjs"), ...args],
+    {encoding: "utf8", env: {...process.env, ...env}, maxBuffer: 64 << 20});
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+
+const rows = [];
+for (const modelName of values.only.split(",")) {
+    const model = MODELS[modelName];
+    if (model == null) throw new Error(`unknown model ${modelName} (use ${Object.keys(MODELS).join(", ")})`);
+    const file = path.join(os.tmpdir(), `tensorwise-parity-${modelName}.gguf`);
+    if (!fs.existsSync(file)) {
+        const made = tensorwise(["make-model", file, ...model.args]);
+        if (made.status !== 0) throw new Error(`make-model failed: ${made.stderr}`);
+    }
+    const samples = Object.fromEntries(values.configs.split(",").map((c) => [c, {pp: [], tg: [], threads: null, errors: []}]));
+    for (let repeat = 0; repeat < Number(values.repeats); repeat++) {
+        for (const configName of values.configs.split(",")) {
+            const config = CONFIGS[configName];
+            if (config == null) throw new Error(`unknown config ${configName} (use ${Object.keys(CONFIGS).join(", ")})`);
+            const runDir = path.join(outDir, `${modelName}-${configName}-r${repeat + 1}`);
+            console.error(`[parity] ${model.label} · ${config.label} · repeat ${repeat + 1}/${values.repeats}`);
+            const result = tensorwise(["bench", file, ...config.args, "--prompts", values.prompt, "--gens", values.gen, "--repeats", "3",
+                "--warmup", "4", "--llama-bench", "--json", "--out", runDir], config.env);
+            const entry = samples[configName];
+            if (result.status !== 0) { entry.errors.push((result.stderr || result.stdout).trim().split("\n").at(-1)); continue; }
+            const summary = JSON.parse(result.stdout);
+            for (const cell of summary.vsStock) entry[cell.kind === "ttft" ? "pp" : "tg"].push(cell.ratio);
+            const report = JSON.parse(fs.readFileSync(path.join(runDir, "report.json"), "utf8"));
+            entry.threads = report.settings.threads;
+        }
+    }
+    for (const [configName, s] of Object.entries(samples))
+        rows.push({model: model.label, config: CONFIGS[configName].label, threads: s.threads, repeats: s.pp.length,
+            pp: s.pp.length > 0 ? median(s.pp) : null, tg: s.tg.length > 0 ? median(s.tg) : null,
+            ppRange: s.pp.length > 0 ? [Math.min(...s.pp), Math.max(...s.pp)] : null, tgRange: s.tg.length > 0 ? [Math.min(...s.tg), Math.max(...s.tg)] : null,
+            errors: s.errors});
+}
+
+const fmt = (v, range) => v == null ? "–" : `${v.toFixed(2)}× (${range[0].toFixed(2)}–${range[1].toFixed(2)})`;
+const table = ["| model | placement | threads | pp" + values.prompt + " ratio (min–max) | tg" + values.gen + " ratio (min–max) | repeats |",
+    "|---|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.model} | ${r.config} | ${r.threads ?? "–"} | ${fmt(r.pp, r.ppRange)} | ${fmt(r.tg, r.tgRange)} | ${r.repeats}${r.errors.length > 0 ? ` (${r.errors.length} failed: ${r.errors[0]})` : ""} |`)];
+const load = os.loadavg().map((v) => v.toFixed(1)).join(" / ");
+fs.writeFileSync(path.join(outDir, "parity.json"), JSON.stringify({date, host: os.hostname(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model,
+    loadAverageAtEnd: os.loadavg(), prompt: Number(values.prompt), gen: Number(values.gen), rows}, null, 2));
+fs.writeFileSync(path.join(outDir, "README.md"), `# tensorwise vs stock llama-bench, ${date}\n\n` +
+    `Ratio = tensorwise tokens/s ÷ llama-bench tokens/s on the same load and flags (median over repeats). ` +
+    `Machine: ${os.cpus()[0]?.model ?? "?"} × ${os.cpus().length}; load average at the end ${load}.\n\n${table.join("\n")}\n`);
+console.log(table.join("\n"));
+console.log(`wrote ${outDir}`);
