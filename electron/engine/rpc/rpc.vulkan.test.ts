@@ -149,7 +149,7 @@ describe.skipIf(probe.reason != null)("CPU + Vulkan + an rpc-server in one place
             const remote = `RPC0[${doomed.endpoint.text}]`;
             let tokens = 0;
             const crashed = await run({
-                modelPath, prompt: PROMPT, maxTokens: 100_000, rpcServers: [doomed.endpoint.text],
+                modelPath, prompt: PROMPT, maxTokens: 400, rpcServers: [doomed.endpoint.text],
                 overrides: [{pattern: "^blk\\.[0-9]+\\.", bufferType: remote}]
             }, (line) => {
                 if (line.startsWith("token ") && ++tokens === 3)
