@@ -58,7 +58,9 @@ let heapAfterFullGcMiB = null;
 const fullGcs = []; // every mark-compact the server reported // from --trace-gc: "Mark-Compact 5.1 (7.3) -> 4.8 (7.8) MB"
 const onOutput = (chunk) => {
     const text = chunk.toString();
-    for (const match of text.matchAll(/(\d+) ms: (Mark-Compact[^\n]*?)([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/g)) {
+    // the engine child inherits --trace-gc and its lines arrive here prefixed "[engine …]": only the server's count
+    const serverLines = text.split("\n").filter((line) => !line.includes("[engine")).join("\n");
+    for (const match of serverLines.matchAll(/(\d+) ms: (Mark-Compact[^\n]*?)([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/g)) {
         heapAfterFullGcMiB = Number(match[5]);
         fullGcs.push({ms: Number(match[1]), kind: match[2].trim(), beforeMiB: Number(match[3]), afterMiB: heapAfterFullGcMiB});
     }
