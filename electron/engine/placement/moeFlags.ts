@@ -5,6 +5,7 @@
  * source: common/common.h of the bundled llama.cpp — LLM_FFN_EXPS_REGEX, llm_ffn_block_regex,
  * llm_ffn_exps_cpu_override and llm_add_n_cpu_ffn_overrides; `--cpu-moe` / `--n-cpu-moe` in common/arg.cpp.
  */
+import {isHostBufferType} from "../../contract/memory.js";
 import type {TensorBufferOverride} from "./Placement.js";
 
 /** source: LLM_FFN_EXPS_REGEX, common/common.h. */
@@ -20,13 +21,10 @@ export function nCpuMoeOverrides(n: number): TensorBufferOverride[] {
     return Array.from({length: n}, (_, i) => ({pattern: `blk\\.${i}${LLM_FFN_EXPS_REGEX}`, bufferType: "CPU"}));
 }
 
-function isHost(bufferType: string): boolean {
-    return bufferType === "CPU" || bufferType.endsWith("_Host");
-}
 
 /** Tensors the overrides move to host memory, resolved as llama.cpp does (std::regex_search, first match wins). */
 function hostSet(overrides: readonly TensorBufferOverride[], tensorNames: readonly string[]): Set<string> {
-    const compiled = overrides.map((o) => ({re: new RegExp(o.pattern), host: isHost(o.bufferType)}));
+    const compiled = overrides.map((o) => ({re: new RegExp(o.pattern), host: isHostBufferType(o.bufferType)}));
     return new Set(tensorNames.filter((name) => compiled.find((o) => o.re.test(name))?.host === true));
 }
 
@@ -39,7 +37,7 @@ function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
  * tensors one of those flags moves and no others; `null` otherwise, and for a plan moving no expert weight.
  */
 export function moeFlagsFor(overrides: readonly TensorBufferOverride[], tensorNames: readonly string[]): string[] | null {
-    if (overrides.some((o) => !isHost(o.bufferType))) return null;
+    if (overrides.some((o) => !isHostBufferType(o.bufferType))) return null;
     const planned = hostSet(overrides, tensorNames);
     if (planned.size === 0) return null;
     if (sameSet(planned, hostSet(cpuMoeOverrides(), tensorNames))) return ["--cpu-moe"];
