@@ -40,12 +40,15 @@ export async function generateGreedy(placed: PlacedModel, prompt: string | reado
         const result = await placed.generate(promptTokens, {
             maxTokens, stopAtEog, temperature: 0, reusePrefix: false, signal,
             onTokens(batch, times) {
-                batch.forEach((token, i) => {
-                    if (tokens.length >= maxTokens) return;
+                // tokens arrive in batches: nothing sampled after a stop is delivered or kept
+                for (const [i, token] of batch.entries()) {
+                    if (tokens.length >= maxTokens || signal?.aborted === true)
+                        return false;
                     tokens.push(token);
                     const elapsed = clock.tick(1, times[i]);
                     onToken?.(token, elapsed);
-                });
+                }
+                return signal?.aborted !== true;
             }
         });
         aborted = result.end.reason === "abort";
