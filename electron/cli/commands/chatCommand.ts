@@ -1,14 +1,12 @@
-import fs from "node:fs/promises";
-import path from "node:path";
 import type {Budget, LoadedModelState} from "../../contract/ipc.js";
 import {formatBytes, formatMs, formatTable} from "../../engine/format/formatBytes.js";
 import {terminalSafe} from "../../engine/format/terminalSafe.js";
 import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.js";
-import {placementFromJson} from "../../engine/placement/Placement.js";
 import {EngineService} from "../../engine/service/EngineService.js";
 import {comparePlannedMemory} from "../../engine/service/comparePlannedMemory.js";
 import {UsageError} from "../UsageError.js";
 import type {CliIo} from "../CliIo.js";
+import {loadFromFlags} from "../loadFromFlags.js";
 
 export type ChatCommandOptions = {
     gpu: EngineGpu;
@@ -55,17 +53,7 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
         }
     });
     try {
-        const resolved = path.resolve(modelPath);
-        const settings = {contextSize: options.contextSize, batchSize: options.batchSize, threads: options.threads ?? null};
-        let state: LoadedModelState;
-        if (options.placement != null) {
-            const card = await service.inspect(resolved);
-            const placement = placementFromJson(await fs.readFile(options.placement, "utf8"), card.tensors);
-            state = await service.loadWithPlacement({path: resolved, placement, settings, taskId: "cli"});
-        } else if (options.auto)
-            state = await service.autoOffload({path: resolved, budget: options.budget ?? {kind: "auto"}, settings, taskId: "cli"});
-        else
-            state = await service.load({path: resolved, gpuLayers: options.gpuLayers ?? "max", settings, taskId: "cli"});
+        const state = await loadFromFlags(service, modelPath, options, "cli");
 
         if (options.prompt == null)
             return await interactiveChat(io, service, state, options);

@@ -1,13 +1,12 @@
 import {createWriteStream} from "node:fs";
-import fs from "node:fs/promises";
 import path from "node:path";
-import type {Budget, LoadedModelState} from "../../contract/ipc.js";
+import type {Budget} from "../../contract/ipc.js";
 import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.js";
-import {placementFromJson} from "../../engine/placement/Placement.js";
 import {EngineService} from "../../engine/service/EngineService.js";
 import {schedulingPolicy, type SchedulingPolicyName} from "../../serve/schedulingPolicies.js";
 import {serveOpenAi} from "../../serve/serveOpenAi.js";
 import type {CliIo} from "../CliIo.js";
+import {loadFromFlags} from "../loadFromFlags.js";
 
 export type ServeCommandOptions = {
     gpu: EngineGpu;
@@ -49,17 +48,7 @@ export async function serveCommand(io: CliIo, modelPath: string, options: ServeC
         }
     });
     try {
-        const resolved = path.resolve(modelPath);
-        const settings = {contextSize: options.contextSize, batchSize: options.batchSize, threads: options.threads ?? null};
-        let state: LoadedModelState;
-        if (options.placement != null) {
-            const card = await service.inspect(resolved);
-            const placement = placementFromJson(await fs.readFile(options.placement, "utf8"), card.tensors);
-            state = await service.loadWithPlacement({path: resolved, placement, settings, taskId: "serve"});
-        } else if (options.auto)
-            state = await service.autoOffload({path: resolved, budget: options.budget ?? {kind: "auto"}, settings, taskId: "serve"});
-        else
-            state = await service.load({path: resolved, gpuLayers: "max", settings, taskId: "serve"});
+        const state = await loadFromFlags(service, modelPath, options, "serve");
         const placed = service.placedModel();
         if (placed == null)
             throw new Error("the model did not stay loaded");
