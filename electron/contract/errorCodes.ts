@@ -84,6 +84,7 @@ export const ERROR_SENTENCES = {
     "bad-placement": "The placement does not fit this model or machine.",
     "context-too-large": "The context size is too large for this model or this machine's memory.",
     "bench-running": "A benchmark is running.",
+    "server-failed": "The OpenAI-compatible server could not start.",
     // anything else
     "internal": "Something went wrong inside the app."
 } as const;

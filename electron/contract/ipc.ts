@@ -10,6 +10,7 @@ import type {ErrorCode} from "./errorCodes.js";
 import type {MachineDescription} from "./machine.js";
 import type {MemoryReport} from "./memory.js";
 import type {Budget, RuntimeSettings} from "./settings.js";
+import type {ServerChange, ServerState} from "./server.js";
 import type {PlacementStrategyName} from "./strategies.js";
 import type {GenerationTiming} from "./timing.js";
 
@@ -21,6 +22,7 @@ export type {ErrorCode} from "./errorCodes.js";
 export type {BufferTypeDescription, DeviceDescription, MachineDescription} from "./machine.js";
 export type {BufferTypeMemory, MemoryReport} from "./memory.js";
 export type {Budget, FixedBudget, RuntimeSettings} from "./settings.js";
+export type {ServerChange, ServerSettings, ServerState, ServerStatus} from "./server.js";
 export type {ContractError} from "./TensorwiseError.js";
 export type {GenerationTiming} from "./timing.js";
 import type {PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
@@ -112,6 +114,11 @@ export type ChatMessage = {
     prompt?: {tokens: number; reused: number};
     /** Tokens in the context after this reply, of `size`. */
     context?: {usedTokens: number; size: number};
+    /**
+     * How the conversation's KV cache got into its sequence when the reply ran on the server's scheduler: still there
+     * (`resident`), fresh (`new`), swapped back in or recomputed, and the ms that took (part of the TTFT).
+     */
+    restore?: {path: "resident" | "new" | "swap" | "recompute"; ms: number};
 };
 
 /** How a conversation's replies are generated, kept with it; unset fields take the engine's defaults. */
@@ -169,6 +176,13 @@ export type Requests = {
     "bench.export": [{id: string; format: BenchExportFormat}, {path: string; fileName: string}];
     /** Native save dialog, then a copy of the report file there; the saved path, or `null` when cancelled or unavailable. */
     "dialog.saveBenchReport": [{id: string; format: BenchExportFormat}, string | null];
+    /** The app's OpenAI-compatible server: settings, key and status. */
+    "server.get": [void, ServerState];
+    /**
+     * Changes the server's settings (turning it on or off, port, bind address, key); it serves the loaded model once
+     * on. Refused in one sentence when the combination is unsafe (another address without a key).
+     */
+    "server.set": [ServerChange, ServerState];
 };
 
 /** Pushed events: name → payload. */
@@ -185,6 +199,8 @@ export type Events = {
     "bench.done": {benchId: string; summary: BenchSummary};
     /** The benchmark could not run or the engine died; any finished cells are still on disk (see `bench.list`). */
     "bench.error": {benchId: string; code: ErrorCode; error: string};
+    /** The server's state changed (turned on or off, started serving a model, failed). */
+    "server.state": ServerState;
 };
 
 export type RequestName = keyof Requests;

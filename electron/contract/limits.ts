@@ -84,7 +84,9 @@ export const TEXT_LIMITS = {
     /** One stop string (the app's, or one stop sequence of an OpenAI-compatible request). */
     stopString: 256,
     /** `tensorwise serve --api-key`. */
-    apiKey: 512
+    apiKey: 512,
+    /** An address to listen on (an IPv6 literal is at most 45 characters). */
+    host: 64
 } as const;
 
 /** A context may exceed the model's trained context by this factor (RoPE scaling); beyond it output is garbage. */

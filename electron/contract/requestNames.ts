@@ -32,7 +32,9 @@ const requestNameSet = {
     "bench.list": true,
     "bench.get": true,
     "bench.export": true,
-    "dialog.saveBenchReport": true
+    "dialog.saveBenchReport": true,
+    "server.get": true,
+    "server.set": true
 } as const satisfies {[Name in keyof Requests]: true};
 
 const eventNameSet = {
@@ -44,7 +46,8 @@ const eventNameSet = {
     "chat.error": true,
     "bench.progress": true,
     "bench.done": true,
-    "bench.error": true
+    "bench.error": true,
+    "server.state": true
 } as const satisfies {[Name in keyof Events]: true};
 
 export const requestNames = Object.keys(requestNameSet) as RequestName[];

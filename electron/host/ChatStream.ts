@@ -50,6 +50,7 @@ export class ChatStream {
             const message: ChatMessage = {
                 id: this.messageId, role: "assistant", text: reply.text, createdAt: this.createdAt, timing: reply.timing,
                 stopReason: stopped != null ? "stopped" : reply.stopReason, prompt: reply.prompt, context: reply.context,
+                ...(reply.restore != null ? {restore: reply.restore} : {}),
                 ...(stopped != null ? {stopped} : {})
             };
             await this.finish(message);

@@ -13,6 +13,7 @@ import type {ConversationStore} from "./ConversationStore.js";
 import type {EngineClient} from "./EngineClient.js";
 import type {HostClient, HostPlatform} from "./HostService.js";
 import type {ModelAccess} from "./ModelAccess.js";
+import type {ServerControl} from "./server/ServerControl.js";
 
 /** A load the host can replay after an engine restart. */
 export type LoadRequest =
@@ -40,6 +41,8 @@ export type HostContext = {
     /** Running replies by stream id. */
     readonly streams: ReadonlyMap<string, ChatStream>;
     readonly shared: SharedHostState;
+    /** The app's OpenAI-compatible server. */
+    readonly server: ServerControl;
     engineState(): EngineState;
     broadcastState(): void;
     /** Marks the engine busy with `task` while it loads (stopping replies first); remembered for a replay. */

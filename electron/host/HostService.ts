@@ -21,6 +21,8 @@ import type {EngineClient, EngineClientState} from "./EngineClient.js";
 import type {HostContext, LoadRequest, RequestHandlers, SharedHostState, StreamRequest} from "./HostContext.js";
 import {modelRequests} from "./model/modelRequests.js";
 import {ModelAccess, type ModelAccessOptions} from "./ModelAccess.js";
+import {serverRequests} from "./server/serverRequests.js";
+import {ServerControl} from "./server/ServerControl.js";
 
 /** One window or browser tab: where its events go. Chat streams die with their client. */
 export type HostClient = {
@@ -53,6 +55,7 @@ export class HostService {
     private readonly benchStore: BenchStore;
     private readonly bench: BenchRunner;
     private readonly access: ModelAccess;
+    private readonly server: ServerControl;
     /** Every request's handler, one file per domain; a request missing from them fails to compile here. */
     private readonly handlers: RequestHandlers<RequestName>;
 
@@ -68,10 +71,14 @@ export class HostService {
             engine, store: this.benchStore, acquire: (task) => this.acquireEngine(task),
             broadcast: (name, payload) => this.broadcast(name, payload)
         });
+        this.server = new ServerControl({
+            engine, loaded: () => this.shared.loaded, busy: () => this.busyTask != null || this.bench.runningId != null,
+            broadcast: (state) => this.broadcast("server.state", state)
+        });
         const context = this.context();
         this.handlers = {
             ...modelRequests(context), ...conversationRequests(context), ...chatRequests(context),
-            ...benchRequests(context), ...dialogRequests(context)
+            ...benchRequests(context), ...dialogRequests(context), ...serverRequests(context)
         };
         this.unsubscribe.push(engine.onState((state) => this.onEngineState(state)));
         this.unsubscribe.push(engine.onEvent((name, payload) => this.onEngineEvent(name, payload)));
@@ -122,6 +129,7 @@ export class HostService {
             await stream.stop();
         for (const off of this.unsubscribe)
             off();
+        await this.server.dispose();
         await this.store.flush();
     }
 
@@ -129,7 +137,7 @@ export class HostService {
     private context(): HostContext {
         return {
             store: this.store, engine: this.engine, platform: this.platform, access: this.access,
-            benchStore: this.benchStore, bench: this.bench, streams: this.streams, shared: this.shared,
+            benchStore: this.benchStore, bench: this.bench, streams: this.streams, shared: this.shared, server: this.server,
             engineState: () => this.engineState,
             broadcastState: () => this.broadcastState(),
             runLoad: (request, task) => this.runLoad(request, task),
@@ -193,7 +201,7 @@ export class HostService {
         };
         const stream = new ChatStream(request.streamId, request.conversationId, client.id, sink);
         this.streams.set(request.streamId, stream);
-        const {streamId: _streamId, conversationId: _conversationId, ...reply} = request;
+        const {streamId: _streamId, ...reply} = request;
         void stream.run(reply)
             .finally(() => this.streams.delete(request.streamId));
     }
@@ -228,6 +236,8 @@ export class HostService {
 
     private broadcastState(): void {
         this.broadcast("engine.state", this.engineState);
+        // a load, an unload, a crash or a benchmark: the server follows the model
+        void this.server.reconcile().catch(() => {});
     }
 
     private broadcast<Name extends EventName>(name: Name, payload: Events[Name]): void {

@@ -6,10 +6,12 @@
  * typed against the contract's argument type ({@link Checks}), so a field added to a request fails to compile here
  * until it is checked.
  */
+import {isIP} from "node:net";
 import {availableParallelism} from "node:os";
 import {BENCH_EXPORT_FORMATS, isBenchExportFormat, type BenchExportFormat, type BenchStartRequest} from "../contract/bench.js";
 import type {ChatSettings, RequestArg, RequestName} from "../contract/ipc.js";
 import {LIMITS, limitMessage, TEXT_LIMITS, withinLimit, type LimitName} from "../contract/limits.js";
+import type {ServerChange} from "../contract/server.js";
 import type {Budget, FixedBudget, RuntimeSettings} from "../contract/settings.js";
 import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAMES} from "../contract/strategies.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
@@ -150,6 +152,28 @@ function chatSettings(value: unknown): ChatSettings {
     return result;
 }
 
+/** A change to the server's settings: each field optional, the port and parallel sequences within their limits. */
+function serverChange(arg: unknown): ServerChange {
+    const fields = object(arg, ["enabled", "port", "bindAddress", "requireKey", "parallel", "regenerateKey"]);
+    const change: ServerChange = {};
+    for (const key of ["enabled", "requireKey", "regenerateKey"] as const) {
+        const value = boolean(fields, key);
+        if (value != null)
+            change[key] = value;
+    }
+    if (fields.port != null)
+        change.port = number(fields, "port", "port");
+    if (fields.parallel != null)
+        change.parallel = number(fields, "parallel", "parallel");
+    if (fields.bindAddress != null) {
+        const address = string(fields, "bindAddress", TEXT_LIMITS.host);
+        if (address !== "localhost" && isIP(address) === 0)
+            throw bad(`"bindAddress" must be an IP address such as 127.0.0.1 or 0.0.0.0, or localhost (got ${JSON.stringify(address.slice(0, 40))})`);
+        change.bindAddress = address;
+    }
+    return change;
+}
+
 /** Requests without an argument: web mode sends `null`, Electron `undefined`; anything else is a client bug. */
 function none(arg: unknown): undefined {
     if (arg != null)
@@ -169,6 +193,8 @@ const checks: Checks = {
     "conversations.list": none,
     "dialog.openModel": none,
     "bench.list": none,
+    "server.get": none,
+    "server.set": serverChange,
     "model.inspect": (arg) => ({path: string(object(arg, ["path"]), "path", TEXT_LIMITS.path)}),
     "model.autoOffload": (arg) => {
         const fields = object(arg, ["path", "budget", "settings", "strategy", "taskId"]);

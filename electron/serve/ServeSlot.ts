@@ -8,6 +8,8 @@ export type FinishReason = "stop" | "length" | "abort";
 export type SlotGeneration = {
     text: string;
     finishReason: FinishReason;
+    /** node-llama-cpp's own reason (`eogToken`, `customStopTrigger`, `maxTokens`, `abort`, …). */
+    stopReason: string;
     /** Prompt tokens this request evaluated (a prefix already in the sequence's KV cache is not evaluated again). */
     promptTokensEvaluated: number;
 };
@@ -27,7 +29,8 @@ export class ServeSlot {
      * Generates the reply to `request`, streaming text through `onText` and ticking `clock` per token. Sampling is
      * node-llama-cpp's (temperature 0 is greedy), the same as the app's chat (`electron/engine/runtime/streamChatReply.ts`).
      */
-    async generate(request: GenerationRequest & {maxTokens: number}, options: {signal: AbortSignal; clock: TokenClock; onText: (text: string) => void}): Promise<SlotGeneration> {
+    async generate(request: GenerationRequest & {maxTokens: number; minP?: number; repeatPenalty?: number},
+        options: {signal: AbortSignal; clock: TokenClock; onText: (text: string) => void}): Promise<SlotGeneration> {
         const {signal, clock, onText} = options;
         const inputBefore = this.sequence.tokenMeter.usedInputTokens;
         const sampling = {
@@ -36,6 +39,8 @@ export class ServeSlot {
             topP: request.topP,
             topK: request.topK,
             seed: request.seed,
+            minP: request.minP,
+            ...(request.repeatPenalty != null ? {repeatPenalty: {penalty: request.repeatPenalty}} : {}),
             customStopTriggers: request.stop.length > 0 ? request.stop : undefined,
             signal,
             stopOnAbortSignal: true,
@@ -62,6 +67,7 @@ export class ServeSlot {
         return {
             text,
             finishReason: signal.aborted ? "abort" : stopReason === "maxTokens" ? "length" : "stop",
+            stopReason,
             promptTokensEvaluated: this.sequence.tokenMeter.usedInputTokens - inputBefore
         };
     }

@@ -18,9 +18,10 @@
  * cost model (KvCostModel.ts, measured at start by calibrateKvCost.ts) predicts cheaper (ConversationKvStore.ts).
  */
 import {randomBytes, timingSafeEqual} from "node:crypto";
+import {isLoopbackHost, refuseOpenHost as refuseOpenHostFor} from "../contract/server.js";
 import http from "node:http";
 import type {AddressInfo} from "node:net";
-import {resolveChatWrapper} from "node-llama-cpp";
+import {resolveChatWrapper, type ChatWrapper} from "node-llama-cpp";
 import {TokenClock} from "../engine/runtime/generationTiming.js";
 import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
 import {OpenAiError} from "./OpenAiError.js";
@@ -75,6 +76,10 @@ export type OpenAiServer = {
     url: string;
     port: number;
     scheduler: SequenceScheduler<ServeSlot>;
+    /** The model's chat template (from the GGUF), as every slot applies it. */
+    chatWrapper: ChatWrapper;
+    /** Tokens of each sequence's context. */
+    contextSize: number;
     /** Conversations' KV caches, the cost model in use and its decision log. */
     kv: ConversationKvStore;
     close(): Promise<void>;
@@ -87,15 +92,9 @@ class Stopped extends Error {
     }
 }
 
-/** Whether `host` is a loopback address, reachable only from this machine. */
-export function isLoopbackHost(host: string): boolean {
-    return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
 /** The sentence for a non-loopback address without a key (the CLI prints it before loading anything). */
 export function refuseOpenHost(host: string, apiKey: string | undefined): string | null {
-    return isLoopbackHost(host) || (apiKey != null && apiKey !== "") ? null
-        : `Binding to ${host} lets other machines use this model: give an --api-key that clients must send, or bind to 127.0.0.1.`;
+    return refuseOpenHostFor(host, apiKey != null && apiKey !== "", "give an --api-key that clients must send");
 }
 
 export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiServer> {
@@ -265,6 +264,8 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         url: `http://${shownHost}:${port}/v1`,
         port,
         scheduler,
+        chatWrapper,
+        contextSize,
         kv,
         close: async () => {
             const closed = new Promise<void>((resolve) => server.close(() => resolve()));

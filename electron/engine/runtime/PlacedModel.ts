@@ -103,25 +103,47 @@ export class PlacedModel {
             loadSignal: options.signal
         });
         try {
-            const contextSize = options.contextSize ?? DEFAULT_RUNTIME_SETTINGS.contextSize;
-            const batchSize = options.batchSize ?? DEFAULT_RUNTIME_SETTINGS.batchSize;
-            const flashAttention = options.flashAttention ?? false;
-            const sequences = options.sequences ?? 1;
-            await checkContextSize(model, {contextSize, batchSize, flashAttention, useMmap, sequences});
-            const context = await model.createContext({
-                contextSize,
-                sequences,
-                batchSize,
-                threads: options.threads,
-                flashAttention,
-                ignoreMemorySafetyChecks: true,
-                createSignal: options.signal
-            });
-            return new PlacedModel(engine, model, context, options, performance.now() - started);
+            const context = await PlacedModel.createContext(model, options, useMmap);
+            return new PlacedModel(engine, model, context, {...options, useMmap}, performance.now() - started);
         } catch (error) {
             await model.dispose();
             throw error;
         }
+    }
+
+    private static async createContext(model: LlamaModel, options: PlacedModelOptions, useMmap: boolean): Promise<LlamaContext> {
+        const contextSize = options.contextSize ?? DEFAULT_RUNTIME_SETTINGS.contextSize;
+        const batchSize = options.batchSize ?? DEFAULT_RUNTIME_SETTINGS.batchSize;
+        const flashAttention = options.flashAttention ?? false;
+        const sequences = options.sequences ?? 1;
+        await checkContextSize(model, {contextSize, batchSize, flashAttention, useMmap, sequences});
+        return await model.createContext({
+            contextSize,
+            sequences,
+            batchSize,
+            threads: options.threads,
+            flashAttention,
+            ignoreMemorySafetyChecks: true,
+            createSignal: options.signal
+        });
+    }
+
+    /**
+     * The same weights with a new context of `sequences` parallel sequences (the KV cache grows with them): this
+     * context is disposed first, so this object must not be used afterwards. The weights stay loaded; only the KV
+     * cache and scratch are allocated again. Throws, keeping nothing usable, when the new context does not fit.
+     */
+    async withSequences(sequences: number): Promise<PlacedModel> {
+        await this.nativeRun.catch(() => undefined);
+        this.chatSessionInstance?.dispose();
+        this.chatSessionInstance = null;
+        this.sequenceInstance = null;
+        this.nativeTokens = [];
+        await this.context.dispose();
+        const options = {...this.options, sequences, signal: undefined};
+        // resolved at load (PlacedModel.load keeps the useMmap it chose in `options`)
+        const context = await PlacedModel.createContext(this.model, options, options.useMmap ?? false);
+        return new PlacedModel(this.engine, this.model, context, options, this.loadMs);
     }
 
     /** The context's one sequence, for node-llama-cpp's own evaluation (what the native loop cached is dropped first). */

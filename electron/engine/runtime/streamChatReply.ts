@@ -4,6 +4,7 @@ import {evaluatePromptInChunks} from "./evaluatePromptInChunks.js";
 import type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings} from "../../contract/chat.js";
 import {TokenClock} from "./generationTiming.js";
 import type {GenerationTiming} from "../../contract/timing.js";
+import type {ChatMessage} from "../../contract/ipc.js";
 
 export type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings};
 
@@ -31,6 +32,8 @@ export type ChatReply = {
     prompt: {tokens: number; reused: number};
     /** Tokens in the context after the reply, of `size`. */
     context: {usedTokens: number; size: number};
+    /** How the conversation's KV cache got into its sequence, when the reply ran on the server's scheduler. */
+    restore?: ChatMessage["restore"];
 };
 
 /** The model's chat template applied to `history` + `message`, streamed and timed. */

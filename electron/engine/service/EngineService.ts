@@ -11,7 +11,9 @@ import type {Placement} from "../placement/Placement.js";
 import {PlacedModel} from "../runtime/PlacedModel.js";
 import {streamChatReply, type ChatReply, type PromptProgress} from "../runtime/streamChatReply.js";
 import {inspectModelFile, toModelCard} from "./modelCard.js";
-import type {EngineBenchProgress, EngineBenchRequest, EngineBenchResult, EngineChatRequest} from "./engineProtocol.js";
+import type {
+    EngineBenchProgress, EngineBenchRequest, EngineBenchResult, EngineChatRequest, EngineServeRequest, EngineServeState
+} from "./engineProtocol.js";
 import {toPlacementView} from "./placementView.js";
 import {layerSplit, toPlacement} from "../planner/resolvePlacement.js";
 import {plannerModelFrom} from "../planner/types.js";
@@ -19,6 +21,13 @@ import {planForBudget} from "./planForBudget.js";
 import {runBenchJob} from "./runBenchJob.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import {withDefaultSettings} from "../../contract/settings.js";
+import {fairPolicy} from "../../serve/schedulingPolicies.js";
+import {scheduledChatReply} from "../../serve/scheduledChatReply.js";
+import {serveOpenAi, type OpenAiServer} from "../../serve/serveOpenAi.js";
+
+/** The app's server: requests that may wait for a sequence, and each one's time limit (as `tensorwise serve`'s defaults). */
+const APP_SERVER_QUEUE = 64;
+const APP_SERVER_TIMEOUT_MS = 600_000;
 
 
 type Loaded = {placed: PlacedModel; state: LoadedModelState};
@@ -30,6 +39,10 @@ export class EngineService {
     private readonly inspected = new Map<string, InspectedModel>();
     /** The benchmark running in this process; it loads its own models, so chat and loads wait for it. */
     private benchRun: {benchId: string; controller: AbortController} | null = null;
+    /** The OpenAI-compatible server on the loaded model, while the app has it on. */
+    private serving: {server: OpenAiServer; request: EngineServeRequest} | null = null;
+    /** Loads, unloads and server starts/stops, one at a time (each replaces the context the others use). */
+    private lifecycle: Promise<unknown> = Promise.resolve();
 
     private constructor(readonly engine: EngineLlama, private readonly onProgress: (progress: TaskProgress) => void,
         private readonly sequences: number) {}
@@ -120,11 +133,80 @@ export class EngineService {
     }
 
     async unload(): Promise<void> {
+        await this.exclusive(() => this.unloadNow());
+    }
+
+    private async unloadNow(): Promise<void> {
         for (const controller of this.streams.values())
             controller.abort();
+        await this.closeServer();
         const loaded = this.loaded;
         this.loaded = null;
         await loaded?.placed.dispose();
+    }
+
+    /**
+     * Serves the loaded model through the OpenAI-compatible API on `request.parallel` sequences (the context is made
+     * again with them; the weights stay), restarting a server already running. Replies in flight are stopped.
+     */
+    async serveStart(request: EngineServeRequest): Promise<EngineServeState> {
+        return await this.exclusive(async () => {
+            this.refuseWhileBenching("start the server");
+            const loaded = this.loaded;
+            if (loaded == null)
+                throw new TensorwiseError("no-model", "no model is loaded: load one, and the server starts serving it");
+            for (const controller of this.streams.values())
+                controller.abort();
+            await this.closeServer();
+            await this.reopenContext(loaded, request.parallel);
+            try {
+                const server = await serveOpenAi({
+                    placed: loaded.placed, modelId: loaded.state.card.fileName, host: request.host, port: request.port,
+                    apiKey: request.apiKey ?? undefined, queueLength: APP_SERVER_QUEUE, requestTimeoutMs: APP_SERVER_TIMEOUT_MS,
+                    policy: fairPolicy, log: (line) => console.log(`[serve] ${line}`)
+                });
+                this.serving = {server, request};
+                return {url: server.url, port: server.port, modelId: loaded.state.card.fileName, measured: loaded.state.measured};
+            } catch (error) {
+                await this.reopenContext(loaded, this.sequences);
+                throw new TensorwiseError("server-failed", listenFailure(error, request));
+            }
+        });
+    }
+
+    /** Stops the server; the model gets its one sequence for the app's replies back. */
+    async serveStop(): Promise<void> {
+        await this.exclusive(async () => {
+            await this.closeServer();
+            if (this.loaded != null)
+                await this.reopenContext(this.loaded, this.sequences);
+        });
+    }
+
+    private async closeServer(): Promise<void> {
+        const serving = this.serving;
+        this.serving = null;
+        await serving?.server.close();
+    }
+
+    /** The loaded model with a context of `sequences` sequences; unloaded (with the reason thrown) when that fails. */
+    private async reopenContext(loaded: Loaded, sequences: number): Promise<void> {
+        if (loaded.placed.context.totalSequences === sequences)
+            return;
+        try {
+            loaded.placed = await loaded.placed.withSequences(sequences);
+            loaded.state = {...loaded.state, measured: loaded.placed.memory()};
+        } catch (error) {
+            this.loaded = null;
+            await loaded.placed.model.dispose().catch(() => {});
+            throw error;
+        }
+    }
+
+    private exclusive<T>(work: () => Promise<T>): Promise<T> {
+        const run = this.lifecycle.catch(() => undefined).then(work);
+        this.lifecycle = run;
+        return run;
     }
 
     async chat(request: EngineChatRequest, onDelta: (text: string, elapsedMs: number, tokens: number) => void,
@@ -136,7 +218,10 @@ export class EngineService {
         const controller = new AbortController();
         this.streams.set(request.streamId, controller);
         try {
-            const {streamId: _streamId, ...options} = request;
+            const {streamId: _streamId, conversationId, ...options} = request;
+            // while the server is on, the app's reply shares its sequences and scheduler with the API clients
+            if (this.serving != null)
+                return await scheduledChatReply(this.serving.server, loaded.placed.model, {...options, conversationId, signal: controller.signal, onText: onDelta});
             return await streamChatReply(loaded.placed, {...options, signal: controller.signal, onText: onDelta, onPromptProgress});
         } finally {
             this.streams.delete(request.streamId);
@@ -167,6 +252,7 @@ export class EngineService {
 
     async dispose(): Promise<void> {
         this.benchRun?.controller.abort();
+        await this.closeServer().catch(() => {});
         await this.unload();
         await this.engine.llama.dispose();
     }
@@ -177,7 +263,11 @@ export class EngineService {
         llamaCppFlags: string; prediction: LoadedModelState["prediction"];
     }): Promise<LoadedModelState> {
         this.refuseWhileBenching("load a model");
-        await this.unload();
+        return await this.exclusive(() => this.loadPlacedNow(options));
+    }
+
+    private async loadPlacedNow(options: Parameters<EngineService["loadPlaced"]>[0]): Promise<LoadedModelState> {
+        await this.unloadNow();
         this.progress(options.taskId, "load", 0, "loading weights");
         const placed = await PlacedModel.load(this.engine, {
             modelPath: options.path,
@@ -232,4 +322,16 @@ export class EngineService {
     private progress(taskId: string, step: string, progress: number | null, detail?: string): void {
         this.onProgress({taskId, step, progress, detail});
     }
+}
+
+/** Why the server could not listen, in one sentence the user can act on. */
+function listenFailure(error: unknown, request: EngineServeRequest): string {
+    const code = (error as {code?: unknown}).code;
+    if (code === "EADDRINUSE")
+        return `Port ${request.port} is already in use by another program: choose another port.`;
+    if (code === "EADDRNOTAVAIL")
+        return `${request.host} is not an address of this machine: choose 127.0.0.1, 0.0.0.0 or one of its own addresses.`;
+    if (code === "EACCES")
+        return `Port ${request.port} needs administrator rights: choose a port above 1023.`;
+    return `The server could not start: ${error instanceof Error ? error.message : String(error)}`;
 }

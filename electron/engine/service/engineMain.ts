@@ -59,7 +59,9 @@ async function main(): Promise<void> {
             (progress) => emit("promptProgress", {streamId: arg.streamId, ...progress})),
         stop: ({streamId}) => service.stop(streamId),
         bench: (arg) => service.bench(arg, (progress) => emit("benchProgress", progress)),
-        benchStop: ({benchId}) => service.benchStop(benchId)
+        benchStop: ({benchId}) => service.benchStop(benchId),
+        serveStart: (arg) => service.serveStart(arg),
+        serveStop: () => service.serveStop()
     };
 
     let exiting = false;

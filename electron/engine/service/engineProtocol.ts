@@ -8,6 +8,7 @@ import type {
 } from "../../contract/ipc.js";
 import type {BenchRun, BenchSample, BenchVariant} from "../../contract/bench.js";
 import type {ContractError} from "../../contract/TensorwiseError.js";
+import type {MemoryReport} from "../../contract/memory.js";
 import type {ChatTurn, PromptProgress, SamplingSettings} from "../../contract/chat.js";
 import type {ChatReply} from "../runtime/streamChatReply.js";
 
@@ -28,11 +29,27 @@ export type EngineRequests = {
     bench: [EngineBenchRequest, EngineBenchResult];
     /** Stops the benchmark after the current measurement; what finished is kept. */
     benchStop: [{benchId: string}, void];
+    /**
+     * Serves the loaded model over the OpenAI-compatible API (electron/serve/serveOpenAi.ts) on `parallel` sequences
+     * (its context is made again with them); the app's own replies then go through the server's scheduler. Restarts
+     * the server when it already runs. Ends when the model is unloaded.
+     */
+    serveStart: [EngineServeRequest, EngineServeState];
+    /** Stops the server; the model keeps one sequence for the app's replies again. */
+    serveStop: [void, void];
 };
+
+/** Where and how the engine serves the loaded model. */
+export type EngineServeRequest = {host: string; port: number; apiKey: string | null; parallel: number};
+
+/** The running server: its base URL, the model name clients see, and the memory the new context measured. */
+export type EngineServeState = {url: string; port: number; modelId: string; measured: MemoryReport};
 
 /** One reply: the conversation so far, the new message, its system prompt and sampling settings. */
 export type EngineChatRequest = SamplingSettings & {
     streamId: string;
+    /** The app's conversation, so its KV cache can be kept per conversation when replies go through the server. */
+    conversationId?: string;
     history: ChatTurn[];
     message: string;
     systemPrompt?: string;

@@ -8,6 +8,7 @@ import {Dashboards} from "../screens/Dashboards/Dashboards";
 import {Memory} from "../screens/Memory/Memory";
 import {Model} from "../screens/Model/Model";
 import {Offload} from "../screens/Offload/Offload";
+import {Server} from "../screens/Server/Server";
 import {useUiStore} from "../stores/uiStore";
 import {useTheme} from "./useTheme";
 import {useWindowDrop} from "./useWindowDrop";
@@ -32,6 +33,7 @@ export function App() {
                     {screen === "memory" && <Memory/>}
                     {screen === "dashboards" && <Dashboards/>}
                     {screen === "benchmark" && <Benchmark/>}
+                    {screen === "server" && <Server/>}
                 </div>
             </main>
             <DropOverlay/>

@@ -2,6 +2,7 @@ import {useBenchStore} from "../stores/benchStore";
 import {useChatStore} from "../stores/chatStore";
 import {useEngineStore} from "../stores/engineStore";
 import {usePlanStore} from "../stores/planStore";
+import {useServerStore} from "../stores/serverStore";
 import type {Transport} from "../transport/Transport";
 import {openBench, refreshBenchList} from "./benchActions";
 import {refreshConversations, reloadConversation} from "./chatActions";
@@ -49,6 +50,12 @@ export function wireEvents(transport: Transport): () => void {
             void refreshBenchList();
             if (useBenchStore.getState().selectedId === benchId)
                 void openBench(benchId);
+        }),
+        transport.on("server.state", (state) => {
+            useServerStore.getState().setServer(state);
+            // serving on several sequences made the context again: the Memory screen shows its KV cache
+            if (state.status === "serving")
+                void refreshLoaded();
         }),
         transport.on("bench.error", ({benchId, error}) => {
             useBenchStore.getState().finish(benchId, {status: "failed", benchId, message: error});

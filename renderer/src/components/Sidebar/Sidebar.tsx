@@ -11,7 +11,8 @@ const items: {screen: Screen; label: string}[] = [
     {screen: "offload", label: "Auto-offload"},
     {screen: "memory", label: "Memory"},
     {screen: "dashboards", label: "Dashboards"},
-    {screen: "benchmark", label: "Benchmark"}
+    {screen: "benchmark", label: "Benchmark"},
+    {screen: "server", label: "Server"}
 ];
 
 function describeState(engine: EngineState): {label: string; tone: string} {

@@ -1,0 +1,94 @@
+/**
+ * The app's own chat reply while the OpenAI-compatible server is on: it waits in the server's scheduler like any API
+ * request (so a chat and API clients share the sequences by the same policy), runs on whichever sequence it is given,
+ * and gets its conversation's KV cache back by swap or recompute (ConversationKvStore.ts) when another conversation
+ * took that sequence. The TTFT it reports is measured from the request, so it includes the queue and the restore.
+ */
+import {createHash} from "node:crypto";
+import {TensorwiseError} from "../contract/TensorwiseError.js";
+import {TokenClock} from "../engine/runtime/generationTiming.js";
+import type {ChatReply, ChatReplyOptions} from "../engine/runtime/streamChatReply.js";
+import type {ChatMessage} from "./parseGenerationRequest.js";
+import {chatPromptTokens} from "./ServeSlot.js";
+import type {OpenAiServer} from "./serveOpenAi.js";
+
+/** The app's replies default to this many tokens, as its single-sequence path does (streamChatReply.ts). */
+const DEFAULT_MAX_TOKENS = 512;
+/** The app's default temperature, as streamChatReply.ts. */
+const DEFAULT_TEMPERATURE = 0.7;
+
+/** The key an app conversation's KV cache is kept under (never equal to an API conversation's: another prefix). */
+export function appConversationKey(conversationId: string): string {
+    return createHash("sha256").update(`app\n${conversationId}`).digest("hex").slice(0, 16);
+}
+
+/** One app reply through `server`'s scheduler; `conversationId` names whose KV cache to keep. */
+export async function scheduledChatReply(server: OpenAiServer, model: Parameters<typeof chatPromptTokens>[1],
+    options: ChatReplyOptions & {conversationId?: string}): Promise<ChatReply> {
+    const {history = [], message, systemPrompt, maxTokens = DEFAULT_MAX_TOKENS, temperature = DEFAULT_TEMPERATURE, signal, onText} = options;
+    const clock = new TokenClock();
+    const messages: ChatMessage[] = [
+        ...(systemPrompt != null && systemPrompt !== "" ? [{role: "system" as const, text: systemPrompt}] : []),
+        ...history.map((turn) => ({role: turn.role, text: turn.text})),
+        {role: "user", text: message}
+    ];
+    const promptTokens = chatPromptTokens(server.chatWrapper, model, messages);
+    if (promptTokens + 1 > server.contextSize)
+        throw new TensorwiseError("context-too-large", `This conversation needs ${promptTokens} prompt tokens but each of the server's sequences holds ` +
+            `${server.contextSize}: start a new conversation, or load the model with a larger context.`);
+    const key = options.conversationId != null ? appConversationKey(options.conversationId) : null;
+    const controller = new AbortController();
+    const abort = () => controller.abort(signal?.reason);
+    signal?.addEventListener("abort", abort, {once: true});
+    const stopped = (restore: ChatReply["restore"]): ChatReply => ({
+        text: "", timing: clock.timing(0), aborted: true, stopReason: "stopped", prompt: {tokens: promptTokens, reused: 0},
+        context: {usedTokens: 0, size: server.contextSize}, ...(restore != null && {restore})
+    });
+    try {
+        if (signal?.aborted === true)
+            return stopped(undefined);
+        return await server.scheduler.run({promptTokens, signal: controller.signal, affinity: server.kv.affinity(key)}, async (slot) => {
+            const prepared = await server.kv.prepare(slot, key);
+            const restore = {path: prepared.path, ms: prepared.restoreMs};
+            try {
+                const generation = await slot.generate({
+                    kind: "chat", messages, model: null, stream: true, includeUsage: false,
+                    maxTokens: Math.min(maxTokens, server.contextSize - promptTokens), temperature,
+                    topK: options.topK, topP: options.topP, minP: options.minP, repeatPenalty: options.repeatPenalty, seed: options.seed,
+                    stop: options.stopStrings ?? []
+                }, {
+                    signal: controller.signal, clock,
+                    onText: (text) => {
+                        if (text !== "")
+                            onText?.(text, clock.tick(0), clock.tokens);
+                    }
+                });
+                const aborted = controller.signal.aborted;
+                return {
+                    text: generation.text,
+                    timing: clock.timing(generation.promptTokensEvaluated),
+                    aborted,
+                    stopReason: aborted || generation.stopReason === "abort" ? "stopped"
+                        : generation.stopReason === "maxTokens" ? "max-tokens"
+                            : generation.stopReason === "customStopTrigger" ? "stop-string" : "done",
+                    prompt: {tokens: promptTokens, reused: Math.max(0, promptTokens - generation.promptTokensEvaluated)},
+                    context: {usedTokens: slot.sequence.nextTokenIndex, size: server.contextSize},
+                    restore
+                } satisfies ChatReply;
+            } catch (error) {
+                if (controller.signal.aborted)
+                    return stopped(restore);
+                throw error;
+            } finally {
+                server.kv.finished(slot, key);
+            }
+        });
+    } catch (error) {
+        // stopped while it waited for a sequence
+        if (controller.signal.aborted)
+            return stopped(undefined);
+        throw error;
+    } finally {
+        signal?.removeEventListener("abort", abort);
+    }
+}
