@@ -23,7 +23,8 @@ const valid: Partial<Record<RequestName, unknown>> = {
     "bench.stop": {benchId: "b"},
     "bench.get": {id: "b"},
     "bench.export": {id: "b", format: "csv"},
-    "dialog.saveBenchReport": {id: "b", format: "html"}
+    "dialog.saveBenchReport": {id: "b", format: "html"},
+    "server.set": {enabled: true, port: 8080, bindAddress: "127.0.0.1", requireKey: true, parallel: 4, regenerateKey: false}
 };
 
 function rejects(name: RequestName, arg: unknown): string {
@@ -129,5 +130,18 @@ describe("checkRequest: every request is checked at the trust boundary", () => {
         expect(rejects("conversations.setSettings", with_(settings, "settings.systemPrompt", "x".repeat(40_000)))).toMatch(/longer than/);
         expect(rejects("conversations.setSettings", with_(settings, "settings.color", "red"))).toMatch(/unknown fields/);
         rejects("chat.edit", with_(valid["chat.edit"], "text", " "));
+    });
+
+    it("server.set: a port, a parallel count and an address the server can listen on, and switches that are true or false", () => {
+        const base = valid["server.set"];
+        expect(checkRequest("server.set", {bindAddress: "::1"})).toEqual({bindAddress: "::1"});
+        expect(checkRequest("server.set", {bindAddress: "localhost", enabled: false})).toEqual({bindAddress: "localhost", enabled: false});
+        expect(rejects("server.set", with_(base, "port", 70_000))).toMatch(/"port": The port must be/);
+        expect(rejects("server.set", with_(base, "port", "8080"))).toMatch(/"port"/);
+        expect(rejects("server.set", with_(base, "parallel", 0))).toMatch(/parallel sequence count/);
+        for (const address of ["my laptop", "example.com", "300.1.1.1", ""])
+            expect(rejects("server.set", with_(base, "bindAddress", address)), address).toMatch(/bindAddress/);
+        expect(rejects("server.set", with_(base, "enabled", "yes"))).toMatch(/"enabled" must be true or false/);
+        expect(rejects("server.set", with_(base, "apiKey", "mine"))).toMatch(/unknown fields/);
     });
 });

@@ -1,0 +1,128 @@
+/**
+ * The OpenAI-compatible server toggled from the app, through the host as the Server screen drives it: the real engine
+ * child on a generated model, a real HTTP client. Off by default; no key off loopback is refused; a bad key gets 401;
+ * a streamed reply arrives; the app's chat shares the server's sequences (its conversations come back by swap or
+ * recompute, and the TTFT it shows includes that); turning it off closes the port and the chat goes on without it.
+ */
+import {existsSync} from "node:fs";
+import {mkdir, mkdtemp, rm} from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import type {EventName, Events, ServerState} from "../../contract/ipc.js";
+import {requiredOrSkip} from "../../engine/testing/requiredOrSkip.js";
+import {makeSyntheticModel} from "../../engine/writer/makeSyntheticModel.js";
+import {ConversationStore} from "../ConversationStore.js";
+import {defaultEngineEntry, EngineClient} from "../EngineClient.js";
+import {HostService, type HostClient} from "../HostService.js";
+
+const missing = requiredOrSkip("app server tests", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
+if (missing != null)
+    console.warn(`[skip] app server tests: ${missing}`);
+
+type Received = {[Name in EventName]: {name: Name; payload: Events[Name]}}[EventName];
+
+describe.skipIf(missing != null)("the app's OpenAI-compatible server through the host (real engine, tiny model)", () => {
+    let dir: string;
+    let engine: EngineClient;
+    let host: HostService;
+    const events: Received[] = [];
+    const client: HostClient = {id: "test-client", emit: (name, payload) => events.push({name, payload} as Received)};
+    const waitFor = async <Name extends EventName>(name: Name, match: (payload: Events[Name]) => boolean, timeout = 120_000) => {
+        const started = Date.now();
+        for (;;) {
+            const found = events.find((event) => event.name === name && match(event.payload as Events[Name]));
+            if (found != null)
+                return found.payload as Events[Name];
+            if (Date.now() - started > timeout)
+                throw new Error(`no matching ${name} event within ${timeout} ms`);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+    };
+    const send = async (conversationId: string, text: string, streamId: string) => {
+        await host.handle("chat.send", {conversationId, text, streamId, maxTokens: 6, temperature: 0}, client);
+        return (await waitFor("chat.done", (payload) => payload.streamId === streamId)).message;
+    };
+
+    beforeAll(async () => {
+        dir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-app-server-"));
+        await mkdir(path.join(dir, "models"));
+        await makeSyntheticModel(path.join(dir, "models", "tiny.gguf"), {preset: "tiny"});
+        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1"}});
+        host = new HostService(await ConversationStore.open(dir), engine);
+        host.attach(client);
+        await engine.start();
+        await host.handle("model.load", {path: path.join(dir, "models", "tiny.gguf"), gpuLayers: 0, settings: {contextSize: 1024}, taskId: "t"}, client);
+    }, 180_000);
+    afterAll(async () => {
+        await host?.dispose();
+        await engine?.stop();
+        await rm(dir, {recursive: true, force: true});
+    });
+
+    it("is off by default, with a generated key and a loopback address", async () => {
+        const state = await host.handle("server.get", undefined, client);
+        expect(state).toMatchObject({enabled: false, status: "off", bindAddress: "127.0.0.1", requireKey: true, url: null});
+        expect(state.apiKey).toMatch(/^tw-[A-Za-z0-9_-]{32}$/);
+    });
+
+    it("refuses another address without a key in one sentence, and keeps the settings it had", async () => {
+        await expect(host.handle("server.set", {bindAddress: "0.0.0.0", requireKey: false}, client))
+            .rejects.toThrow(/^Binding to 0\.0\.0\.0 lets other machines use this model: keep "Require API key" on, or bind to 127\.0\.0\.1\.$/);
+        await expect(host.handle("server.set", {bindAddress: "my laptop"}, client)).rejects.toThrow(/"bindAddress" must be an IP address/);
+        expect(await host.handle("server.get", undefined, client)).toMatchObject({bindAddress: "127.0.0.1", requireKey: true, enabled: false});
+    });
+
+    let state: ServerState;
+    it("serves the loaded model once on: 401 with a bad key, a streamed reply with the key", async () => {
+        state = await host.handle("server.set", {enabled: true, port: 0, parallel: 2}, client);
+        expect(state.status, state.error ?? "").toBe("serving");
+        expect(state.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+        expect(state.modelId).toBe("tiny.gguf");
+        expect(events.some((event) => event.name === "server.state" && event.payload.status === "serving")).toBe(true);
+
+        const bad = await fetch(`${state.url}/models`, {headers: {Authorization: "Bearer wrong-key"}});
+        expect(bad.status).toBe(401);
+        expect((await bad.json() as {error: {code: string}}).error.code).toBe("invalid_api_key");
+
+        const response = await fetch(`${state.url}/chat/completions`, {
+            method: "POST",
+            headers: {"Content-Type": "application/json", Authorization: `Bearer ${state.apiKey}`},
+            body: JSON.stringify({messages: [{role: "user", content: "Hello"}], max_tokens: 6, temperature: 0, stream: true})
+        });
+        expect(response.status).toBe(200);
+        expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+        const body = await response.text();
+        const chunks = body.split("\n").filter((line) => line.startsWith("data: ")).map((line) => line.slice(6));
+        expect(chunks.at(-1)).toBe("[DONE]");
+        const text = chunks.slice(0, -1).map((chunk) => (JSON.parse(chunk) as {choices: {delta?: {content?: string}}[]}).choices[0]?.delta?.content ?? "").join("");
+        expect(text.length).toBeGreaterThan(0);
+    }, 180_000);
+
+    it("runs the app's chat on the server's sequences: a conversation pushed out comes back by swap or recompute, inside its TTFT", async () => {
+        const ids = [];
+        for (const title of ["a", "b", "c"])
+            ids.push((await host.handle("conversations.create", {title}, client)).id);
+        // three conversations on two sequences: the third takes the sequence of the least recently used, the first
+        const first = await send(ids[0]!, "Tell me about rivers", "a1");
+        expect(first.restore?.path).toBe("new");
+        await send(ids[1]!, "Count the bridges", "b1");
+        await send(ids[2]!, "Name the boats", "c1");
+        const back = await send(ids[0]!, "And then?", "a2");
+        expect(back.restore?.path).toMatch(/^(swap|recompute)$/);
+        expect(back.timing!.ttftMs).toBeGreaterThanOrEqual(back.restore!.ms);
+        // the conversation that kept its sequence is still there
+        const resident = await send(ids[2]!, "More boats", "c2");
+        expect(resident.restore?.path).toBe("resident");
+    }, 180_000);
+
+    it("closes the port when turned off, and the app's chat goes on without the scheduler", async () => {
+        const off = await host.handle("server.set", {enabled: false}, client);
+        expect(off).toMatchObject({enabled: false, status: "off", url: null});
+        await expect(fetch(`${state.url}/models`, {headers: {Authorization: `Bearer ${state.apiKey}`}})).rejects.toThrow();
+        const {id} = await host.handle("conversations.create", {}, client);
+        const reply = await send(id, "Hello again", "after");
+        expect(reply.text.length).toBeGreaterThan(0);
+        expect(reply.restore).toBeUndefined();
+    }, 180_000);
+});
