@@ -93,9 +93,8 @@ describe.skipIf(missing != null)("tensorwise serve with the openai client (CPU, 
         }
     });
 
-    // First in this server's life, on four empty sequences. Known weakness, not yet diagnosed: run after the other
-    // tests, where every sequence still holds an earlier conversation that must be evicted first, one of the four
-    // streams started seconds after the others.
+    // First in this server's life, on four empty sequences; interleavedAfterEviction.cpu.test.ts covers four streams on
+    // sequences that each still hold an earlier conversation.
     it("streams four requests at once, interleaved, each on its own sequence", async () => {
         const events: {request: number; at: number}[] = [];
         const sequences = new Set<number>();
