@@ -83,6 +83,11 @@ export function Message({message, actions}: {message: ChatMessage; actions: Mess
                                 prompt {message.prompt.tokens}{message.prompt.reused > 0 ? ` (${message.prompt.reused} reused)` : ""}
                             </span>
                         )}
+                        {(message.restore?.path === "swap" || message.restore?.path === "recompute") && (
+                            <span data-testid="message-restore" title="the server gave this conversation's sequence to another; its KV cache came back this way, inside the TTFT">
+                                KV {message.restore.path === "swap" ? "swapped in" : "recomputed"} {formatMs(message.restore.ms)}
+                            </span>
+                        )}
                     </span>
                 )}
                 {message.role === "assistant" && message.context != null && (
