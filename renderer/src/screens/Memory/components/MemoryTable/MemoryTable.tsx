@@ -9,8 +9,8 @@ const COLUMNS = [
 ] as const;
 
 /** One number of the table; `null` is a value the plan does not predict. */
-function Bytes({bytes}: {bytes: number | null}) {
-    return bytes == null ? <td className="faint" title="The plan predicts no value here">—</td> : <td>{formatBytes(bytes)}</td>;
+function Bytes({bytes, title}: {bytes: number | null; title?: string}) {
+    return bytes == null ? <td className="faint" title="The plan predicts no value here">—</td> : <td title={title}>{formatBytes(bytes)}</td>;
 }
 
 /** Planned and measured bytes of one physical memory, each number under its label. */
@@ -30,7 +30,8 @@ export function MemoryTable({planned, measured}: {planned: PlannedTotals | null;
                 <tr data-testid="planned-row">
                     <th>planned</th>
                     {COLUMNS.map((column) => <Bytes key={column.key} bytes={planned == null ? null : planned[column.key]}/>)}
-                    <Bytes bytes={plannedTotal}/>
+                    <Bytes bytes={plannedTotal} title={planned != null && (planned.kvCacheBytes == null || planned.scratchBytes == null)
+                        ? "The sum of what the plan predicts here (it predicts no KV cache or scratch in system RAM)" : undefined}/>
                 </tr>
                 <tr data-testid="measured-row">
                     <th>measured</th>
