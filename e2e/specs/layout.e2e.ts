@@ -104,6 +104,36 @@ describe.skipIf(missing != null)("web: layout at 1440×900 and 1024×700, and st
             await keepScreenshot(page, `web-${label}-chat`);
         });
 
+        it(`${label}: the Memory screen draws one labelled bar per physical memory, markers inside their card`, async () => {
+            const page = browser.page;
+            await page.setViewportSize(size);
+            await new AppShell(page).show("memory");
+            await page.getByTestId("memory-device").first().waitFor();
+            const cards = await page.getByTestId("memory-device").evaluateAll((elements) => elements.map((element) => {
+                const card = element.getBoundingClientRect();
+                return {
+                    device: element.getAttribute("data-device") ?? "", left: card.left, right: card.right,
+                    trackWidth: element.querySelector(".capacity-track")?.getBoundingClientRect().width ?? 0,
+                    labels: [...element.querySelectorAll(".capacity-marker-label")].map((node) => {
+                        const box = node.getBoundingClientRect();
+                        return {text: node.textContent ?? "", left: box.left, right: box.right};
+                    }),
+                    caption: element.querySelector(".capacity-caption")?.textContent ?? ""
+                };
+            }));
+            expect(cards.map((card) => card.device)).toEqual(["CPU", "Vulkan0"]);
+            for (const card of cards) {
+                expect(card.trackWidth, `${card.device}'s bar`).toBeGreaterThan(300);
+                expect(card.caption, card.device).toMatch(/this model .+other programs .+free .+ after load.*capacity /);
+                for (const marker of card.labels) {
+                    expect(marker.left, `${card.device}: ${marker.text}`).toBeGreaterThanOrEqual(card.left);
+                    expect(marker.right, `${card.device}: ${marker.text}`).toBeLessThanOrEqual(card.right);
+                }
+            }
+            expect(cards[1]!.labels.map((marker) => marker.text.split(" ")[0])).toEqual(["budget", "planned"]);
+            await keepScreenshot(page, `web-${label}-memory-bars`);
+        });
+
         it(`${label}: the last element of every screen can be scrolled into view`, async () => {
             const page = browser.page;
             await page.setViewportSize(size);

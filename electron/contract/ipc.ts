@@ -8,7 +8,7 @@ import type {
 } from "./bench.js";
 import type {ErrorCode} from "./errorCodes.js";
 import type {MachineDescription} from "./machine.js";
-import type {MemoryReport} from "./memory.js";
+import type {MemoryComparison, MemoryReport} from "./memory.js";
 import type {Budget, RuntimeSettings} from "./settings.js";
 import type {ServerChange, ServerState} from "./server.js";
 import type {PlacementStrategyName} from "./strategies.js";
@@ -20,7 +20,7 @@ export type {
 } from "./bench.js";
 export type {ErrorCode} from "./errorCodes.js";
 export type {BufferTypeDescription, DeviceDescription, MachineDescription} from "./machine.js";
-export type {BufferTypeMemory, MemoryReport} from "./memory.js";
+export type {BufferTypeMemory, BufferTypeUse, DeviceMemory, MemoryComparison, MemoryReport, PlannedTotals} from "./memory.js";
 export type {Budget, FixedBudget, RuntimeSettings} from "./settings.js";
 export type {ServerChange, ServerSettings, ServerState, ServerStatus} from "./server.js";
 export type {ContractError} from "./TensorwiseError.js";
@@ -88,6 +88,8 @@ export type LoadedModelState = {
     placement: PlacementView;
     prediction: Prediction | null;
     measured: MemoryReport;
+    /** Planned against measured memory per physical memory, with free memory measured after the load. */
+    memory: MemoryComparison;
     settings: RuntimeSettings;
     loadMs: number;
 };

@@ -48,3 +48,44 @@ export function isHostBufferType(name: string, known: readonly {readonly name?: 
 export function isPinnedHostBufferType(name: string): boolean {
     return name.endsWith("_Host");
 }
+
+/** Planned bytes of one physical memory; `null` where the plan predicts nothing for that kind. */
+export type PlannedTotals = {weightsBytes: number; kvCacheBytes: number | null; scratchBytes: number | null};
+
+/** A buffer type as counted on the physical memory that holds it, with the plan's weights for it. */
+export type BufferTypeUse = BufferTypeMemory & {
+    /** Planned weight bytes for this buffer type, `null` when the plan does not name it. */
+    plannedWeightsBytes: number | null;
+    /** The buffer type the plan named for these weights when llama.cpp used another one (planned `"CPU"` → `"Vulkan_Host"`). */
+    plannedAs: string | null;
+    /** What this buffer type is, for a user, when its name does not say it (`CPU_Mapped`, `Vulkan_Host`, …). */
+    note: string | null;
+};
+
+/**
+ * One physical memory — system RAM, or one GPU's memory — with what the plan expected on it and what llama.cpp
+ * measured, against its capacity. Host buffer types (mapped and pinned ones included) count under system RAM.
+ */
+export type DeviceMemory = {
+    /** `"CPU"` for system RAM, else the ggml device name (`"Vulkan0"`, `"CUDA0"`). */
+    device: string;
+    /** What a user calls it: `"System RAM"`, or the device's description. */
+    name: string;
+    kind: "host" | "gpu";
+    totalBytes: number;
+    /** Free memory as the operating system or driver reported it just after the load. */
+    freeAfterLoadBytes: number;
+    /** What the plan was allowed to use here (weights + KV cache + scratch); `null` where no budget applied. */
+    budgetBytes: number | null;
+    /** `null` when the load had no plan for this memory. */
+    planned: PlannedTotals | null;
+    measured: MemoryTotals;
+    /** Used by everything else on the machine (capacity − free − this model), never below 0. */
+    otherBytes: number;
+    bufferTypes: BufferTypeUse[];
+    /** Sentences for the user about how to read this memory's numbers. */
+    notes: string[];
+};
+
+/** Planned against measured memory after a load, per physical memory (system RAM first), computed by the engine. */
+export type MemoryComparison = {devices: DeviceMemory[]};

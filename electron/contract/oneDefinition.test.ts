@@ -32,6 +32,7 @@ const facts: {fact: string; home: string; copies: RegExp}[] = [
     {fact: "the default context size and micro-batch", home: "electron/contract/settings.ts", copies: /(contextSize|batchSize)\S*\s*(\?\?|:|=)\s*(2048|512)\b/},
     {fact: "the report file names", home: "electron/contract/bench.ts", copies: /["'](report\.(json|csv|html)|results\.jsonl)["']/},
     {fact: "the strategy names", home: "electron/contract/strategies.ts", copies: /["']cpu["'],\s*["']layers["'],\s*["']fit["']/},
+    {fact: "the strategy colours", home: "electron/contract/strategyStyles.ts", copies: /\b(optimal|layers|oato)["']?\s*:\s*["']#[0-9a-f]{3,8}["']/i},
     {fact: "the event names", home: "electron/contract/requestNames.ts", copies: /["']engine\.state["'],\s*["']task\.progress["']/}
 ];
 

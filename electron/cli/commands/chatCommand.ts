@@ -1,12 +1,12 @@
 import type {Budget, LoadedModelState} from "../../contract/ipc.js";
-import {formatBytes, formatMs, formatTable} from "../../engine/format/formatBytes.js";
+import {formatBytes, formatMs} from "../../engine/format/formatBytes.js";
 import {terminalSafe} from "../../engine/format/terminalSafe.js";
 import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.js";
 import {EngineService} from "../../engine/service/EngineService.js";
-import {comparePlannedMemory} from "../../engine/service/comparePlannedMemory.js";
 import {UsageError} from "../UsageError.js";
 import type {CliIo} from "../CliIo.js";
 import {loadFromFlags} from "../loadFromFlags.js";
+import {memoryLines} from "../memoryLines.js";
 
 export type ChatCommandOptions = {
     gpu: EngineGpu;
@@ -67,11 +67,10 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
                     process.stdout.write(terminalSafe(text));
             }
         );
-        const memory = comparePlannedMemory(state.placement.bytesPerBufferType, state.measured);
         if (options.json) {
             io.out(JSON.stringify({
                 reply: reply.text, timing: reply.timing, placement: state.placement, measured: state.measured,
-                plannedVsMeasured: memory, overrideLog: overrideLines, loadMs: state.loadMs
+                plannedVsMeasured: state.memory, overrideLog: overrideLines, loadMs: state.loadMs
             }, null, 2));
             return 0;
         }
@@ -83,15 +82,8 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
         io.out(`TTFT ${formatMs(reply.timing.ttftMs)} (${reply.timing.promptTokens} prompt tokens), TPOT ${formatMs(reply.timing.tpotMs)}` +
             ` (${reply.timing.generatedTokens} tokens${reply.timing.tpotMs != null ? `, ${(1000 / reply.timing.tpotMs).toFixed(1)} tok/s` : ""}), load ${formatMs(state.loadMs)}`);
         io.out("");
-        io.out(formatTable([
-            ["buffer type", "side", "planned weights", "measured weights", "KV cache", "scratch"],
-            ...memory.rows.map((row) => [
-                row.bufferType, row.isHost ? "host" : "device", row.plannedWeightsBytes == null ? "—" : formatBytes(row.plannedWeightsBytes),
-                formatBytes(row.weightsBytes), formatBytes(row.kvCacheBytes), formatBytes(row.scratchBytes)
-            ])
-        ]));
-        io.out(`weights: planned host ${formatBytes(memory.planned.hostBytes)} / device ${formatBytes(memory.planned.deviceBytes)}; ` +
-            `measured host ${formatBytes(memory.measured.hostBytes)} / device ${formatBytes(memory.measured.deviceBytes)}`);
+        for (const line of memoryLines(state.memory))
+            io.out(line);
         for (const line of overrideLines)
             io.out(`  llama.cpp: ${line}`);
         return 0;
@@ -103,9 +95,8 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
 /** A conversation on the terminal: one reply per line typed, with its TTFT/TPOT; `/exit` or Ctrl-D ends it. */
 async function interactiveChat(io: CliIo, service: EngineService, state: LoadedModelState, options: ChatCommandOptions): Promise<number> {
     const {createInterface} = await import("node:readline/promises");
-    const memory = comparePlannedMemory(state.placement.bytesPerBufferType, state.measured);
-    io.out(`loaded ${state.card.fileName} (${state.placement.strategy}): host ${formatBytes(memory.measured.hostBytes)}, ` +
-        `device ${formatBytes(memory.measured.deviceBytes)} of weights. Type a message; /exit to quit.`);
+    const weights = state.memory.devices.map((device) => `${device.name} ${formatBytes(device.measured.weightsBytes)}`).join(", ");
+    io.out(`loaded ${state.card.fileName} (${state.placement.strategy}), weights in ${weights}. Type a message; /exit to quit.`);
     const history: {role: "user" | "assistant"; text: string}[] = [];
     const terminal = createInterface({input: process.stdin, output: process.stdout});
     const controller = {current: null as AbortController | null};

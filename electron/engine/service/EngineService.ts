@@ -14,6 +14,7 @@ import {inspectModelFile, toModelCard} from "./modelCard.js";
 import type {
     EngineBenchProgress, EngineBenchRequest, EngineBenchResult, EngineChatRequest, EngineServeRequest, EngineServeState
 } from "./engineProtocol.js";
+import {comparePlannedMemory} from "./comparePlannedMemory.js";
 import {toPlacementView} from "./placementView.js";
 import {layerSplit, toPlacement} from "../planner/resolvePlacement.js";
 import {plannerModelFrom} from "../planner/types.js";
@@ -104,7 +105,7 @@ export class EngineService {
         return await this.loadPlaced({
             path: request.path, model, taskId: request.taskId, placement: plan.placement, settings: plan.settings,
             strategy: plan.strategy, gpuLayers: plan.gpuLayers, overrides: plan.overrides, llamaCppFlags: plan.llamaCppFlags,
-            prediction: plan.prediction
+            prediction: plan.prediction, budgetBytes: plan.result.budgetBytes
         });
     }
 
@@ -261,6 +262,8 @@ export class EngineService {
         path: string; model: InspectedModel; taskId: string; placement: Placement; settings: RuntimeSettings;
         strategy: PlacementStrategy; gpuLayers: number | "max"; overrides: readonly {pattern: string; bufferType: string}[];
         llamaCppFlags: string; prediction: LoadedModelState["prediction"];
+        /** The GPU budget an auto-offload planned under. */
+        budgetBytes?: number;
     }): Promise<LoadedModelState> {
         this.refuseWhileBenching("load a model");
         return await this.exclusive(() => this.loadPlacedNow(options));
@@ -281,14 +284,20 @@ export class EngineService {
             onProgress: (progress) => this.progress(options.taskId, "load", progress, "loading weights")
         });
         this.progress(options.taskId, "load", 1, "loaded");
+        const measured = placed.memory();
+        const placement = toPlacementView({
+            strategy: options.strategy, placement: options.placement, model: options.model, overrides: options.overrides,
+            gpuLayers: options.gpuLayers, llamaCppFlags: options.llamaCppFlags
+        });
         const state: LoadedModelState = {
             card: toModelCard(options.path, options.model),
-            placement: toPlacementView({
-                strategy: options.strategy, placement: options.placement, model: options.model, overrides: options.overrides,
-                gpuLayers: options.gpuLayers, llamaCppFlags: options.llamaCppFlags
-            }),
+            placement,
             prediction: options.prediction,
-            measured: placed.memory(),
+            measured,
+            memory: comparePlannedMemory({
+                plannedWeights: placement.bytesPerBufferType, prediction: options.prediction?.memory ?? null, measured,
+                machine: this.describe(), budgetBytes: options.budgetBytes ?? null
+            }),
             settings: options.settings,
             loadMs: placed.loadMs
         };

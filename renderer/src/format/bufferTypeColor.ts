@@ -7,8 +7,10 @@ export function bufferTypeKind(bufferType: string): "gpu" | "pinned" | "cpu" {
     return isPinnedHostBufferType(bufferType) ? "pinned" : "cpu";
 }
 
-const palette = {gpu: "#2dd4bf", pinned: "#f59e0b", cpu: "#a78bfa"} as const;
-const gpuShades = ["#2dd4bf", "#38bdf8", "#4ade80", "#22d3ee"];
+/** The theme's colours (styles/theme.css), so swatches follow the light and dark theme. */
+const palette = {gpu: "var(--gpu)", pinned: "var(--pinned)", cpu: "var(--cpu)"} as const;
+/** Further GPUs (Vulkan1, CUDA1, …): mid-tones that read on both themes. */
+const gpuShades = ["var(--gpu)", "#0ea5e9", "#22c55e", "#06b6d4"];
 
 export function bufferTypeColor(bufferType: string): string {
     const kind = bufferTypeKind(bufferType);

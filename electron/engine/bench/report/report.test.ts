@@ -7,6 +7,8 @@ import {median, summariseSamples} from "../stats.js";
 import {fixtureReport} from "../testing/fixtureReport.js";
 import {CSV_COLUMNS, csvField, reportCsv} from "./reportCsv.js";
 import {reportHtml} from "./reportHtml.js";
+import {escapeHtml, lineChartSvg, niceTicks} from "./svgChart.js";
+import {STRATEGY_STYLES} from "../../../contract/strategyStyles.js";
 import {predictionErrors, speedups, targetChecks} from "./summariseReport.js";
 
 function parseCsvLine(line: string): string[] {
@@ -115,6 +117,33 @@ describe("report builders", () => {
         expect(html).toContain("Predicted vs measured");
         expect(html).toContain("NVIDIA H100 80GB HBM3");
         expect(html).toContain("out of memory, &quot;CUDA0&quot;");
+    });
+
+    it("HTML for a user: the app's strategy colours and words, targets explained, no references a reader cannot open", () => {
+        const html = reportHtml(report);
+        for (const label of ["layers", "optimal", "layers-tuned"] as const) {
+            expect(html, label).toContain(`background:${STRATEGY_STYLES[label].color}`);
+            expect(html, label).toContain(escapeHtml(STRATEGY_STYLES[label].description));
+        }
+        expect(html).toContain(`stroke="${STRATEGY_STYLES.fit.color}"`);
+        expect(html).toMatch(/First token vs layers<\/b>: how many times sooner/);
+        expect(html).not.toMatch(/issue \d|seed 0|cf\. Fig|Fig\. \d/i);
+        expect(html).toContain("3 repeats per point");
+        const once = reportHtml({...report, settings: {...report.settings, repeats: 1}});
+        expect(once).toContain("1 repeat per point");
+        expect(once).toContain("One measurement per point (1 repeat)");
+        expect(once).not.toMatch(/\b1 repeats\b/);
+    });
+
+    it("log-axis ticks sit at round values, also when the data spans less than a decade", () => {
+        expect(niceTicks(1, 1000, true)).toEqual([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]);
+        expect(niceTicks(2097, 5552, true)).toEqual([3000, 4000, 5000]);
+        expect(niceTicks(2097, 2400, true)).toEqual([2100, 2200, 2300, 2400]);
+        const svg = lineChartSvg([{name: "layers", color: "#000", points: [{x: 64, y: 2621}, {x: 2048, y: 4441}]}],
+            {title: "t", xLabel: "x", yLabel: "y", logX: true, logY: true});
+        const yTicks = [...svg.matchAll(/class="tick" text-anchor="end"[^>]*>([^<]+)</g)].map((match) => match[1]);
+        expect(yTicks.length).toBeGreaterThanOrEqual(2);
+        for (const tick of yTicks) expect(tick, "a round tick").toMatch(/^[1-9]0*$|^[1-9]\.?0*k$/);
     });
 
     it("HTML escapes what it shows from the report", () => {

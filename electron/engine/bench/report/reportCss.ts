@@ -20,5 +20,6 @@ td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}
 .na,.muted{color:var(--muted)}.dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:6px}
 .scroll{overflow-x:auto}.load{margin-bottom:6px}.mem{color:#374151;font-size:12px}
 details code{display:block;white-space:pre-wrap;word-break:break-all;font-size:11.5px;background:#f3f4f6;padding:6px 8px;border-radius:6px;margin:4px 0}
+ul.targets{margin:0 0 10px;padding-left:20px;color:#374151;font-size:13px}.strategies td{text-align:left}
 summary{cursor:pointer;color:#2f6fde;font-size:12px}footer{margin-top:28px;color:var(--muted);font-size:12px}
 `;

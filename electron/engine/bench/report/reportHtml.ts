@@ -1,23 +1,23 @@
 /**
- * report.html: a self-contained page (inline CSS and SVG, no scripts or network) with charts like those of the paper "OATO: operator-aware tensor offloading"
- * Fig. 8–10 — TTFT vs prompt length, TPOT vs generation length, speed vs budget — the speed-up tables against
- * `layers`, `fit` and the best hand-tuned baseline, predicted-vs-measured error, and every run's plan and memory.
+ * report.html: a self-contained page (inline CSS and SVG, no scripts or network) with the charts of the paper "OATO:
+ * operator-aware tensor offloading" (Fig. 8–10: TTFT vs prompt length, TPOT vs generation length, speed vs budget), the
+ * speed-up tables against `layers`, `fit` and the best hand-tuned baseline, predicted-vs-measured error, and every
+ * run's plan and memory. Strategy names and colours are the app's (electron/contract/strategyStyles.ts).
  */
 import type {BenchReport, BenchRun, PointKind} from "../../../contract/bench.js";
 import {escapeHtml, formatNumber, lineChartSvg, type ChartSeries} from "./svgChart.js";
 import {predictionErrors, speedups, stockRatios, targetChecks, variantOrder} from "./summariseReport.js";
 import type {BaselineName} from "../../../contract/bench.js";
 import {REPORT_CSS} from "./reportCss.js";
+import {strategyStyle} from "../../../contract/strategyStyles.js";
 
-const PALETTE: Readonly<Record<string, string>> = {
-    cpu: "#8a8f98", layers: "#2f6fde", fit: "#e8831a", oato: "#8e44ad", optimal: "#1e9e5a",
-    "layers-tuned": "#7aa7f0", "fit-tuned": "#f2b46b"
-};
-const EXTRA_COLORS = ["#c0392b", "#16a085", "#d35400", "#2c3e50"];
 const MiB = 1024 * 1024;
 
-function colorOf(label: string, index: number): string {
-    return PALETTE[label] ?? EXTRA_COLORS[index % EXTRA_COLORS.length]!;
+const colorOf = (label: string) => strategyStyle(label).color;
+
+/** "1 repeat", "3 repeats". */
+function count(n: number, noun: string): string {
+    return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 function mib(bytes: number | null | undefined): string {
@@ -31,8 +31,8 @@ function budgetX(report: BenchReport, run: BenchRun): number {
 }
 
 function seriesFor(report: BenchReport, runs: readonly BenchRun[], kind: PointKind, value: (ms: number, tokens: number) => number): ChartSeries[] {
-    return variantOrder(report).map((label, i) => ({
-        name: label, color: colorOf(label, i), dashed: label.endsWith("-tuned"),
+    return variantOrder(report).map((label) => ({
+        name: label, color: colorOf(label), dashed: strategyStyle(label).dashed,
         points: runs.filter((r) => r.variant.label === label && r.status === "ok")
             .flatMap((r) => r.points.filter((p) => p.kind === kind).map((p) => ({x: p.tokens, y: value(p.medianMs, p.tokens)})))
     })).filter((s) => s.points.length > 0);
@@ -42,20 +42,20 @@ function figures(report: BenchReport): string {
     const parts: string[] = [];
     const budgets = report.settings.budgets;
     const ticks = (values: readonly number[]) => values.map((value) => ({value, label: String(value)}));
-    parts.push(`<h2>Time to first token vs prompt length <small>(as in Fig. 8 of "OATO: operator-aware tensor offloading")</small></h2><div class="charts">`);
+    parts.push(`<h2>Time to first token vs prompt length <small>(lower is better; both axes logarithmic)</small></h2><div class="charts">`);
     for (const budget of budgets)
         parts.push(lineChartSvg(seriesFor(report, report.runs.filter((r) => r.budget === budget), "ttft", (ms) => ms),
             {title: `TTFT, budget ${budget}`, xLabel: "prompt tokens", yLabel: "TTFT (ms, log)", logX: true, logY: true, xTicks: ticks(report.settings.prompts)}));
-    parts.push(`</div><h2>Time per output token vs generation length <small>(cf. Fig. 9)</small></h2><div class="charts">`);
+    parts.push(`</div><h2>Time per output token vs generation length <small>(lower is better)</small></h2><div class="charts">`);
     for (const budget of budgets)
         parts.push(lineChartSvg(seriesFor(report, report.runs.filter((r) => r.budget === budget), "tpot", (ms) => ms),
             {title: `TPOT, budget ${budget}`, xLabel: "generated tokens", yLabel: "TPOT (ms)", logX: true, xTicks: ticks(report.settings.gens)}));
-    parts.push(`</div><h2>Speed vs budget <small>(cf. Fig. 10)</small></h2><div class="charts">`);
+    parts.push(`</div><h2>Speed vs GPU budget <small>(tokens per second; higher is better)</small></h2><div class="charts">`);
     const byBudget = (kind: PointKind, tokens: number, title: string, yLabel: string) => {
         const xs = [...new Set(report.runs.map((r) => budgetX(report, r)))].sort((a, b) => a - b);
         const percent = report.settings.budgets.every((b) => b.endsWith("%"));
-        const series: ChartSeries[] = variantOrder(report).map((label, i) => ({
-            name: label, color: colorOf(label, i), dashed: label.endsWith("-tuned"),
+        const series: ChartSeries[] = variantOrder(report).map((label) => ({
+            name: label, color: colorOf(label), dashed: strategyStyle(label).dashed,
             points: report.runs.filter((r) => r.variant.label === label && r.status === "ok").flatMap((r) => {
                 const p = r.points.find((q) => q.kind === kind && q.tokens === tokens);
                 return p == null ? [] : [{x: budgetX(report, r), y: p.tokensPerSec}];
@@ -97,7 +97,7 @@ function speedupTables(report: BenchReport): string {
             for (const variant of variantOrder(report)) {
                 const row = points.map((p) => mine.find((c) => c.budget === budget && c.variant === variant && c.kind === p.kind && c.tokens === p.tokens));
                 if (row.every((c) => c == null)) continue;
-                parts.push(`<tr><td>${escapeHtml(budget)}</td><td><span class="dot" style="background:${colorOf(variant, 0)}"></span>${escapeHtml(variant)}</td>`,
+                parts.push(`<tr><td>${escapeHtml(budget)}</td><td><span class="dot" style="background:${colorOf(variant)}"></span>${escapeHtml(variant)}</td>`,
                     ...row.map((c) => {
                         if (c == null) return "<td class=\"na\">–</td>";
                         const cls = c.speedup >= 1.05 ? "win" : c.speedup <= 0.95 ? "loss" : "tie";
@@ -122,26 +122,48 @@ function stockTable(report: BenchReport): string {
         for (const variant of variantOrder(report)) {
             const row = points.map((p) => cells.find((c) => c.budget === budget && c.variant === variant && c.kind === p.kind && c.tokens === p.tokens));
             if (row.every((c) => c == null)) continue;
-            parts.push(`<tr><td>${escapeHtml(budget)}</td><td>${escapeHtml(variant)}</td>`, ...row.map((c) => c == null ? "<td class=\"na\">–</td>"
+            parts.push(`<tr><td>${escapeHtml(budget)}</td><td><span class="dot" style="background:${colorOf(variant)}"></span>${escapeHtml(variant)}</td>`, ...row.map((c) => c == null ? "<td class=\"na\">–</td>"
                 : `<td class="${c.ratio >= 0.97 ? "win" : c.ratio >= 0.9 ? "tie" : "loss"}" title="${formatNumber(c.tokensPerSec)} vs ${formatNumber(c.stockTokensPerSec)} t/s">${c.ratio.toFixed(2)}×</td>`), "</tr>");
         }
     parts.push("</tbody></table></div>");
     return parts.join("");
 }
 
+/** The targets the tensorwise planner (`optimal`) is held to, each with what it means for a user. */
 function targetTable(report: BenchReport): string {
     const checks = targetChecks(report);
     if (checks.every((c) => c.ttftShortVsLayers == null && c.worstVsBestTuned == null && c.tpotOverFloor == null)) return "";
     const cell = (value: number | null, pass: (v: number) => boolean, unit = "×") => value == null ? "<td class=\"na\">–</td>"
         : `<td class="${pass(value) ? "win" : "loss"}">${value.toFixed(2)}${unit}</td>`;
     const first = checks[0];
-    return `<h2>Targets for optimal <small>(green = met)</small></h2><table><thead><tr><th>budget</th>` +
-        `<th>TTFT vs layers<br><span>pp${first?.shortPrompt ?? "?"}, ≥ 4×</span></th><th>TPOT vs layers<br><span>median, ≥ 1.1×</span></th>` +
-        `<th>vs best hand-tuned<br><span>worst cell, ≥ 1×</span></th><th>TTFT vs best hand-tuned<br><span>pp${first?.longPrompt ?? "?"}, ≥ 1.3×</span></th>` +
-        `<th>TPOT ÷ floor<br><span>median, ≤ 1.5</span></th></tr></thead><tbody>` +
+    const short = first?.shortPrompt ?? "?";
+    const long = first?.longPrompt ?? "?";
+    const targets = [
+        `<b>First token vs layers</b>: how many times sooner the first token of a ${short}-token prompt arrives than with llama.cpp's layer split; the aim is at least 4×.`,
+        "<b>Decode vs layers</b>: how many times faster tokens are generated than with the layer split (median over the generation lengths); the aim is at least 1.1×.",
+        "<b>Worst vs hand-tuned</b>: the slowest of all measurements against the better hand-tuned baseline (layer split or --fit with pinned memory and the best micro-batch); at least 1× means never slower.",
+        `<b>First token vs hand-tuned</b>: the same for a ${long}-token prompt; the aim is at least 1.3×.`,
+        "<b>Decode ÷ floor</b>: time per token over the least it can be, the bytes of weights in system RAM read once at the CPU's measured bandwidth; the aim is at most 1.5."
+    ];
+    return `<h2>Targets for the tensorwise planner (optimal) <small>(green = met, red = missed)</small></h2>` +
+        `<ul class="targets">${targets.map((t) => `<li>${t}</li>`).join("")}</ul><table><thead><tr><th>budget</th>` +
+        `<th>First token vs layers<br><span>${short}-token prompt, ≥ 4×</span></th><th>Decode vs layers<br><span>median, ≥ 1.1×</span></th>` +
+        `<th>Worst vs hand-tuned<br><span>≥ 1×</span></th><th>First token vs hand-tuned<br><span>${long}-token prompt, ≥ 1.3×</span></th>` +
+        `<th>Decode ÷ floor<br><span>median, ≤ 1.5</span></th></tr></thead><tbody>` +
         checks.map((c) => `<tr><td>${escapeHtml(c.budget)}</td>${cell(c.ttftShortVsLayers, (v) => v >= 4)}${cell(c.tpotVsLayers, (v) => v >= 1.1)}` +
             `${cell(c.worstVsBestTuned, (v) => v >= 1)}${cell(c.ttftLongVsBestTuned, (v) => v >= 1.3)}${cell(c.tpotOverFloor, (v) => v <= 1.5, "")}</tr>`).join("") +
         "</tbody></table>";
+}
+
+/** What each strategy in the report is, in the app's words and colours. */
+function strategyLegend(report: BenchReport): string {
+    const rows = variantOrder(report).map((label) => {
+        const style = strategyStyle(label);
+        return `<tr><td><span class="dot" style="background:${style.color}"></span>${escapeHtml(style.name)}</td><td>${escapeHtml(style.title)}</td>` +
+            `<td>${escapeHtml(style.description)}</td></tr>`;
+    });
+    return `<h2>Strategies</h2><table class="strategies"><thead><tr><th>name</th><th>what</th><th>how it places the weights</th></tr></thead>` +
+        `<tbody>${rows.join("")}</tbody></table>`;
 }
 
 function errorTable(report: BenchReport): string {
@@ -187,7 +209,7 @@ function header(report: BenchReport): string {
         `<dt>machine</dt><dd>${escapeHtml(env.cpu.model)} (${env.cpu.threads} threads), ${(env.ramBytes / 2 ** 30).toFixed(0)} GiB RAM; ${gpu}; backend ${escapeHtml(env.backend)}</dd>` +
         `<dt>software</dt><dd>llama.cpp ${escapeHtml(env.llamaCppRelease)}, node-llama-cpp ${escapeHtml(env.nodeLlamaCppVersion)}, Node ${escapeHtml(env.nodeVersion)}, tensorwise ${escapeHtml(env.tensorwiseVersion)}</dd>` +
         `<dt>settings</dt><dd>budgets ${settings.budgets.join(", ")}; prompts ${settings.prompts.join(", ")}; generations ${settings.gens.join(", ")}; ` +
-        `${settings.repeats} repeats; ${settings.threads} threads; context ${settings.contextSize}; micro-batch ${settings.batchSize} ` +
+        `${count(settings.repeats, "repeat")} per point; ${settings.threads} threads; context ${settings.contextSize}; micro-batch ${settings.batchSize} ` +
         `(hand-tuned tries ${settings.tunedBatchSizes.join(", ")}); started ${escapeHtml(report.startedAt)}</dd></dl></header>`;
 }
 
@@ -195,7 +217,7 @@ function header(report: BenchReport): string {
 export function reportHtml(report: BenchReport): string {
     return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
         `<title>tensorwise benchmark — ${escapeHtml(report.model.path.split("/").at(-1) ?? "")}</title><style>${REPORT_CSS}</style></head><body><main>` +
-        header(report) + targetTable(report) + figures(report) + stockTable(report) + speedupTables(report) + errorTable(report) + runsTable(report) +
-        `<footer>Generated by <code>tensorwise bench</code>. Medians over ${report.settings.repeats} repeats; TTFT = prompt processing + first token; ` +
+        header(report) + strategyLegend(report) + targetTable(report) + figures(report) + stockTable(report) + speedupTables(report) + errorTable(report) + runsTable(report) +
+        `<footer>Generated by <code>tensorwise bench</code>. ${report.settings.repeats === 1 ? "One measurement per point (1 repeat)" : `Medians over ${count(report.settings.repeats, "repeat")}`}; TTFT = prompt processing + first token; ` +
         `TPOT = mean decode step after the first token. The full data is in report.json / report.csv.</footer></main></body></html>\n`;
 }

@@ -39,15 +39,22 @@ export function formatNumber(value: number): string {
     return value.toPrecision(2);
 }
 
-function niceTicks(min: number, max: number, log: boolean): number[] {
+/**
+ * Round tick values inside [min, max]: on a log axis 1-2-5 per decade, else every whole 1…9 per decade, else (a range
+ * inside one decade) the linear steps; never the raw ends of the range (a tick reads 2000, not 2097).
+ */
+export function niceTicks(min: number, max: number, log: boolean): number[] {
     if (log) {
-        const ticks: number[] = [];
-        for (let e = Math.floor(Math.log10(min)); e <= Math.ceil(Math.log10(max)); e++)
-            for (const m of [1, 2, 5]) {
-                const v = m * 10 ** e;
-                if (v >= min * 0.999 && v <= max * 1.001) ticks.push(v);
-            }
-        return ticks.length >= 2 ? ticks : [min, max];
+        for (const mantissas of [[1, 2, 5], [1, 2, 3, 4, 5, 6, 7, 8, 9]]) {
+            const ticks: number[] = [];
+            for (let e = Math.floor(Math.log10(min)); e <= Math.ceil(Math.log10(max)); e++)
+                for (const m of mantissas) {
+                    const v = Number((m * 10 ** e).toPrecision(12));
+                    if (v >= min * 0.999 && v <= max * 1.001) ticks.push(v);
+                }
+            if (ticks.length >= 2) return ticks;
+        }
+        return niceTicks(min, max, false).filter((v) => v > 0);
     }
     const span = max - min || Math.abs(max) || 1;
     const step = 10 ** Math.floor(Math.log10(span / 4));

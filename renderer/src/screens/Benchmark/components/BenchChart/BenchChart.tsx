@@ -1,5 +1,6 @@
 import {useEffect, useRef} from "react";
 import uPlot from "uplot";
+import {useChartColors} from "../../../../App/useChartColors";
 import {formatMs} from "../../../../format/format";
 import "./BenchChart.css";
 
@@ -15,13 +16,14 @@ const HEIGHT = 230;
 export function BenchChart({title, xLabel, x, series, testId}: {title: string; xLabel: string; x: number[]; series: BenchSeries[]; testId: string}) {
     const host = useRef<HTMLDivElement>(null);
     const plot = useRef<uPlot | null>(null);
+    const colors = useChartColors();
     const key = series.map((entry) => `${entry.label}:${entry.color}:${entry.dashed}`).join("|");
 
     useEffect(() => {
         const element = host.current;
         if (element == null)
             return;
-        const axis = {stroke: "#8d96aa", grid: {stroke: "#232a37", width: 1}, ticks: {stroke: "#232a37", width: 1}, font: FONT, labelFont: FONT, labelSize: 16};
+        const axis = {stroke: colors.text, grid: {stroke: colors.grid, width: 1}, ticks: {stroke: colors.grid, width: 1}, font: FONT, labelFont: FONT, labelSize: 16};
         plot.current = new uPlot({
             width: Math.max(220, element.clientWidth),
             height: HEIGHT,
@@ -40,7 +42,7 @@ export function BenchChart({title, xLabel, x, series, testId}: {title: string; x
                     value: (_plot: uPlot, value: number | null) => value == null ? "–" : formatMs(value)
                 }))
             ]
-        }, [[], ...series.map(() => [])], element);
+        }, [x, ...series.map((entry) => entry.values)] as uPlot.AlignedData, element);
         const observer = new ResizeObserver(() => plot.current?.setSize({width: Math.max(220, element.clientWidth), height: HEIGHT}));
         observer.observe(element);
         return () => {
@@ -48,9 +50,9 @@ export function BenchChart({title, xLabel, x, series, testId}: {title: string; x
             plot.current?.destroy();
             plot.current = null;
         };
-        // rebuilt only when the set of series changes
+        // rebuilt only when the set of series or the theme changes
         // eslint-disable-next-line react-hooks/exhaustive-deps
-    }, [key, xLabel]);
+    }, [key, xLabel, colors]);
 
     useEffect(() => {
         plot.current?.setData([x, ...series.map((entry) => entry.values)] as uPlot.AlignedData);

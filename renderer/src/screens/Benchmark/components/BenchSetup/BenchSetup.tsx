@@ -1,16 +1,15 @@
 import type {BenchStrategy} from "../../../../../../electron/contract/ipc";
 import {startBench, stopBench, toggleStrategy} from "../../../../actions/benchActions";
 import {useBenchStore} from "../../../../stores/benchStore";
-import {strategyColor} from "../../benchColors";
+import {MOE_STRATEGY_NAMES, STRATEGY_NAMES} from "../../../../../../electron/contract/strategies";
+import {strategyStyle} from "../../../../../../electron/contract/strategyStyles";
 import "./BenchSetup.css";
 
-const STRATEGIES: {value: BenchStrategy; label: string; hint: string}[] = [
-    {value: "cpu", label: "cpu", hint: "everything on the CPU"},
-    {value: "layers", label: "layers", hint: "llama.cpp's layer split (-ngl)"},
-    {value: "fit", label: "fit", hint: "llama.cpp --fit"},
-    {value: "oato", label: "oato", hint: "per-operator benefit order"},
-    {value: "optimal", label: "optimal", hint: "tensorwise's plan"}
-];
+/**
+ * The strategies a user picks from (the mixture-of-experts ones only mean something for such a model), named and
+ * coloured as everywhere else (electron/contract/strategyStyles.ts).
+ */
+const STRATEGIES: readonly BenchStrategy[] = STRATEGY_NAMES.filter((name) => !MOE_STRATEGY_NAMES.includes(name));
 
 /** The grid of a benchmark (budgets × strategies, prompt and generation lengths, repeats) and Start / Stop. */
 export function BenchSetup({canStart, reason}: {canStart: boolean; reason: string | null}) {
@@ -42,11 +41,12 @@ export function BenchSetup({canStart, reason}: {canStart: boolean; reason: strin
                     <span className="control-label">Strategies</span>
                     <div className="bench-chips" role="group">
                         {STRATEGIES.map((strategy) => {
-                            const on = form.strategies.includes(strategy.value);
+                            const on = form.strategies.includes(strategy);
+                            const style = strategyStyle(strategy);
                             return (
-                                <button key={strategy.value} type="button" className={`bench-chip ${on ? "on" : ""}`} aria-pressed={on}
-                                    title={strategy.hint} data-testid={`bench-strategy-${strategy.value}`} onClick={() => toggleStrategy(strategy.value)}>
-                                    <span className="swatch" style={{background: strategyColor(strategy.value)}}/>{strategy.label}
+                                <button key={strategy} type="button" className={`bench-chip ${on ? "on" : ""}`} aria-pressed={on}
+                                    title={`${style.title}: ${style.description}`} data-testid={`bench-strategy-${strategy}`} onClick={() => toggleStrategy(strategy)}>
+                                    <span className="swatch" style={{background: style.color}}/>{style.name}
                                 </button>
                             );
                         })}

@@ -1,5 +1,5 @@
 import type {ErrorStat} from "../../../../../../electron/contract/ipc";
-import {strategyColor} from "../../benchColors";
+import {strategyStyle} from "../../../../../../electron/contract/strategyStyles";
 import "./PredictionErrors.css";
 
 function pct(value: number | null): string {
@@ -21,7 +21,7 @@ export function PredictionErrors({errors}: {errors: ErrorStat[]}) {
                         {errors.length === 0 && <tr><td colSpan={5} className="faint">no finished runs yet</td></tr>}
                         {errors.map((stat) => (
                             <tr key={stat.variant}>
-                                <td><span className="swatch" style={{background: strategyColor(stat.variant)}}/><span className="mono">{stat.variant}</span></td>
+                                <td><span className="swatch" style={{background: strategyStyle(stat.variant).color}}/><span className="mono">{stat.variant}</span></td>
                                 <td className="num">{pct(stat.ttft)}</td><td className="num">{pct(stat.tpot)}</td>
                                 <td className={`num ${stat.all != null && stat.all <= 5 ? "faster" : ""}`}><b>{pct(stat.all)}</b></td>
                                 <td className="num faint">{stat.points}</td>

@@ -1,6 +1,6 @@
 import type {BenchReport} from "../../../../../../electron/contract/ipc";
 import {formatMs} from "../../../../format/format";
-import {strategyColor} from "../../benchColors";
+import {strategyStyle} from "../../../../../../electron/contract/strategyStyles";
 import "./ResultsTable.css";
 
 function errorPct(predicted: number | null, measured: number): string {
@@ -31,7 +31,7 @@ export function ResultsTable({report}: {report: BenchReport}) {
                             ? (
                                 <tr key={run.id} className="bench-run-failed" data-testid="bench-result-row" data-status={run.status}>
                                     <td>{run.budget}</td>
-                                    <td><span className="swatch" style={{background: strategyColor(run.variant.label)}}/>{run.variant.label}</td>
+                                    <td><span className="swatch" style={{background: strategyStyle(run.variant.label).color}}/>{run.variant.label}</td>
                                     <td colSpan={7} className="bench-run-error">{run.status}: {run.error}</td>
                                 </tr>
                             )
@@ -39,7 +39,7 @@ export function ResultsTable({report}: {report: BenchReport}) {
                                 <tr key={`${run.id}/${point.kind}${point.tokens}`} data-testid="bench-result-row" data-status={run.status}
                                     className={index === 0 ? "bench-run-first" : ""}>
                                     <td>{index === 0 ? run.budget : ""}</td>
-                                    <td>{index === 0 && <><span className="swatch" style={{background: strategyColor(run.variant.label)}}/>{run.variant.label}</>}</td>
+                                    <td>{index === 0 && <><span className="swatch" style={{background: strategyStyle(run.variant.label).color}}/>{run.variant.label}</>}</td>
                                     <td>{point.kind === "ttft" ? "TTFT" : "TPOT"}</td>
                                     <td className="num">{point.tokens}</td>
                                     <td className="num"><b>{formatMs(point.medianMs)}</b></td>

@@ -1,5 +1,5 @@
 import type {BenchReport, SpeedupCell} from "../../../../../../electron/contract/ipc";
-import {strategyColor} from "../../benchColors";
+import {strategyStyle} from "../../../../../../electron/contract/strategyStyles";
 import {formatMs} from "../../../../format/format";
 import "./SpeedupTable.css";
 
@@ -37,7 +37,7 @@ export function SpeedupTable({report, cells}: {report: BenchReport; cells: Speed
                                     const [budget, variant] = row.split("\u0000") as [string, string];
                                     return (
                                         <tr key={row}>
-                                            <td><span className="swatch" style={{background: strategyColor(variant)}}/><span className="mono">{variant}</span> <span className="faint">@ {budget}</span></td>
+                                            <td><span className="swatch" style={{background: strategyStyle(variant).color}}/><span className="mono">{variant}</span> <span className="faint">@ {budget}</span></td>
                                             {points.map((point) => {
                                                 const cell = cells.find((c) => c.baseline === baseline && c.budget === budget && c.variant === variant && c.kind === point.kind && c.tokens === point.tokens);
                                                 return <td key={`${point.kind}${point.tokens}`} className={`num ${cell == null ? "faint" : tone(cell.speedup)}`}

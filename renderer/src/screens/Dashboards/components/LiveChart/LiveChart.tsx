@@ -1,5 +1,6 @@
 import {useEffect, useRef} from "react";
 import uPlot from "uplot";
+import {useChartColors} from "../../../../App/useChartColors";
 import "./LiveChart.css";
 
 export type Series = {label: string; color: string; values: (number | null)[]};
@@ -8,13 +9,14 @@ export type Series = {label: string; color: string; values: (number | null)[]};
 export function LiveChart({title, unit, x, series, testId}: {title: string; unit: string; x: number[]; series: Series[]; testId?: string}) {
     const host = useRef<HTMLDivElement>(null);
     const plot = useRef<uPlot | null>(null);
+    const colors = useChartColors();
     const seriesKey = series.map((entry) => entry.label).join("|");
 
     useEffect(() => {
         const element = host.current;
         if (element == null)
             return;
-        const axis = {stroke: "#8d96aa", grid: {stroke: "#232a37", width: 1}, ticks: {stroke: "#232a37", width: 1}, font: "11px DejaVu Sans, sans-serif"};
+        const axis = {stroke: colors.text, grid: {stroke: colors.grid, width: 1}, ticks: {stroke: colors.grid, width: 1}, font: "11px DejaVu Sans, sans-serif"};
         plot.current = new uPlot({
             width: Math.max(200, element.clientWidth),
             height: 220,
@@ -31,7 +33,7 @@ export function LiveChart({title, unit, x, series, testId}: {title: string; unit
                 {label: "reply #", value: (_plot: uPlot, value: number | null) => value == null ? "–" : String(value)},
                 ...series.map((entry) => ({label: entry.label, stroke: entry.color, width: 2, points: {show: true, size: 6, fill: entry.color}, spanGaps: true}))
             ]
-        }, [[], ...series.map(() => [])], element);
+        }, [x, ...series.map((entry) => entry.values)] as uPlot.AlignedData, element);
         const observer = new ResizeObserver(() => plot.current?.setSize({width: Math.max(200, element.clientWidth), height: 220}));
         observer.observe(element);
         return () => {
@@ -39,9 +41,9 @@ export function LiveChart({title, unit, x, series, testId}: {title: string; unit
             plot.current?.destroy();
             plot.current = null;
         };
-        // the chart is rebuilt only when its set of series changes
+        // the chart is rebuilt only when its set of series or the theme changes
         // eslint-disable-next-line react-hooks/exhaustive-deps
-    }, [seriesKey, unit]);
+    }, [seriesKey, unit, colors]);
 
     useEffect(() => {
         plot.current?.setData([x, ...series.map((entry) => entry.values)] as uPlot.AlignedData);
