@@ -40,8 +40,14 @@ export type DeviceCostTable = {
     readonly devices: readonly PlanDevice[];
     /** One step's nodes in execution order, starting and ending on the host (embeddings, logits). */
     readonly nodes: readonly CostNode[];
-    /** Bytes each device holds whatever the plan: KV cache of its layers, scratch, the input layer on the host. */
+    /** Bytes each device holds whatever the plan: the sum of the three below. */
     readonly reservedBytes: readonly number[];
+    /** KV cache of the layers whose KV is on each device. */
+    readonly kvBytes: readonly number[];
+    /** Compute buffer (scratch) reserved on each device. */
+    readonly scratchBytes: readonly number[];
+    /** Weights no choice moves: the input layer (and small tensors without an op) on the host. */
+    readonly fixedWeightBytes: readonly number[];
     /** Small tensors (norms) → the weight op they follow; `null`: they stay on the host. */
     readonly companions: ReadonlyMap<string, string | null>;
     /** Tokens of each prompt micro-batch (llama_batch_allocr::split_simple, n_ubatch). */
@@ -137,15 +143,14 @@ export function deviceCostTable(options: {
 
     const kvBytes = kvBytesPerLayer(model, settings.contextSize);
     const largestHostCopy = Math.max(0, ...ops.filter((t) => t.role !== "output").map((t) => t.bytes));
-    const reservedBytes = devices.map((device, i) => {
-        const kv = kvDevice.filter((d) => d === i).length * kvBytes;
-        if (device.isHost) return kv + hostFixed;
-        // the offload device also holds the copy of a host weight it multiplies (measured scratch already includes it)
-        const scratch = i === offloadDevice ? scratchFor(cost, settings, largestHostCopy) : scratchBytes(model, settings, 0);
-        return kv + scratch;
-    });
+    const kv = devices.map((_, i) => kvDevice.filter((d) => d === i).length * kvBytes);
+    // the offload device also holds the copy of a host weight it multiplies (measured scratch already includes it)
+    const scratch = devices.map((device, i) => device.isHost ? 0
+        : i === offloadDevice ? scratchFor(cost, settings, largestHostCopy) : scratchBytes(model, settings, 0));
+    const fixedWeightBytes = devices.map((device) => (device.isHost ? hostFixed : 0));
     return {
-        devices, nodes, reservedBytes, companions, ubatches: host.ubatches, activationBytesPerToken: model.embd * ACTIVATION_BYTES,
+        devices, nodes, reservedBytes: devices.map((_, i) => kv[i]! + scratch[i]! + fixedWeightBytes[i]!), kvBytes: kv, scratchBytes: scratch,
+        fixedWeightBytes, companions, ubatches: host.ubatches, activationBytesPerToken: model.embd * ACTIVATION_BYTES,
         offloadDevice, offloadMinBatch: host.offloadMinBatch, genTokens: workload.genTokens, overheadUs: cost.decodeOverheadUs ?? 0
     };
 }

@@ -29,7 +29,7 @@ function handTable(options: {a: number[]; b: number[]; gpuLatency: number; rpcLa
             op("a", options.a), op("b", options.b),
             {kind: "fixed", label: "logits", device: 0, prefillUs: 0, decodeUs: 0}
         ],
-        reservedBytes: [0, 0, 0], companions: new Map(), ubatches: [], activationBytesPerToken: 0,
+        reservedBytes: [0, 0, 0], kvBytes: [0, 0, 0], scratchBytes: [0, 0, 0], fixedWeightBytes: [0, 0, 0], companions: new Map(), ubatches: [], activationBytesPerToken: 0,
         offloadDevice: 1, offloadMinBatch: 32, genTokens: 2, overheadUs: 0
     };
 }
@@ -73,7 +73,7 @@ describe("the K-device MILP on hand-computed tables", () => {
 
     it("reports no plan when the reserved memory alone overflows a device", async () => {
         const table = handTable({a: [100, 10, 5], b: [100, 10, 4], gpuLatency: 1, rpcLatency: 10, rpcCapacity: 100});
-        expect(await solveDevicesMilp({...table, reservedBytes: [0, 0, 101]})).toBeNull();
+        expect(await solveDevicesMilp({...table, reservedBytes: [0, 0, 101], kvBytes: [0, 0, 101]})).toBeNull();
     });
 
     it("prices a host weight's prompt switches on the offload device for micro-batches of 32 tokens or more", () => {
@@ -130,8 +130,10 @@ describe("planDevices on a fake CPU + GPU + rpc-server machine", () => {
             const match = best.overrides.find((o) => new RegExp(o.pattern).test(t.name));
             expect(match?.bufferType, t.name).toBe(t.role === "token_embd" ? undefined : best.placement.assignments[t.name]);
         }
-        // 20% on each device cannot hold the model: the host keeps the rest
-        expect(best.prediction.weightBytesByDevice[0]).toBeGreaterThan(0);
+        // 20% on each device cannot hold the model: the host keeps more than the input layer
+        const inputLayer = model.tensors.find((t) => t.role === "token_embd")!.bytes;
+        expect(best.prediction.weightBytesByDevice[0]).toBeGreaterThan(inputLayer);
+        expect(best.prediction.weightBytesByDevice.reduce((a, b) => a + b, 0)).toBe(model.weightBytes);
     });
 
     // llama.cpp puts layer 0's KV cache on the first device of its split, the rpc-server (llama_model_load_from_file_impl

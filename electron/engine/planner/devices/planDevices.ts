@@ -38,6 +38,7 @@ export type MultiDevicePlan = {
     readonly best: DevicePlan;
     readonly candidates: readonly DevicePlan[];
     readonly devices: readonly PlanDevice[];
+    readonly workload: Workload;
 };
 
 /** What {@link planDevices} takes: hardware facts are parameters (fake profiles in tests). */
@@ -146,5 +147,5 @@ export async function planDevices(inputs: PlanDevicesInputs): Promise<MultiDevic
     if (fitting.length === 0)
         throw new Error(`no placement of this model fits the memory of ${inputs.devices.map((d) => d.bufferType).join(", ")}: ` +
             "use a smaller context or micro-batch, or add a device");
-    return {best: fitting[0]!, candidates: fitting, devices: inputs.devices};
+    return {best: fitting[0]!, candidates: fitting, devices: inputs.devices, workload: inputs.workload};
 }

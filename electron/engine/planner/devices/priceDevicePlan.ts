@@ -53,8 +53,12 @@ export type DevicePlanPrediction = {
     readonly requestMs: number;
     /** Bytes on each device (weights + reserved), by device index. */
     readonly bytesByDevice: readonly number[];
-    /** Weight bytes on each device, by device index. */
+    /** Weight bytes on each device (the input layer on the host included), by device index. */
     readonly weightBytesByDevice: readonly number[];
+    /** KV cache bytes on each device (where llama.cpp's layer split puts them). */
+    readonly kvBytesByDevice: readonly number[];
+    /** Scratch (compute buffer) bytes reserved on each device. */
+    readonly scratchBytesByDevice: readonly number[];
     /** Device switches in one decode step. */
     readonly decodeSwitches: number;
     /** Whether every device holds at most its capacity. */
@@ -72,7 +76,7 @@ export function priceDevicePlan(table: DeviceCostTable, assignment: ReadonlyMap<
     let ttft = table.ubatches.length * table.overheadUs;
     let tpot = table.overheadUs;
     let switches = 0;
-    const weights = table.devices.map(() => 0);
+    const weights = [...table.fixedWeightBytes];
     table.nodes.forEach((node, i) => {
         const device = deviceOf(node);
         if (node.kind === "op") {
@@ -90,13 +94,15 @@ export function priceDevicePlan(table: DeviceCostTable, assignment: ReadonlyMap<
         tpot += hopUs(table, device, nextDevice, 1);
         for (const tokens of table.ubatches) ttft += hopUs(table, runsOn(table, node, device, tokens), runsOn(table, next, nextDevice, tokens), tokens);
     });
-    const bytesByDevice = weights.map((bytes, i) => bytes + table.reservedBytes[i]!);
+    const bytesByDevice = weights.map((bytes, i) => bytes + table.kvBytes[i]! + table.scratchBytes[i]!);
     return {
         ttftMs: ttft / 1000,
         tpotMs: tpot / 1000,
         requestMs: (ttft + Math.max(0, table.genTokens - 1) * tpot) / 1000,
         bytesByDevice,
         weightBytesByDevice: weights,
+        kvBytesByDevice: table.kvBytes,
+        scratchBytesByDevice: table.scratchBytes,
         decodeSwitches: switches,
         fits: bytesByDevice.every((bytes, i) => bytes <= table.devices[i]!.capacityBytes)
     };
