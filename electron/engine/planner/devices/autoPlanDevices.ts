@@ -8,7 +8,7 @@ import {prepareStrategyInputs, type AutoPlanOptions} from "../autoPlan.js";
 import {budgetBytes} from "../budget.js";
 import type {PlanSettings} from "../types.js";
 import type {DeviceLink, PlanDevice} from "./PlanDevice.js";
-import {planDevices, type MultiDevicePlan} from "./planDevices.js";
+import {planDevices, type MultiDevicePlan, type PlanDevicesInputs} from "./planDevices.js";
 
 /** Share of the host's free memory a plan may fill (the rest: the app, the OS, other processes). */
 const HOST_MEMORY_SHARE = 0.8;
@@ -53,7 +53,9 @@ export function planDevicesOf(devices: readonly NativeDevice[], profile: Machine
         const link = linkOf(profile, device.name);
         const timed = profile.matmuls.some((p) => p.device === device.name && p.supported && p.medianUs > 0);
         if (link == null || !timed || device.bufferType == null) {
-            notes.push(`${device.name} left out: the profile has no ${link == null ? "transfer" : "matmul"} timing for it`);
+            const missing = device.bufferType == null ? "buffer type" : link == null ? "link (transfer)" : "matmul";
+            notes.push(`${device.name} (${device.description}) is left out of the plan because the profile has no ${missing} timing for it` +
+                `${profile.truncated ? " (its time limit ran out; profile again with a longer limit)" : ""}.`);
             continue;
         }
         const capacityBytes = device.name === mainGpu?.name ? mainGpu.budgetBytes
@@ -73,6 +75,8 @@ export type AutoPlanDevicesResult = {
     readonly model: InspectedModel;
     readonly profile: MachineProfile;
     readonly notes: readonly string[];
+    /** What the plan was made from (to price it for other workloads: predictDevicePlanAt). */
+    readonly inputs: PlanDevicesInputs;
 };
 
 /**
@@ -86,6 +90,7 @@ export async function autoPlanDevices(engine: EngineLlama, modelPath: string, op
     const {devices, notes} = planDevicesOf(machineDevices, profile, main == null ? null : {name: main, budgetBytes: inputs.budgetBytes}, os.freemem());
     const settings: PlanSettings = {...inputs.settings, useMmap: false};
     options.onProgress?.(`planning over ${devices.map((d) => d.bufferType).join(", ")}`);
-    const plan = await planDevices({cost: inputs.cost, devices, settings, workload: inputs.workload, tensors: model.tensors});
-    return {plan, settings, model, profile, notes};
+    const planInputs: PlanDevicesInputs = {cost: inputs.cost, devices, settings, workload: inputs.workload, tensors: model.tensors};
+    const plan = await planDevices(planInputs);
+    return {plan, settings, model, profile, notes, inputs: planInputs};
 }

@@ -4,6 +4,7 @@
  * one local GPU alone; the winner is the one predicted fastest, so the MILP's plan is never predicted worse than a
  * baseline.
  */
+import type {DevicePlanKind} from "../../../contract/strategies.js";
 import {compilePlacement} from "../../placement/compilePlacement.js";
 import type {Placement, TensorBufferOverride} from "../../placement/Placement.js";
 import {pinEveryTensor} from "../../placement/pinEveryTensor.js";
@@ -15,8 +16,7 @@ import type {PlanDevice} from "./PlanDevice.js";
 import {priceDevicePlan, type DevicePlanPrediction} from "./priceDevicePlan.js";
 import {solveDevicesMilp} from "./solveDevicesMilp.js";
 
-/** How a multi-device plan was found. */
-export type DevicePlanKind = "optimal" | "layers-split" | "single-gpu";
+export type {DevicePlanKind};
 
 /** One candidate plan: where every weight op goes, how to load it, and its prediction. */
 export type DevicePlan = {
@@ -104,6 +104,16 @@ export function layersSplitPlan(inputs: PlanDevicesInputs): DevicePlan | null {
         if (plan.prediction.fits) return plan;
     }
     return null;
+}
+
+/**
+ * What `plan` costs for another workload (a benchmark point): its assignment priced with the KV cache as its `-ngl`
+ * splits it, for `workload`.
+ */
+export function predictDevicePlanAt(inputs: PlanDevicesInputs, plan: DevicePlan, workload: Workload): DevicePlanPrediction {
+    const at = {...inputs, workload};
+    const layers = plan.gpuLayers === "max" ? inputs.cost.model.layerCount + 1 : plan.gpuLayers;
+    return priceDevicePlan(tableFor(at, kvDevices(at, layers).perLayer), plan.assignment);
 }
 
 /**
