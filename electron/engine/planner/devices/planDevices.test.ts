@@ -5,6 +5,8 @@ import {fakeModel, fakeProfile} from "../testing/fakeProfile.js";
 import type {CostNode, DeviceCostTable} from "./deviceCostTable.js";
 import {layerSplitDevices} from "./layerSplitDevices.js";
 import type {DeviceLink, PlanDevice} from "./PlanDevice.js";
+import type {NativeDevice} from "../../native/tensorwiseBindings.js";
+import {planDevicesOf} from "./autoPlanDevices.js";
 import {planDevices} from "./planDevices.js";
 import {edgeUs, priceDevicePlan} from "./priceDevicePlan.js";
 import {solveDevicesMilp} from "./solveDevicesMilp.js";
@@ -148,5 +150,33 @@ describe("planDevices on a fake CPU + GPU + rpc-server machine", () => {
         expect(fast.best.prediction.weightBytesByDevice[1]).toBeGreaterThan(0);
         expect(slow.best.prediction.requestMs).toBeGreaterThan(fast.best.prediction.requestMs);
         expect(slow.best.prediction.weightBytesByDevice[1]).toBeLessThanOrEqual(fast.best.prediction.weightBytesByDevice[1]!);
+    });
+});
+
+describe("planDevicesOf: which of the machine's devices a plan can use", () => {
+    const model = fakeModel(4, 512, 1536, "f16", 4096, 8, 2);
+    const base = fakeProfile(model, {gpuDevice: "Vulkan0"});
+    const native = (name: string, type: "cpu" | "gpu", backend: string, bufferType: string): NativeDevice =>
+        ({name, description: name === "RPC0" ? "127.0.0.1:50052" : name, type, backend, freeBytes: 4 * 1024 * MiB, totalBytes: 4 * 1024 * MiB, bufferType, hostBufferType: null});
+    const machine = [native("CPU", "cpu", "CPU", "CPU"), native("Vulkan0", "gpu", "Vulkan", "Vulkan0"), native("RPC0", "gpu", "RPC", "RPC0[127.0.0.1:50052]")];
+
+    it("leaves out a device whose link the profile never timed, and says so in one sentence naming it and the remedy", () => {
+        const truncated = {...base, truncated: true, matmuls: [...base.matmuls, ...base.matmuls.filter((p) => p.device === "Vulkan0").map((p) => ({...p, device: "RPC0"}))]};
+        const {devices, notes} = planDevicesOf(machine, truncated, {name: "Vulkan0", budgetBytes: 512 * MiB}, 8 * 1024 * MiB);
+        expect(devices.map((d) => d.bufferType)).toEqual(["CPU", "Vulkan0"]);
+        expect(notes).toEqual(["RPC0 (127.0.0.1:50052) is left out of the plan because the profile has no link (transfer) timing for it " +
+            "(its time limit ran out; profile again with a longer limit)."]);
+    });
+
+    it("keeps every device with a link and matmul timings, rpc-servers first as llama.cpp orders them", () => {
+        const full = {
+            ...base,
+            matmuls: [...base.matmuls, ...base.matmuls.filter((p) => p.device === "Vulkan0").map((p) => ({...p, device: "RPC0"}))],
+            transfers: [...base.transfers, {device: "RPC0", pinnedH2dBytesPerSec: 1e8, pageableH2dBytesPerSec: 1e8, d2hBytesPerSec: 1e8, switchUs: 250, copySmallUs: 200, launchUs: 50}]
+        };
+        const {devices, notes} = planDevicesOf(machine, full, {name: "Vulkan0", budgetBytes: 512 * MiB}, 8 * 1024 * MiB);
+        expect(notes).toEqual([]);
+        expect(devices.map((d) => d.bufferType)).toEqual(["CPU", "RPC0[127.0.0.1:50052]", "Vulkan0"]);
+        expect(devices[1]!.link).toEqual({latencyUs: 200, launchUs: 50, h2dBytesPerUs: 100, d2hBytesPerUs: 100});
     });
 });
