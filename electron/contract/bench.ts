@@ -5,7 +5,7 @@
  */
 import type {MemoryReport} from "./memory.js";
 import type {FixedBudget} from "./settings.js";
-import type {StrategyName} from "./strategies.js";
+import type {DevicePlanKind, StrategyName} from "./strategies.js";
 
 /** The files of one benchmark folder, by format: rewritten after every run (atomically), so a stop loses nothing. */
 export const REPORT_FILES = {jsonl: "results.jsonl", json: "report.json", csv: "report.csv", html: "report.html"} as const;
@@ -26,6 +26,11 @@ export type BenchVariant = {
     readonly strategy: StrategyName;
     /** Pinned host memory (mmap off) and, per measurement, the best of several micro-batches. */
     readonly handTuned: boolean;
+    /**
+     * A plan over every device of the process (CPU, GPUs, rpc-servers), of this kind; `strategy` is then only the
+     * nearest one-GPU strategy. Absent: a one-GPU plan of `strategy`.
+     */
+    readonly devicePlan?: DevicePlanKind;
 };
 
 /** What was measured in one point: time to first token at a prompt length, or time per output token at a reply length. */

@@ -18,6 +18,15 @@ export const PLACEMENT_STRATEGIES = [...STRATEGY_NAMES, "manual"] as const;
 
 export type PlacementStrategyName = (typeof PLACEMENT_STRATEGIES)[number];
 
+/**
+ * Plans over several devices (the CPU, local GPUs, rpc-servers' devices): the K-device MILP (`optimal`) and its two
+ * baselines, llama.cpp's layer split over every device by free memory (`layers-split`: `-ngl N`, `-ts` unset) and the
+ * best plan on the host and one local GPU (`single-gpu`).
+ */
+export const DEVICE_PLAN_KINDS = ["optimal", "layers-split", "single-gpu"] as const;
+
+export type DevicePlanKind = (typeof DEVICE_PLAN_KINDS)[number];
+
 export function isStrategyName(value: unknown): value is StrategyName {
     return typeof value === "string" && (STRATEGY_NAMES as readonly string[]).includes(value);
 }

@@ -8,6 +8,7 @@
 import {existsSync} from "node:fs";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
+import {explainRpcAbort} from "../engine/rpc/explainRpcAbort.js";
 import type {
     EngineEvents, EngineMessage, EngineRequestName, EngineRequests
 } from "../engine/service/engineProtocol.js";
@@ -242,7 +243,10 @@ export class EngineClient {
     private describeExit(code: number | null, signal: NodeJS.Signals | null): string {
         const how = signal != null ? `killed by ${signal}` : `exit code ${code ?? "unknown"}`;
         const tail = this.stderrTail.join("\n").trim();
-        return tail === "" ? how : `${how}\n${tail}`;
+        // a lost rpc-server aborts llama.cpp: say so first, in words the user can act on
+        const rpc = explainRpcAbort(tail);
+        const reason = rpc == null ? how : `${rpc} (${how})`;
+        return tail === "" ? reason : `${reason}\n${tail}`;
     }
 
     private settle(id: number, response: {ok: true; result: unknown} | {ok: false; error: ContractError}): void {

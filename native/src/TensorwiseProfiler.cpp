@@ -113,11 +113,13 @@ constexpr size_t kSlopeWeightBudget = 256u << 20;
 class Profiler {
 public:
     Profiler(const Request& request, unsigned generation)
-        : req(request), generation(generation), started(Clock::now()) {}
+        : req(request), generation(generation), started(Clock::now()), budgetStarted(started) {}
 
+    // The time limit applies to the matmul phase only (from budgetStarted): links are few, short and bounded by
+    // maxMsPerPoint each, and a device without a link timing cannot be planned for at all.
     bool stop(Response& out) {
         if (tensorwiseProfileCancelGeneration.load() != generation) { out.cancelled = true; return true; }
-        if (elapsedUs(started) / 1000 > req.timeLimitMs) { out.truncated = true; return true; }
+        if (!linkPhase && elapsedUs(budgetStarted) / 1000 > req.timeLimitMs) { out.truncated = true; return true; }
         return false;
     }
 
@@ -297,6 +299,17 @@ public:
             devs.push_back({dev, name, type == GGML_BACKEND_DEVICE_TYPE_CPU});
             out.devices.push_back({name, type == GGML_BACKEND_DEVICE_TYPE_CPU ? "cpu" : "gpu"});
         }
+        // every device's link before any matmul, outside the time limit: a device (an rpc-server's above all) whose
+        // link was never timed is left out of every plan, whereas a missing matmul point is only extrapolated
+        linkPhase = true;
+        for (const Dev& d : devs) {
+            if (d.isCpu) continue;
+            if (stop(out)) break;
+            BackendPtr backend(ggml_backend_dev_init(d.dev, nullptr));
+            if (backend) transfers(backend.get(), d.dev, d.name, out);
+        }
+        linkPhase = false;
+        budgetStarted = Clock::now();
         if (!stop(out)) cpuRead(out);
         // the CPU first: it is what every plan falls back to, and GPU pipelines compile lazily (slow on llvmpipe)
         std::stable_sort(devs.begin(), devs.end(), [](const Dev& a, const Dev& b) { return a.isCpu && !b.isCpu; });
@@ -307,7 +320,7 @@ public:
             if (d.isCpu) {
                 setThreads(backend.get(), d.dev, req.threads);
                 cpuLaunch(backend.get(), out);
-            } else transfers(backend.get(), d.dev, d.name, out);
+            }
             std::vector<int64_t> batches = d.isCpu ? req.cpuBatchSizes : req.batchSizes;
             std::sort(batches.begin(), batches.end());
             // every op at the small batches first, so a time limit cuts only large-batch points (extrapolated)
@@ -319,7 +332,7 @@ public:
                     if (lastBatch > 0 && lastUs < 0) continue;  // unsupported or skipped before
                     if (lastBatch > 0) {
                         double estimatedMs = lastUs * (double) batch / (double) lastBatch / 1000;
-                        double leftMs = req.timeLimitMs - elapsedUs(started) / 1000;
+                        double leftMs = req.timeLimitMs - elapsedUs(budgetStarted) / 1000;
                         if (estimatedMs > req.maxEstimatedMsPerPoint || estimatedMs * (1 + req.warmup) > leftMs / 2) {
                             lastUs = -1;
                             continue;
@@ -338,6 +351,8 @@ private:
     const Request& req;
     unsigned generation;
     Clock::time_point started;
+    Clock::time_point budgetStarted;  // where the time limit starts: after the link phase
+    bool linkPhase = false;
 };
 
 class ProfileWorker : public Napi::AsyncWorker {

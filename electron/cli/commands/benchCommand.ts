@@ -12,6 +12,7 @@ import type {BenchVariant} from "../../contract/bench.js";
 import {getEngineLlama} from "../../engine/native/getEngineLlama.js";
 import {LIMITS} from "../../contract/limits.js";
 import {flagNumber, flagNumberList, flagThreads, parseBudget, parseGpu} from "../flags.js";
+import {flagRpc} from "../rpcFlags.js";
 import {STRATEGY_NAMES} from "../../engine/planner/planStrategy.js";
 import type {StrategyName} from "../../contract/strategies.js";
 import type {CliIo} from "../CliIo.js";
@@ -27,12 +28,14 @@ export const BENCH_OPTIONS = {
     gens: {type: "string", default: "32,64,128"}, strategies: {type: "string", default: STRATEGY_NAMES.join(",")},
     repeats: {type: "string", default: "3"}, out: {type: "string"}, threads: {type: "string"}, context: {type: "string"},
     batch: {type: "string"}, "hand-tuned": {type: "boolean", default: false}, "tuned-batches": {type: "string"},
-    "tpot-prompt": {type: "string"}, warmup: {type: "string"}, "llama-bench": {type: "boolean", default: false}
+    "tpot-prompt": {type: "string"}, warmup: {type: "string"}, "llama-bench": {type: "boolean", default: false},
+    rpc: {type: "string"}
 } as const;
 
 export const BENCH_USAGE = "tensorwise bench <model.gguf> [--budgets 25,50,75%] [--prompts 32,64,…] [--gens 32,64,128] " +
     "[--strategies cpu,layers,fit,cpu-moe,n-cpu-moe,oato,optimal] [--hand-tuned] [--tuned-batches 512,2048] [--repeats N] [--out dir] " +
-    "[--gpu auto|cpu|cuda|vulkan] [--threads N] [--context N] [--batch N] [--tpot-prompt N] [--warmup N] [--llama-bench] [--json]";
+    "[--gpu auto|cpu|cuda|vulkan] [--threads N] [--context N] [--batch N] [--tpot-prompt N] [--warmup N] [--llama-bench] [--rpc host:port,…] [--json]" +
+    " (with more than one GPU or rpc-server device, the K-device plan runs against layers-split and single-gpu too)";
 
 /**
  * `"25,50,75%"` (a trailing `%` applies to the whole list), `"25%,50%"`, or MiB: `"2048,4096"`.
@@ -86,6 +89,7 @@ export async function benchCommand(io: CliIo, modelPath: string, values: BenchCo
     const warmupTokens = flagNumber(values.warmup, "warmup", "warmup");
     const outDir = path.resolve(typeof values.out === "string" ? values.out : defaultOutDir());
     const json = values.json === true;
+    const rpcServers = flagRpc(values.rpc);
 
     const controller = new AbortController();
     let signals = 0;
@@ -96,7 +100,7 @@ export async function benchCommand(io: CliIo, modelPath: string, values: BenchCo
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
-    const engine = await getEngineLlama({gpu: parseGpu(values.gpu), maxThreads: threads});
+    const engine = await getEngineLlama({gpu: parseGpu(values.gpu), maxThreads: threads, rpcServers});
     try {
         const report = await runBench(engine, {
             modelPath, budgets, prompts, gens, variants, repeats, outDir, threads,

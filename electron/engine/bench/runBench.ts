@@ -3,7 +3,7 @@
  * cached), load through the real runtime, warm up, measure TTFT/TPOT with repeats, record measured memory per buffer
  * type and the planner's prediction per point. Results are written after every run (see {@link BenchResultStore}).
  */
-import {MOE_STRATEGY_NAMES} from "../../contract/strategies.js";
+import {DEVICE_PLAN_KINDS, MOE_STRATEGY_NAMES} from "../../contract/strategies.js";
 import type {Budget} from "../../contract/ipc.js";
 import {assertLoadable} from "../gguf/inspectGguf.js";
 import {describeMachine} from "../hardware/describeMachine.js";
@@ -12,6 +12,8 @@ import {autoPlan, type AutoPlanResult} from "../planner/autoPlan.js";
 import {costContext, predict} from "../planner/costModel.js";
 import {plannerModelFrom} from "../planner/types.js";
 import {PlacedModel} from "../runtime/PlacedModel.js";
+import {planDeviceCount} from "../planner/devices/autoPlanDevices.js";
+import {planDeviceRun} from "./planDeviceRun.js";
 import {benchEnvironment, benchModel} from "./benchEnvironment.js";
 import {reproduce} from "./benchFlags.js";
 import {ensureLlamaBench, llamaBenchVariantOf, type LlamaBenchBinary} from "./llamaBench/buildLlamaBench.js";
@@ -61,6 +63,11 @@ export type RunBenchOptions = {
     readonly onSample?: (sample: MeasuredSample & {readonly budget: string; readonly variant: string}) => void;
 };
 
+/** The bench variant of a multi-device plan kind (labels `devices-optimal`, `layers-split`, `single-gpu`). */
+export function deviceVariant(kind: (typeof DEVICE_PLAN_KINDS)[number]): BenchVariant {
+    return {label: kind === "optimal" ? "devices-optimal" : kind, strategy: kind === "layers-split" ? "layers" : "optimal", handTuned: false, devicePlan: kind};
+}
+
 /** Timed requests of one run: every load (hand-tuned variants load once per micro-batch) × repeats × points. */
 export function samplesPerRun(settings: Pick<BenchSettings, "prompts" | "gens" | "repeats" | "tunedBatchSizes">, variant: BenchVariant): number {
     const loads = variant.handTuned ? settings.tunedBatchSizes.length : 1;
@@ -108,6 +115,11 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
     const variants = options.variants.filter((v) => !(dense && MOE_STRATEGY_NAMES.includes(v.strategy)));
     if (variants.length < options.variants.length)
         log(`skipping ${options.variants.filter((v) => !variants.includes(v)).map((v) => v.label).join(", ")}: the model has no expert weights`);
+    // several devices (a second GPU, an rpc-server): the K-device plan against its baselines, in the same report
+    if (planDeviceCount(engine.bindings.tensorwiseGetDevices()) > 1)
+        for (const kind of DEVICE_PLAN_KINDS)
+            if (!variants.some((v) => v.devicePlan === kind))
+                variants.push(deviceVariant(kind));
     const total = options.budgets.length * variants.length;
     const store = new BenchResultStore(options.outDir, {
         version: 1, startedAt, finishedAt: null, plannedRuns: total, interrupted: false,
@@ -138,6 +150,14 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
     return store.report;
 }
 
+/** A run's plan as the bench loads it, its per-point predictions (ms, `null`: none), and the budget in bytes. */
+export type PlannedRun = {
+    readonly plan: BenchPlan;
+    readonly predictPoint: (kind: PointKind, tokens: number) => number | null;
+    readonly layerCount: number | null;
+    readonly budget: number;
+};
+
 type CostInputs = {model: ReturnType<typeof plannerModelFrom>; profile: AutoPlanResult["profile"]; gpuDevice: string | null};
 
 type RunContext = {
@@ -160,43 +180,26 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
     try {
         for (const batchSize of batchSizes) {
             log(`planning (micro-batch ${batchSize})`);
-            const planned = await autoPlan(engine, options.modelPath, {
-                strategy: variant.strategy, budget: cx.budgetSpec, signal: options.signal,
-                settings: {contextSize: settings.contextSize, threads: settings.threads, batchSize},
-                workload: {promptTokens: Math.max(...settings.prompts), genTokens: Math.max(...settings.gens)}
-            });
-            const {result} = planned;
-            budgetBytes = result.budgetBytes;
-            const useMmap = variant.handTuned ? false : result.settings.useMmap;
-            const plan: BenchPlan = {
-                gpuLayers: result.gpuLayers, overrides: result.overrides.map((o) => ({pattern: o.pattern, bufferType: o.bufferType})),
-                batchSize: result.settings.batchSize, contextSize: result.settings.contextSize, threads: result.settings.threads, useMmap,
-                hostWeightBytes: result.prediction.hostWeightBytes,
-                gpuWeightBytes: cx.cost.model.weightBytes - result.prediction.hostWeightBytes,
-                predictedVramBytes: result.prediction.vram.total, notes: result.notes
-            };
+            const workload = {promptTokens: Math.max(...settings.prompts), genTokens: Math.max(...settings.gens)};
+            const planSettings = {contextSize: settings.contextSize, threads: settings.threads, batchSize};
+            const {plan, predictPoint, layerCount, budget} = variant.devicePlan != null
+                ? await planDeviceRun(engine, options.modelPath, variant.devicePlan, {budget: cx.budgetSpec, settings: planSettings, workload,
+                    tpotPromptTokens: settings.tpotPromptTokens, signal: options.signal})
+                : await planStrategyRun(cx, planSettings, workload, variant.handTuned);
+            budgetBytes = budget;
             const cpuRead = cx.cost.profile.cpuReadBytesPerSec;
             tpotFloorMs = plan.hostWeightBytes > 0 && cpuRead > 0 ? plan.hostWeightBytes / cpuRead * 1000 : null;
-            const planSettings = {...result.settings, useMmap};
-            const predictPoint = (kind: PointKind, tokens: number): number | null => {
-                try {
-                    const workload = kind === "ttft" ? {promptTokens: tokens, genTokens: 1} : {promptTokens: settings.tpotPromptTokens, genTokens: tokens};
-                    const p = predict(costContext(cx.cost, planSettings, workload), result.resolved);
-                    return kind === "ttft" ? p.ttftMs : p.tpotMs;
-                } catch {
-                    return null;
-                }
-            };
+            const {useMmap} = plan;
             log(`loading (-ngl ${plan.gpuLayers}, ${plan.overrides.length} overrides, ${useMmap ? "mmap" : "no mmap"})`);
             const placed = await PlacedModel.load(engine, {
-                modelPath: options.modelPath, gpuLayers: result.gpuLayers, overrides: result.overrides, useMmap,
+                modelPath: options.modelPath, gpuLayers: plan.gpuLayers, overrides: plan.overrides, useMmap,
                 batchSize: plan.batchSize, contextSize: plan.contextSize, threads: plan.threads, signal: options.signal
             });
             let load: BenchLoad;
             let points: BenchPoint[];
             try {
                 load = {plan, memory: placed.memory(), loadMs: placed.loadMs,
-                    reproduce: reproduce(plan, {modelPath: options.modelPath, layerCount: planned.model.layerCount,
+                    reproduce: reproduce(plan, {modelPath: options.modelPath, layerCount,
                         prompts: settings.prompts, gens: settings.gens, repeats: settings.repeats})};
                 loads.push(load);
                 points = await measureRun(placed, {
@@ -232,6 +235,33 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
         id: `${cx.budget}/${variant.label}`, budget: cx.budget, budgetBytes, variant, status, error, loads,
         points: bestPerPoint(perLoadPoints), tpotFloorMs, startedAt, elapsedMs: performance.now() - started
     };
+}
+
+/** A one-GPU strategy's plan for a run (autoPlan), with its per-point predictions. */
+async function planStrategyRun(cx: RunContext, planSettings: {contextSize: number; threads: number; batchSize: number},
+    workload: {promptTokens: number; genTokens: number}, handTuned: boolean): Promise<PlannedRun> {
+    const {result, model} = await autoPlan(cx.engine, cx.options.modelPath, {
+        strategy: cx.variant.strategy, budget: cx.budgetSpec, signal: cx.options.signal, settings: planSettings, workload
+    });
+    const useMmap = handTuned ? false : result.settings.useMmap;
+    const plan: BenchPlan = {
+        gpuLayers: result.gpuLayers, overrides: result.overrides.map((o) => ({pattern: o.pattern, bufferType: o.bufferType})),
+        batchSize: result.settings.batchSize, contextSize: result.settings.contextSize, threads: result.settings.threads, useMmap,
+        hostWeightBytes: result.prediction.hostWeightBytes,
+        gpuWeightBytes: cx.cost.model.weightBytes - result.prediction.hostWeightBytes,
+        predictedVramBytes: result.prediction.vram.total, notes: result.notes
+    };
+    const predictSettings = {...result.settings, useMmap};
+    const predictPoint = (kind: PointKind, tokens: number): number | null => {
+        try {
+            const at = kind === "ttft" ? {promptTokens: tokens, genTokens: 1} : {promptTokens: cx.settings.tpotPromptTokens, genTokens: tokens};
+            const p = predict(costContext(cx.cost, predictSettings, at), result.resolved);
+            return kind === "ttft" ? p.ttftMs : p.tpotMs;
+        } catch {
+            return null;
+        }
+    };
+    return {plan, predictPoint, layerCount: model.layerCount, budget: result.budgetBytes};
 }
 
 /** Runs stock llama-bench with a load's flags; a failure is recorded, never thrown (our own numbers stay valid). */

@@ -51,6 +51,7 @@ export type NativeProfileRequest = {
     maxMsPerPoint?: number;
     /** Skip a batch size whose time extrapolated from the op's previous batch exceeds this (ms). */
     maxEstimatedMsPerPoint?: number;
+    /** Limit of the matmul phase (ms); links are timed before it, outside it. */
     timeLimitMs?: number;
     transferBytes?: number;
     switchBytes?: number;

@@ -275,7 +275,7 @@ export function prefillOpUs(cx: CostContext, t: PlannerTensor, gpu: boolean): nu
 }
 
 /** Attention of one layer runs where its KV cache is (KV follows the layer's device, llama_kv_cache). */
-function attentionUs(cx: CostContext, kvGpu: boolean, tokens: number, keys: number): number {
+export function attentionUs(cx: CostContext, kvGpu: boolean, tokens: number, keys: number): number {
     const {model} = cx.inputs;
     const headDim = headDimOf(model);
     if (tokens === 1) {

@@ -14,7 +14,10 @@ import type {MachineProfile, OperatorShape} from "./MachineProfile.js";
 export const DEFAULT_GPU_BATCH_SIZES = [1, 32, 128, 512] as const;
 /** Batch sizes timed on the CPU: decode, and one prefill size that larger ones are scaled from. */
 export const DEFAULT_CPU_BATCH_SIZES = [1, 32] as const;
-/** A whole profile stops after this long; missing points are extrapolated. */
+/**
+ * The matmul phase of a profile stops after this long; missing points are extrapolated. Every device's link is timed
+ * first, outside this limit, so a short limit never leaves a device (an rpc-server's) without the link its plan needs.
+ */
 export const DEFAULT_PROFILE_TIME_LIMIT_MS = 20_000;
 /** Timed runs per point; a point stops repeating once its runs add up to {@link MAX_MS_PER_POINT}. */
 export const DEFAULT_REPEATS = 5;

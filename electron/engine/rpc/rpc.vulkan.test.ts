@@ -18,6 +18,7 @@ import {PlacedModel} from "../runtime/PlacedModel.js";
 import {probeEngine, type EngineProbe} from "../testing/probeEngine.js";
 import {requiredOrSkip} from "../testing/requiredOrSkip.js";
 import {makeTestModel} from "../testing/testModels.js";
+import {explainRpcAbort} from "./explainRpcAbort.js";
 import {rpcBuildPaths} from "./rpcBuildPaths.js";
 import {startRpcServer, type RunningRpcServer} from "./startRpcServer.js";
 import type {GenerateInChildRequest} from "./testing/generateInChild.js";
@@ -119,6 +120,57 @@ describe.skipIf(probe.reason != null)("CPU + Vulkan + an rpc-server in one place
         expect(results["3 devices"]!.tokens).toEqual(results["all CPU"]!.tokens);
     });
 
+    it("plans the model over CPU, Vulkan0 and the rpc-server (K-device MILP), loads it and generates the all-CPU load's greedy tokens", async () => {
+        const {autoPlanDevices} = await import("../planner/devices/autoPlanDevices.js");
+        // a budget on Vulkan0 below the weights, so the plan needs more than one device
+        const budget = {kind: "mib" as const, mib: Math.max(8, Math.round(model.tensorBytes / 2 ** 20 / 2))};
+        const planned = await autoPlanDevices(engine, modelPath, {budget, settings: {contextSize: 512, batchSize: 128, threads: 1},
+            workload: {promptTokens: 16, genTokens: 16}, profile: {
+            cacheDir: fs.mkdtempSync(path.join(os.tmpdir(), "tensorwise-rpc-profile-")),
+            // short on purpose: the profiler times every link before any matmul, outside this limit, so even a limit
+            // that cuts the matmuls short leaves no device out (the missing matmul points are extrapolated)
+            timeLimitMs: 5_000
+        }});
+        const {best, devices} = planned.plan;
+        expect(planned.notes).toEqual([]);
+        expect(devices.map((device) => device.bufferType)).toEqual(["CPU", rpcBufferType, "Vulkan0"]);
+        // the rpc-server's link was measured with real transfers through its backend
+        expect(devices[1]!.link!.latencyUs).toBeGreaterThan(0);
+        expect(devices[1]!.link!.h2dBytesPerUs).toBeGreaterThan(0);
+        for (const candidate of planned.plan.candidates)
+            expect(best.prediction.requestMs).toBeLessThanOrEqual(candidate.prediction.requestMs);
+
+        const results: Record<string, {tokens: number[]; ttftMs: number | null; tpotMs: number | null}> = {};
+        for (const [name, options] of [["planned", {gpuLayers: best.gpuLayers, overrides: best.overrides, useMmap: false}], ["all CPU", {gpuLayers: 0}]] as const) {
+            const placed = await PlacedModel.load(engine, {modelPath, contextSize: 512, batchSize: 128, ...options});
+            try {
+                if (name === "planned") {
+                    // every device holds the weights the plan put there (ggml pads each tensor to its buffer's alignment)
+                    const memory = placed.memory();
+                    devices.forEach((device, i) => {
+                        const planned = best.prediction.weightBytesByDevice[i]!;
+                        const measured = memory.bufferTypes.filter((entry) => device.isHost ? entry.isHost : entry.bufferType === device.bufferType)
+                            .reduce((sum, entry) => sum + entry.weightsBytes, 0);
+                        expect(measured, device.bufferType).toBeGreaterThanOrEqual(planned);
+                        expect(measured - planned, device.bufferType).toBeLessThanOrEqual(256 * model.tensors.length);
+                    });
+                }
+                const reply = await generateGreedy(placed, PROMPT, {maxTokens: 16, stopAtEog: false});
+                results[name] = {tokens: reply.tokens.map(Number), ttftMs: reply.timing.ttftMs, tpotMs: reply.timing.tpotMs};
+            } finally {
+                await placed.dispose();
+            }
+        }
+        const MiB = 2 ** 20;
+        console.log(`3-device plan (${best.kind}, -ngl ${best.gpuLayers}, ${best.overrides.length} override patterns), weights per device: ` +
+            devices.map((device, i) => `${device.bufferType} ${(best.prediction.weightBytesByDevice[i]! / MiB).toFixed(2)} MiB`).join(", "));
+        console.log("candidates predicted request ms (ratios only, shared machine):", planned.plan.candidates.map((c) => `${c.kind} ${c.prediction.requestMs.toFixed(1)}`).join(", "));
+        console.log(`predicted TTFT ${best.prediction.ttftMs.toFixed(1)} ms / TPOT ${best.prediction.tpotMs.toFixed(1)} ms; measured TTFT ` +
+            `${results["planned"]!.ttftMs?.toFixed(1)} ms / TPOT ${results["planned"]!.tpotMs?.toFixed(1)} ms (16-token prompt, shared machine: ratios only)`);
+        expect(results["planned"]!.tokens).toHaveLength(16);
+        expect(results["planned"]!.tokens).toEqual(results["all CPU"]!.tokens);
+    }, 600_000);
+
     it("refuses an address nobody serves with a clear error instead of aborting, and keeps working", async () => {
         const {addRpcServers} = await import("./addRpcServers.js");
         const port = await freePort();
@@ -158,6 +210,8 @@ describe.skipIf(probe.reason != null)("CPU + Vulkan + an rpc-server in one place
             expect(tokens, crashed.stderr).toBeGreaterThanOrEqual(3);
             expect(crashed.code === 0 && crashed.signal == null).toBe(false);
             expect(crashed.stderr).toMatch(/Remote RPC server crashed/);
+            // what the app shows (EngineClient's crash reason)
+            expect(explainRpcAbort(crashed.stderr)).toMatch(/reload the model without it/);
 
             const lines: string[] = [];
             const again = await run({modelPath, prompt: PROMPT, maxTokens: 4, rpcServers: [], overrides: []}, (line) => lines.push(line));

@@ -19,6 +19,8 @@ import {toPlacementView} from "./placementView.js";
 import {layerSplit, toPlacement} from "../planner/resolvePlacement.js";
 import {plannerModelFrom} from "../planner/types.js";
 import {planForBudget} from "./planForBudget.js";
+import {planDevicesForBudget} from "./planDevicesForBudget.js";
+import {planDeviceCount} from "../planner/devices/autoPlanDevices.js";
 import {runBenchJob} from "./runBenchJob.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import {withDefaultSettings} from "../../contract/settings.js";
@@ -98,7 +100,9 @@ export class EngineService {
         const model = await this.inspectForTask(request.path, request.taskId);
         const settings = withDefaultSettings(request.settings);
         this.progress(request.taskId, "profile", null, "measuring this machine's operators");
-        const plan = await planForBudget({
+        // several devices (a second GPU, an rpc-server): the K-device planner (planner/devices/planDevices.ts)
+        const multiDevice = planDeviceCount(this.engine.bindings.tensorwiseGetDevices()) > 1 && (request.strategy ?? "optimal") === "optimal";
+        const plan = await (multiDevice ? planDevicesForBudget : planForBudget)({
             engine: this.engine, modelPath: request.path, budget: request.budget, settings, strategy: request.strategy,
             onProgress: (message) => this.progress(request.taskId, message.startsWith("planning") ? "plan" : "profile", null, message)
         });
