@@ -109,7 +109,7 @@ export class EngineService {
         return await this.loadPlaced({
             path: request.path, model, taskId: request.taskId, placement: plan.placement, settings: plan.settings,
             strategy: plan.strategy, gpuLayers: plan.gpuLayers, overrides: plan.overrides, llamaCppFlags: plan.llamaCppFlags,
-            prediction: plan.prediction, budgetBytes: "result" in plan ? plan.result.budgetBytes : plan.planned.inputs.budgetBytes
+            prediction: plan.prediction, budgetBytes: "result" in plan ? plan.result.budgetBytes : undefined
         });
     }
 
