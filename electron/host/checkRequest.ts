@@ -169,6 +169,12 @@ const checks: Checks = {
     "conversations.list": none,
     "dialog.openModel": none,
     "bench.list": none,
+    "library.list": none,
+    "library.load": (arg) => {
+        const fields = object(arg, ["path", "taskId"]);
+        return {path: string(fields, "path", TEXT_LIMITS.path), taskId: string(fields, "taskId", TEXT_LIMITS.id)};
+    },
+    "library.forget": (arg) => ({path: string(object(arg, ["path"]), "path", TEXT_LIMITS.path)}),
     "model.inspect": (arg) => ({path: string(object(arg, ["path"]), "path", TEXT_LIMITS.path)}),
     "model.autoOffload": (arg) => {
         const fields = object(arg, ["path", "budget", "settings", "strategy", "taskId"]);
