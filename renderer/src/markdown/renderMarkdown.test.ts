@@ -56,3 +56,36 @@ describe("renderMarkdown", () => {
         expect(root.textContent).toContain("1 < 2 && 3 > 2");
     });
 });
+
+describe("code blocks", () => {
+    it("highlights a fenced block in its language with highlight.js classes only", () => {
+        const root = mount(renderMarkdown("```python\ndef area(r):\n    return 3.14 * r ** 2  # circle\n```"));
+        const code = root.querySelector("pre code")!;
+        expect(code.className).toBe("hljs language-python");
+        expect(code.textContent).toBe("def area(r):\n    return 3.14 * r ** 2  # circle\n");
+        expect(code.querySelector(".hljs-keyword")?.textContent).toBe("def");
+        expect(code.querySelector(".hljs-number")?.textContent).toBe("3.14");
+        expect(code.querySelector(".hljs-comment")?.textContent).toBe("# circle");
+    });
+
+    it("recognises aliases, guesses an untagged block only when sure, and leaves unknown languages plain", () => {
+        expect(mount(renderMarkdown("```ts\nconst x: number = 1;\n```")).querySelector("code")?.className).toBe("hljs language-typescript");
+        const guessed = mount(renderMarkdown("```\n#include <stdio.h>\nint main(void) { printf(\"hi\"); return 0; }\n```")).querySelector("code")!;
+        expect(guessed.className).toMatch(/^hljs language-(c|cpp)$/);
+        const plain = mount(renderMarkdown("```\nhello there\n```")).querySelector("code")!;
+        expect(plain.className).toBe("");
+        expect(plain.querySelector("span")).toBeNull();
+        const unknown = mount(renderMarkdown("```brainfuck\n++[>+<-]\n```")).querySelector("code")!;
+        expect(unknown.textContent).toBe("++[>+<-]\n");
+        expect(unknown.querySelector("span")).toBeNull();
+    });
+
+    it("code that looks like markup stays text, and model HTML cannot borrow the app's classes", () => {
+        const root = mount(renderMarkdown("```html\n<script>alert(1)</script><img src=x onerror=alert(1)>\n```"));
+        expect(root.querySelector("script, img")).toBeNull();
+        expect(root.querySelector("code")?.textContent).toContain("<script>alert(1)</script>");
+        const spoof = mount(renderMarkdown("<span class=\"crash-banner hljs-keyword\">x</span> <code class=\"error-box\">y</code> <span class=\"hljs-string\">z</span>"));
+        const classes = [...spoof.querySelectorAll("[class]")].map((element) => element.getAttribute("class"));
+        expect(classes).toEqual(["hljs-string"]);
+    });
+});
