@@ -23,26 +23,26 @@ const LANGUAGES = {bash, c, cpp, css, go, java, javascript, json, python, rust, 
 for (const [name, language] of Object.entries(LANGUAGES))
     hljs.registerLanguage(name, language);
 
-/** A block without a language tag is highlighted only when auto-detection is at least this sure (highlight.js relevance). */
-const MIN_AUTO_RELEVANCE = 5;
+/**
+ * Blocks longer than this are shown plain: a reply is re-rendered on every streamed batch, and highlighting is
+ * linear in the block's length.
+ */
+export const MAX_HIGHLIGHT_CHARS = 20_000;
 
 /** The languages a code block can be highlighted in (their aliases too: `js`, `ts`, `py`, `sh`, `html`, …). */
 export const HIGHLIGHTED_LANGUAGES = Object.keys(LANGUAGES);
 
 /**
- * `code` as highlighted HTML and the language used, or `null` when its tag names no registered language, or when it
- * has no tag and auto-detection is unsure (the caller then shows it as plain escaped text).
+ * `code` as highlighted HTML and the language's registered name, or `null` when the block's tag names no registered
+ * language (or none: guessing costs a pass per language on every streamed batch, and small models often start a reply
+ * with indented text that Markdown reads as code), or when the block is longer than {@link MAX_HIGHLIGHT_CHARS}.
  */
 export function highlightCode(code: string, languageTag: string | undefined): {html: string; language: string} | null {
     const tag = languageTag?.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
-    if (tag !== "") {
-        const language = hljs.getLanguage(tag);
-        if (language == null)
-            return null;
-        // the registered name, not the alias the reply used (`ts` → `typescript`)
-        const name = HIGHLIGHTED_LANGUAGES.find((registered) => hljs.getLanguage(registered) === language) ?? tag;
-        return {html: hljs.highlight(code, {language: name, ignoreIllegals: true}).value, language: name};
-    }
-    const auto = hljs.highlightAuto(code, HIGHLIGHTED_LANGUAGES);
-    return auto.language != null && auto.relevance >= MIN_AUTO_RELEVANCE ? {html: auto.value, language: auto.language} : null;
+    const language = tag === "" ? undefined : hljs.getLanguage(tag);
+    if (language == null || code.length > MAX_HIGHLIGHT_CHARS)
+        return null;
+    // the registered name, not the alias the reply used (`ts` → `typescript`)
+    const name = HIGHLIGHTED_LANGUAGES.find((registered) => hljs.getLanguage(registered) === language) ?? tag;
+    return {html: hljs.highlight(code, {language: name, ignoreIllegals: true}).value, language: name};
 }
