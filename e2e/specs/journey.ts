@@ -3,7 +3,8 @@
  * auto-offload it onto the Vulkan device, check the memory panel against the plan, chat with streaming and timing,
  * stop a reply, reload, survive an engine kill, get a clear error for a malformed file, and benchmark the loaded model.
  */
-import {mkdtemp, writeFile} from "node:fs/promises";
+import {randomUUID} from "node:crypto";
+import {mkdir, mkdtemp, readdir, writeFile} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type {Page} from "playwright-core";
@@ -31,12 +32,34 @@ export type LaunchedApp = {
 
 const LONG_REPLY_TOKENS = 2000;
 
+/** A reply with a code block: random weights never write one, so it comes from a conversation saved before this run. */
+const SAVED_REPLY = "Here is one:\n\n```python\ndef area(radius):\n    return 3.14159 * radius ** 2  # a circle\n```";
+
+/** Puts a conversation from an earlier session into `dataDir`, as electron/host/ConversationStore.ts writes it. */
+async function seedSavedConversation(dataDir: string): Promise<void> {
+    const at = Date.UTC(2026, 0, 1);
+    const id = randomUUID();
+    const messages = [
+        {id: randomUUID(), role: "user", text: "A Python function for the area of a circle?", createdAt: at},
+        {id: randomUUID(), role: "assistant", text: SAVED_REPLY, createdAt: at + 1000}
+    ];
+    await mkdir(path.join(dataDir, "conversations"), {recursive: true});
+    await writeFile(path.join(dataDir, "conversations", `${id}.json`),
+        JSON.stringify({id, title: "Area of a circle", updatedAt: at + 1000, messageCount: messages.length, messages}));
+}
+
 export function defineJourney(mode: string, launch: (dataDir: string, modelsDir: string) => Promise<LaunchedApp>): void {
     describe(`${mode}: chat with a model that is placed tensor by tensor`, () => {
         let app: LaunchedApp;
         let modelsDir: string;
+        let dataDir: string;
+        /** A folder of the user's that is not a models folder: files dragged from it are uploaded (web mode). */
+        let elsewhereDir: string;
         let failed: string | undefined;
         const shot = (name: string) => keepScreenshot(app.page, `${mode}-${name}`);
+        /** Files named like `stem` in the app's own models folder (where web mode stores uploads). */
+        const uploadedCopies = async (stem: string) =>
+            (await readdir(path.join(dataDir, "models")).catch(() => [] as string[])).filter((name) => name.startsWith(stem));
         const markFailure = () => onTestFailed(({task}) => {
             failed ??= `${mode}-${task.name}`;
             process.stderr.write(`\n--- app output (${mode}) ---\n${app.output().slice(-4000)}\n`);
@@ -48,7 +71,11 @@ export function defineJourney(mode: string, launch: (dataDir: string, modelsDir:
             // a GGUF header with nothing valid after it: the app must say so, not hang or crash
             await writeFile(path.join(modelsDir, "broken.gguf"), Buffer.concat([Buffer.from("GGUF"), Buffer.from([3, 0, 0, 0]), Buffer.alloc(24, 0xff)]));
             await writeFile(path.join(modelsDir, "notes.txt"), "not a model");
-            app = await launch(await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-data-")), modelsDir);
+            elsewhereDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-downloads-"));
+            await writeFile(path.join(elsewhereDir, "hello.gguf"), Buffer.concat([Buffer.from("hell"), Buffer.alloc(60)]));
+            dataDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-data-"));
+            await seedSavedConversation(dataDir);
+            app = await launch(dataDir, modelsDir);
         });
         afterAll(async () => {
             await app?.close(failed);
@@ -58,7 +85,17 @@ export function defineJourney(mode: string, launch: (dataDir: string, modelsDir:
             markFailure();
             const shell = new AppShell(app.page);
             await shell.waitForEngineState("idle");
-            await keepScreenshot(app.page, `${mode}-chat-empty`);
+            // the saved conversation opens first: its reply's code block is highlighted (python keywords, numbers, comments)
+            const code = app.page.locator("[data-testid='message-assistant'] .markdown pre code.hljs.language-python");
+            await code.waitFor();
+            expect(await code.locator(".hljs-keyword").first().textContent()).toBe("def");
+            expect(await code.locator(".hljs-number").first().textContent()).toBe("3.14159");
+            expect(await code.locator(".hljs-comment").textContent()).toBe("# a circle");
+            const [keywordColour, textColour] = await code.evaluate((element) => [
+                getComputedStyle(element.querySelector(".hljs-keyword")!).color, getComputedStyle(element).color
+            ]);
+            expect(keywordColour).not.toBe(textColour);
+            await keepScreenshot(app.page, `${mode}-chat-code`);
             await shell.show("model");
             await shot("model-empty");
             const model = new ModelPage(app.page);
@@ -83,6 +120,8 @@ export function defineJourney(mode: string, launch: (dataDir: string, modelsDir:
             expect(message.length).toBeGreaterThan(40);
             await shot("model-malformed");
             expect(await new AppShell(app.page).engineState()).not.toBe("crashed");
+            // web mode uploaded a copy to check: rejected, it is gone from the app's models folder
+            expect(await uploadedCopies("broken")).toEqual([]);
             // not a .gguf: refused before anything is read or copied
             await model.dropFile(path.join(modelsDir, "notes.txt"));
             await app.page.locator("[data-testid='model-error'][data-code='bad-name']").waitFor();
@@ -169,6 +208,33 @@ export function defineJourney(mode: string, launch: (dataDir: string, modelsDir:
             expect(gpu.measuredScratch).toBe(gpu.plannedScratch);
             expect(ram.measuredKv).toBe(0);
             await shot("memory");
+        });
+
+        it("a malformed file dropped while a model is loaded → a sentence and a fix, details a click away; the copy is deleted, the loaded model stays", async () => {
+            markFailure();
+            const shell = new AppShell(app.page);
+            await shell.show("model");
+            const model = new ModelPage(app.page);
+            await model.dropFile(path.join(elsewhereDir, "hello.gguf"));
+            const error = app.page.locator("[data-testid='model-error'][data-code='bad-magic']");
+            await error.waitFor({timeout: 30_000});
+            expect(await error.locator(".error-notice-title").textContent()).toBe("hello.gguf cannot be opened.");
+            expect(await error.getByTestId("error-sentence").textContent()).toBe("This is not a GGUF file.");
+            expect(await error.getByTestId("error-fix").textContent()).toMatch(/^Open the \.gguf model file itself/);
+            const details = error.getByTestId("error-details");
+            expect(await details.evaluate((element) => (element as HTMLDetailsElement).open)).toBe(false);
+            await details.locator("summary").click();
+            const detail = (await details.locator("pre").textContent()) ?? "";
+            // the validator's own words, which the sentence above puts in plain terms
+            expect(detail).toContain("GGUF signature");
+            expect(detail).not.toContain(dataDir);
+            expect(await uploadedCopies("hello")).toEqual([]);
+            // the model in memory is untouched: its card, the library's "loaded" mark, the engine
+            const stillLoaded = app.page.getByTestId("still-loaded");
+            expect(await stillLoaded.getByTestId("model-name").textContent()).toBe("tiny-chat");
+            await app.page.locator("[data-testid='library-item'][data-loaded='true']").filter({hasText: "tiny-chat"}).waitFor();
+            expect(await shell.engineState()).toBe("ready");
+            await shot("model-malformed-loaded");
         });
 
         it("send a message → tokens stream, TTFT/TPOT appear", async () => {
@@ -270,7 +336,8 @@ export function defineJourney(mode: string, launch: (dataDir: string, modelsDir:
             await chat.send("A second topic");
             await chat.waitForReplyCount(1);
             expect(await chat.assistantMessages().count()).toBe(1);
-            expect(await chat.conversationCount()).toBe(2);
+            // with the conversation saved before this run
+            expect(await chat.conversationCount()).toBe(3);
             await app.page.getByTestId("conversation-item").filter({hasText: "What does a KV cache store?"}).click();
             await app.page.waitForFunction(() => document.querySelectorAll("[data-testid='message-assistant']").length === 5);
             await shot("chat-conversations");
@@ -319,6 +386,27 @@ export function defineJourney(mode: string, launch: (dataDir: string, modelsDir:
             }
             // the chat model is loaded again once the benchmark gives the engine back
             await shell.waitForEngineState("ready", 60_000);
+        });
+
+        it("the model library: Unload ejects the loaded model, Load brings it back as it was loaded", async () => {
+            markFailure();
+            const shell = new AppShell(app.page);
+            await shell.show("model");
+            const loadedItem = app.page.locator("[data-testid='library-item'][data-loaded='true']");
+            const modelPath = await loadedItem.getAttribute("data-path");
+            expect(await loadedItem.textContent()).toContain("Auto-offload (oato)");
+            await loadedItem.getByTestId("library-unload").click();
+            await shell.waitForEngineState("idle");
+            await expect.poll(() => app.page.getByTestId("loaded-now").textContent()).toContain("No model loaded");
+            const item = app.page.locator(`[data-testid='library-item'][data-path='${modelPath}']`);
+            expect(await item.getAttribute("data-loaded")).toBe("false");
+            await item.getByTestId("library-load").click();
+            await shell.waitForEngineState("ready", 120_000);
+            await app.page.locator(`[data-testid='library-item'][data-path='${modelPath}'][data-loaded='true']`).waitFor();
+            expect(await app.page.getByTestId("loaded-now").textContent()).toContain("tiny-chat");
+            await shot("model-library");
+            await shell.show("offload");
+            expect(await app.page.getByTestId("plan-strategy").textContent()).toBe("oato");
         });
     });
 }

@@ -44,6 +44,14 @@ export const GGUF_ERROR_SENTENCES = {
 
 export type GgufErrorCode = keyof typeof GGUF_ERROR_SENTENCES;
 
+/** GGUF codes about the validation run rather than the file: the file may still be good. */
+const VALIDATION_RUN_CODES: ReadonlySet<string> = new Set<GgufErrorCode>(["io-error", "timeout", "out-of-memory", "child-failed"]);
+
+/** Whether `code` is a verdict that the file itself is malformed (not a failure to read or check it). */
+export function isMalformedFileCode(code: string): boolean {
+    return Object.hasOwn(GGUF_ERROR_SENTENCES, code) && !VALIDATION_RUN_CODES.has(code);
+}
+
 /** Every code with its sentence. */
 export const ERROR_SENTENCES = {
     ...GGUF_ERROR_SENTENCES,
@@ -83,11 +91,81 @@ export const ERROR_SENTENCES = {
     "no-model": "No model is loaded.",
     "bad-placement": "The placement does not fit this model or machine.",
     "context-too-large": "The context size is too large for this model or this machine's memory.",
+    "not-enough-memory": "There is not enough free memory for this placement's weights, KV cache and scratch.",
+    "load-failed": "The model could not be loaded with this placement.",
     "bench-running": "A benchmark is running.",
     "server-failed": "The OpenAI-compatible server could not start.",
     // anything else
     "internal": "Something went wrong inside the app."
 } as const;
+
+/** What a user can do about an error, for the codes where the app knows; shown after the code's sentence. */
+const FILE_DAMAGED_FIX = "Download the model again (compare its size with the source) and open the new copy.";
+const BAD_CONVERSION_FIX = "The file was written by a faulty converter: get the model from another source or convert it again with a current llama.cpp.";
+const GGUF_ERROR_FIXES: {[Code in GgufErrorCode]: string} = {
+    "truncated": FILE_DAMAGED_FIX,
+    "bad-magic": "Open the .gguf model file itself, not an archive, a partial download or a web page saved under that name.",
+    "bad-version": "Convert the model again with a current llama.cpp (GGUF version 2 or 3).",
+    "count-too-large": FILE_DAMAGED_FIX,
+    "string-too-long": FILE_DAMAGED_FIX,
+    "metadata-too-large": BAD_CONVERSION_FIX,
+    "bad-value-type": FILE_DAMAGED_FIX,
+    "array-too-deep": BAD_CONVERSION_FIX,
+    "bad-key": FILE_DAMAGED_FIX,
+    "empty-key": BAD_CONVERSION_FIX,
+    "duplicate-key": BAD_CONVERSION_FIX,
+    "bad-alignment": FILE_DAMAGED_FIX,
+    "bad-tensor-name": FILE_DAMAGED_FIX,
+    "duplicate-tensor": BAD_CONVERSION_FIX,
+    "bad-dims": FILE_DAMAGED_FIX,
+    "dims-overflow": FILE_DAMAGED_FIX,
+    "unknown-type": "Use a model quantized to a type llama.cpp supports (F16, Q8_0, Q4_K_M …), or update tensorwise.",
+    "bad-row-size": FILE_DAMAGED_FIX,
+    "misaligned-offset": FILE_DAMAGED_FIX,
+    "out-of-bounds": FILE_DAMAGED_FIX,
+    "overlap": FILE_DAMAGED_FIX,
+    "gap": FILE_DAMAGED_FIX,
+    "duplicate-token": BAD_CONVERSION_FIX,
+    "bad-vocab": BAD_CONVERSION_FIX,
+    "missing-hparam": BAD_CONVERSION_FIX,
+    "bad-hparam": BAD_CONVERSION_FIX,
+    "layer-mismatch": BAD_CONVERSION_FIX,
+    "bad-experts": BAD_CONVERSION_FIX,
+    "missing-tensor": BAD_CONVERSION_FIX,
+    "shape-mismatch": BAD_CONVERSION_FIX,
+    "io-error": "Check that the file is still there and readable (not on a disconnected drive), then open it again.",
+    "timeout": "Open it again when the machine is less busy; if it fails again, the file is probably damaged.",
+    "out-of-memory": "Close other programs and open it again; if it fails again, the file is probably damaged.",
+    "child-failed": "Open it again; if it fails again, the file is probably damaged."
+};
+
+/** Suggested fixes, one per code where there is something to do; codes without one (`aborted`) are left out. */
+export const ERROR_FIXES: {readonly [Code in ErrorCode]?: string} = {
+    ...GGUF_ERROR_FIXES,
+    "unknown-request": "Reload the page, or restart the app so that the page and the host are the same version.",
+    "bad-token": "Open the address web mode printed when it started (it carries the token).",
+    "no-event-stream": "Reload the page.",
+    "too-large": "Type the model's path instead of dragging it in: it is then opened where it is, without a copy.",
+    "not-found": "Check the path, or drag the file onto the window.",
+    "bad-path": "Type the full path of the .gguf file, starting with / (or a drive letter).",
+    "bad-name": "Choose a file whose name ends in .gguf.",
+    "path-not-allowed": "Drag the file onto the window instead, or move it into the app's models folder.",
+    "disk-full": "Free some disk space, or type the model's path to open it where it is, without a copy.",
+    "upload-aborted": "Drag the file in again.",
+    "upload-failed": "Drag the file in again; if it fails again, type its path instead.",
+    "busy": "Wait for the current task to finish, then try again.",
+    "engine-crashed": "Press Restart engine: the last model is loaded again with the same placement.",
+    "engine-not-running": "Wait a few seconds for the engine to start, then try again.",
+    "engine-start-failed": "Restart the app; if it fails again, reinstall it with `npm ci`.",
+    "engine-start-timeout": "Close other busy programs and restart the app.",
+    "no-backend": "Choose the CPU (Auto-offload plans without a GPU), or install the GPU's Vulkan or CUDA driver and restart the app.",
+    "no-model": "Open a model on the Model screen and press Auto-offload.",
+    "bad-placement": "Run Auto-offload again to plan for this model and machine.",
+    "context-too-large": "Lower the context size on the Auto-offload screen and load again.",
+    "not-enough-memory": "Lower the memory budget or the context size on the Auto-offload screen, or close programs that use the GPU, then load again.",
+    "load-failed": "Try a smaller memory budget or context size; if it fails again, the file may be damaged: download it again.",
+    "bench-running": "Wait for the benchmark to finish, or stop it on the Benchmark screen."
+};
 
 /** The codes errors cross the contract with. */
 export type ErrorCode = keyof typeof ERROR_SENTENCES;
@@ -99,4 +177,9 @@ export function isErrorCode(value: unknown): value is ErrorCode {
 /** The sentence a user is shown for `code`. */
 export function errorSentence(code: ErrorCode): string {
     return ERROR_SENTENCES[code];
+}
+
+/** What a user can do about `code`, or `null` when there is nothing to suggest. */
+export function errorFix(code: ErrorCode): string | null {
+    return ERROR_FIXES[code] ?? null;
 }

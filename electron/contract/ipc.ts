@@ -132,6 +132,30 @@ export type ChatSettings = SamplingSettings & {
 export type ConversationSummary = {id: string; title: string; updatedAt: number; messageCount: number};
 export type Conversation = ConversationSummary & {messages: ChatMessage[]; settings?: ChatSettings};
 
+/** How a library model was last loaded: Load in the library repeats it (the request minus its path and task id). */
+export type LibraryLoad =
+    | {name: "autoOffload"; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy}
+    | {name: "load"; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>};
+
+/**
+ * A model in the library (recently opened, newest first). Opened = validated and inspected, shown on the Model
+ * screen; loaded = in the engine's memory with a placement, ready to chat. One model is loaded at a time.
+ */
+export type RecentModel = {
+    path: string;
+    fileName: string;
+    name: string | null;
+    architecture: string;
+    fileBytes: number;
+    /** When it was last opened or loaded (ms since the epoch). */
+    openedAt: number;
+    /** When it was last loaded, or `null` when it was only opened. */
+    loadedAt: number | null;
+    lastLoad: LibraryLoad | null;
+    /** Set by `library.list` when the file is no longer there. */
+    missing?: boolean;
+};
+
 /** A long step (profile, plan, load, …): `progress` in 0..1, `null` when unknown. */
 export type TaskProgress = {taskId: string; step: string; progress: number | null; detail?: string};
 
@@ -162,6 +186,12 @@ export type Requests = {
     "chat.stop": [{streamId: string}, void];
     /** Replaces user message `messageId` with `text`, drops everything after it, and replies to it. */
     "chat.edit": [{conversationId: string; messageId: string; text: string; streamId: string}, void];
+    /** The model library: recent models, newest first. */
+    "library.list": [void, RecentModel[]];
+    /** Loads a library model the way it was last loaded (Auto-offload with the default budget when it never was). */
+    "library.load": [{path: string; taskId: string}, LoadedModelState];
+    /** Removes a model from the library (its file stays); the library after. */
+    "library.forget": [{path: string}, RecentModel[]];
     /** Opens the native file dialog for a .gguf; `null` when cancelled or where no dialog exists (web mode). */
     "dialog.openModel": [void, string | null];
     /**

@@ -4,7 +4,7 @@
  * {@link HostService} owns it and builds one; each domain file turns it into handlers for its requests.
  */
 import {TensorwiseError} from "../contract/TensorwiseError.js";
-import type {EngineState, LoadedModelState, RequestArg, RequestName, RequestResult, Requests} from "../contract/ipc.js";
+import type {EngineState, LibraryLoad, LoadedModelState, RequestArg, RequestName, RequestResult, Requests} from "../contract/ipc.js";
 import type {EngineChatRequest} from "../engine/service/engineProtocol.js";
 import type {BenchRunner} from "./bench/BenchRunner.js";
 import type {BenchStore} from "./bench/BenchStore.js";
@@ -14,11 +14,22 @@ import type {EngineClient} from "./EngineClient.js";
 import type {HostClient, HostPlatform} from "./HostService.js";
 import type {ModelAccess} from "./ModelAccess.js";
 import type {ServerControl} from "./server/ServerControl.js";
+import type {ModelLibrary} from "./ModelLibrary.js";
+import type {UploadedCopies} from "./model/UploadedCopies.js";
 
 /** A load the host can replay after an engine restart. */
 export type LoadRequest =
     | {name: "autoOffload"; arg: Requests["model.autoOffload"][0]}
     | {name: "load"; arg: Requests["model.load"][0]};
+
+/** `request` as the library keeps it, to repeat later (without its path and task id). */
+export function toLibraryLoad(request: LoadRequest): LibraryLoad {
+    if (request.name === "autoOffload") {
+        const {budget, settings, strategy} = request.arg;
+        return {name: "autoOffload", budget, settings, ...(strategy != null && {strategy})};
+    }
+    return {name: "load", gpuLayers: request.arg.gpuLayers, settings: request.arg.settings};
+}
 
 /** A reply to start: the history before it, the message it answers, its system prompt and sampling options. */
 export type StreamRequest = EngineChatRequest & {conversationId: string};
@@ -36,6 +47,10 @@ export type HostContext = {
     readonly engine: EngineClient;
     readonly platform: HostPlatform;
     readonly access: ModelAccess;
+    /** Recent models and how each was last loaded. */
+    readonly library: ModelLibrary;
+    /** Web-mode uploads not yet opened: deleted when validation rejects them. */
+    readonly uploads: UploadedCopies;
     readonly benchStore: BenchStore;
     readonly bench: BenchRunner;
     /** Running replies by stream id. */

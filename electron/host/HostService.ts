@@ -18,11 +18,14 @@ import {conversationRequests} from "./conversations/conversationRequests.js";
 import type {ConversationStore} from "./ConversationStore.js";
 import {dialogRequests} from "./dialogs/dialogRequests.js";
 import type {EngineClient, EngineClientState} from "./EngineClient.js";
-import type {HostContext, LoadRequest, RequestHandlers, SharedHostState, StreamRequest} from "./HostContext.js";
+import {toLibraryLoad, type HostContext, type LoadRequest, type RequestHandlers, type SharedHostState, type StreamRequest} from "./HostContext.js";
 import {modelRequests} from "./model/modelRequests.js";
 import {ModelAccess, type ModelAccessOptions} from "./ModelAccess.js";
 import {serverRequests} from "./server/serverRequests.js";
 import {ServerControl} from "./server/ServerControl.js";
+import {LIBRARY_FILE, ModelLibrary} from "./ModelLibrary.js";
+import {libraryRequests} from "./model/libraryRequests.js";
+import {UploadedCopies} from "./model/UploadedCopies.js";
 
 /** One window or browser tab: where its events go. Chat streams die with their client. */
 export type HostClient = {
@@ -43,6 +46,8 @@ export type HostServiceOptions = {
     benchDir?: string;
     /** Which model files clients may open. Defaults to only `models/` beside the conversation store's folder. */
     modelAccess?: ModelAccessOptions;
+    /** The model library's file. Defaults to `recent-models.json` beside the conversation store's folder. */
+    libraryFile?: string;
 };
 
 export class HostService {
@@ -56,6 +61,8 @@ export class HostService {
     private readonly bench: BenchRunner;
     private readonly access: ModelAccess;
     private readonly server: ServerControl;
+    private readonly library: ModelLibrary;
+    private readonly uploads = new UploadedCopies();
     /** Every request's handler, one file per domain; a request missing from them fails to compile here. */
     private readonly handlers: RequestHandlers<RequestName>;
 
@@ -67,6 +74,7 @@ export class HostService {
     ) {
         this.benchStore = new BenchStore(options.benchDir ?? path.join(path.dirname(store.dir), "bench"));
         this.access = new ModelAccess(options.modelAccess ?? {folders: [path.join(path.dirname(store.dir), "models")]});
+        this.library = new ModelLibrary(options.libraryFile ?? path.join(path.dirname(store.dir), LIBRARY_FILE));
         this.bench = new BenchRunner({
             engine, store: this.benchStore, acquire: (task) => this.acquireEngine(task),
             broadcast: (name, payload) => this.broadcast(name, payload)
@@ -77,7 +85,7 @@ export class HostService {
         });
         const context = this.context();
         this.handlers = {
-            ...modelRequests(context), ...conversationRequests(context), ...chatRequests(context),
+            ...modelRequests(context), ...libraryRequests(context), ...conversationRequests(context), ...chatRequests(context),
             ...benchRequests(context), ...dialogRequests(context), ...serverRequests(context)
         };
         this.unsubscribe.push(engine.onState((state) => this.onEngineState(state)));
@@ -119,6 +127,11 @@ export class HostService {
         return this.shared.loaded != null ? {state: "ready"} : {state: "idle"};
     }
 
+    /** Web mode stored an upload as a new file at `modelPath`: deleted if validation rejects it (see {@link UploadedCopies}). */
+    noteUpload(modelPath: string): void {
+        this.uploads.add(modelPath);
+    }
+
     /** A benchmark's report file, for web mode's download endpoint. */
     async benchExportFile(id: string, format: string): Promise<{path: string; fileName: string}> {
         return await this.benchStore.exportFile(id, format);
@@ -137,6 +150,7 @@ export class HostService {
     private context(): HostContext {
         return {
             store: this.store, engine: this.engine, platform: this.platform, access: this.access,
+            library: this.library, uploads: this.uploads,
             benchStore: this.benchStore, bench: this.bench, streams: this.streams, shared: this.shared, server: this.server,
             engineState: () => this.engineState,
             broadcastState: () => this.broadcastState(),
@@ -185,7 +199,13 @@ export class HostService {
                 : await this.engine.request("load", request.arg);
             this.shared.loaded = state;
             this.shared.lastLoad = request;
+            this.uploads.accepted(request.arg.path);
+            await this.library.loaded(state.card, toLibraryLoad(request)).catch(() => {});
             return state;
+        } catch (error) {
+            // a load refused before it started (a malformed file, a bad setting) leaves the engine's model in place
+            this.shared.loaded = await this.engine.request("current", undefined).catch(() => null);
+            throw await this.uploads.rejected(request.arg.path, error);
         } finally {
             this.busyTask = null;
             this.broadcastState();

@@ -7,6 +7,8 @@ import {checkRequest} from "./checkRequest.js";
 /** A valid argument for every request that takes one; requests without an argument ignore what they get. */
 const valid: Partial<Record<RequestName, unknown>> = {
     "model.inspect": {path: "/m.gguf"},
+    "library.load": {path: "/m.gguf", taskId: "t"},
+    "library.forget": {path: "/m.gguf"},
     "model.autoOffload": {path: "/m.gguf", budget: {kind: "percent", percent: 50}, settings: {contextSize: 2048, threads: null}, strategy: "optimal", taskId: "t"},
     "model.load": {path: "/m.gguf", gpuLayers: 3, settings: {}, taskId: "t"},
     "conversations.get": {id: "c"},

@@ -195,6 +195,12 @@ const checks: Checks = {
     "bench.list": none,
     "server.get": none,
     "server.set": serverChange,
+    "library.list": none,
+    "library.load": (arg) => {
+        const fields = object(arg, ["path", "taskId"]);
+        return {path: string(fields, "path", TEXT_LIMITS.path), taskId: string(fields, "taskId", TEXT_LIMITS.id)};
+    },
+    "library.forget": (arg) => ({path: string(object(arg, ["path"]), "path", TEXT_LIMITS.path)}),
     "model.inspect": (arg) => ({path: string(object(arg, ["path"]), "path", TEXT_LIMITS.path)}),
     "model.autoOffload": (arg) => {
         const fields = object(arg, ["path", "budget", "settings", "strategy", "taskId"]);

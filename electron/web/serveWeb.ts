@@ -25,6 +25,8 @@ import {cleanStaleUploads, receiveUpload, type ReceiveUploadOptions} from "./rec
 export type WebHost = {
     attach(client: HostClient): () => void;
     handle(name: RequestName, arg: unknown, client: HostClient): Promise<unknown>;
+    /** An upload stored a new model file there (rejected copies are deleted again); absent where uploads are not tracked. */
+    noteUpload?(modelPath: string): void;
     /** A benchmark's report file (see `bench.export`); absent where the host keeps no benchmarks. */
     benchExportFile?(id: string, format: string): Promise<{path: string; fileName: string}>;
 };
@@ -111,7 +113,11 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
             return sendBenchFile(url.pathname.slice("/api/bench/".length), response);
         else if (request.method === "PUT" && url.pathname === "/api/upload")
             return receiveUpload(request, response, url.searchParams.get("name") ?? "", modelsDir, options.upload)
-                .then((result) => sendJson(response, result.status, result.body));
+                .then((result) => {
+                    if (result.body.ok && !result.body.result.reused)
+                        options.host.noteUpload?.(result.body.result.path);
+                    sendJson(response, result.status, result.body);
+                });
         else
             sendJson(response, 404, {ok: false, error: {code: "not-found", message: "no such endpoint"}});
     };

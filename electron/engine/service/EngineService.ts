@@ -8,6 +8,7 @@ import {getEngineLlama, type EngineGpu, type EngineLlama, type EngineLlamaOption
 import {compilePlacement} from "../placement/compilePlacement.js";
 import {renderLayerSplitFlags, renderOverrideFlags} from "../placement/llamaCppFlags.js";
 import type {Placement} from "../placement/Placement.js";
+import {loadFailure} from "../runtime/loadFailure.js";
 import {PlacedModel} from "../runtime/PlacedModel.js";
 import {streamChatReply, type ChatReply, type PromptProgress} from "../runtime/streamChatReply.js";
 import {inspectModelFile, toModelCard} from "./modelCard.js";
@@ -286,6 +287,8 @@ export class EngineService {
             threads: options.settings.threads ?? undefined,
             sequences: this.sequences,
             onProgress: (progress) => this.progress(options.taskId, "load", progress, "loading weights")
+        }).catch((error: unknown) => {
+            throw loadFailure(error);
         });
         this.progress(options.taskId, "load", 1, "loaded");
         const measured = placed.memory();

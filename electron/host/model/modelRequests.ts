@@ -17,7 +17,17 @@ export function modelRequests(host: HostContext): RequestHandlers<ModelRequestNa
                 void host.runLoad(replay, "reloading the model").catch(() => {});
             return host.engineState();
         },
-        "model.inspect": async (arg) => await host.engine.request("inspect", {path: await host.access.check(arg.path)}),
+        "model.inspect": async (arg) => {
+            const modelPath = await host.access.check(arg.path);
+            try {
+                const card = await host.engine.request("inspect", {path: modelPath});
+                host.uploads.accepted(modelPath);
+                await host.library.opened(card).catch(() => {});
+                return card;
+            } catch (error) {
+                throw await host.uploads.rejected(modelPath, error);
+            }
+        },
         "model.autoOffload": async (arg) =>
             await host.runLoad({name: "autoOffload", arg: {...arg, path: await host.access.check(arg.path)}}, "auto-offload"),
         "model.load": async (arg) => await host.runLoad({name: "load", arg: {...arg, path: await host.access.check(arg.path)}}, "load"),

@@ -4,6 +4,7 @@ import {initTransport} from "../transport/getTransport";
 import {refreshBenchList} from "./benchActions";
 import {openConversation, refreshConversations} from "./chatActions";
 import {refreshLoaded, refreshMachine} from "./engineActions";
+import {refreshLibrary} from "./modelActions";
 import {wireEvents} from "./wireEvents";
 
 /** Picks the transport, subscribes the stores to events, then loads the first state. */
@@ -20,6 +21,6 @@ export function bootstrap(): void {
         const first = useChatStore.getState().summaries[0];
         if (first != null)
             await openConversation(first.id);
-        await Promise.all([refreshMachine(), refreshLoaded(), refreshBenchList()]);
+        await Promise.all([refreshMachine(), refreshLoaded(), refreshBenchList(), refreshLibrary()]);
     })();
 }

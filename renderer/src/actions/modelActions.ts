@@ -1,15 +1,23 @@
-import type {Budget} from "../../../electron/contract/ipc";
+import type {Budget, ContractError, LoadedModelState} from "../../../electron/contract/ipc";
+import {toContractError} from "../../../electron/contract/TensorwiseError";
+import {useLibraryStore} from "../stores/libraryStore";
 import {useModelStore} from "../stores/modelStore";
 import {usePlanStore} from "../stores/planStore";
 import {useUiStore} from "../stores/uiStore";
 import {getTransport} from "../transport/getTransport";
-import {TensorwiseError} from "../../../electron/contract/TensorwiseError";
-import {errorMessage} from "../transport/Transport";
-import {newId} from "./ids";
 import {refreshMachine} from "./engineActions";
+import {newId} from "./ids";
 
-/** Inspects a model by path (typed, picked in a dialog, or stored by an upload). */
-export async function inspectPath(path: string): Promise<void> {
+/** The last part of a path, as the user knows the file. */
+function baseName(path: string): string {
+    return path.split(/[\\/]/).at(-1) ?? path;
+}
+
+/**
+ * Inspects a model by path (typed, picked in a dialog, from the library, or stored by an upload). `userFileName` is the
+ * user's own file name when `path` is the app's copy of it (a web-mode upload), so errors name the user's file.
+ */
+export async function inspectPath(path: string, userFileName?: string): Promise<void> {
     const {setInspection} = useModelStore.getState();
     const trimmed = path.trim();
     if (trimmed === "")
@@ -20,17 +28,20 @@ export async function inspectPath(path: string): Promise<void> {
         setInspection({status: "ready", card: await getTransport().request("model.inspect", {path: trimmed})});
     } catch (error) {
         setInspection({
-            status: "failed", path: trimmed, code: error instanceof TensorwiseError ? error.code : "internal", message: errorMessage(error)
+            status: "failed", path: trimmed, fileName: userFileName ?? baseName(trimmed),
+            ...(userFileName != null && {copyPath: trimmed}), error: toContractError(error)
         });
     }
+    void refreshLibrary();
 }
 
 /** A dropped or picked file: refused unless .gguf, then its path (Electron) or an upload (web) is inspected. */
 export async function openModelFile(file: File): Promise<void> {
     const {setInspection} = useModelStore.getState();
     useUiStore.getState().show("model");
+    const failed = (error: ContractError) => setInspection({status: "failed", path: file.name, fileName: file.name, error});
     if (!file.name.toLowerCase().endsWith(".gguf")) {
-        setInspection({status: "failed", path: file.name, code: "bad-name", message: `${file.name} is not a .gguf file: only GGUF models can be opened.`});
+        failed({code: "bad-name", message: `${file.name} is not a .gguf file: only GGUF models can be opened.`});
         return;
     }
     let path: string;
@@ -39,10 +50,11 @@ export async function openModelFile(file: File): Promise<void> {
         path = await getTransport().modelPathForFile(file, (progress) =>
             setInspection({status: "uploading", fileName: file.name, progress}));
     } catch (error) {
-        setInspection({status: "failed", path: file.name, code: error instanceof TensorwiseError ? error.code : "internal", message: errorMessage(error)});
+        failed(toContractError(error));
         return;
     }
-    await inspectPath(path);
+    // web mode opens the app's copy in the models folder; errors should still name the user's file
+    await inspectPath(path, getTransport().kind === "web" ? file.name : undefined);
 }
 
 export async function openModelDialog(): Promise<void> {
@@ -51,31 +63,70 @@ export async function openModelDialog(): Promise<void> {
         await inspectPath(path);
 }
 
-/** Profile → plan → load, following `task.progress` events; the result feeds the placement map and memory panel. */
-export async function autoOffload(path: string): Promise<void> {
+/** Follows a load (`run`) on the Auto-offload screen's steps; the result feeds the placement map and memory panel. */
+async function runLoad(taskId: string, run: () => Promise<LoadedModelState>): Promise<boolean> {
     const plan = usePlanStore.getState();
-    const taskId = newId("offload");
-    const {settings} = plan;
     plan.setRun({status: "running", taskId, steps: []});
     plan.setLoaded(null);
     try {
-        const budget: Budget = settings.budget;
-        const loaded = await getTransport().request("model.autoOffload", {
-            path, budget, taskId, strategy: settings.strategy,
-            settings: {contextSize: settings.contextSize, batchSize: settings.batchSize}
-        });
+        const loaded = await run();
         usePlanStore.getState().setLoaded(loaded);
-        const run = usePlanStore.getState().run;
-        usePlanStore.getState().setRun({status: "done", taskId, steps: run.status === "idle" ? [] : run.steps});
-        void refreshMachine();
+        const current = usePlanStore.getState().run;
+        usePlanStore.getState().setRun({status: "done", taskId, steps: current.status === "idle" ? [] : current.steps});
+        return true;
     } catch (error) {
-        const run = usePlanStore.getState().run;
-        usePlanStore.getState().setRun({status: "failed", taskId, steps: run.status === "idle" ? [] : run.steps, message: errorMessage(error)});
+        const current = usePlanStore.getState().run;
+        const contract = toContractError(error);
+        usePlanStore.getState().setRun({status: "failed", taskId, steps: current.status === "idle" ? [] : current.steps, message: contract.message, error: contract});
+        // a load refused before it started keeps the model that was loaded: show what the engine holds now
+        usePlanStore.getState().setLoaded(await getTransport().request("model.current").catch(() => null));
+        return false;
+    } finally {
+        void refreshMachine();
+        void refreshLibrary();
     }
 }
 
+/** Profile → plan → load, following `task.progress` events. */
+export async function autoOffload(path: string): Promise<void> {
+    const taskId = newId("offload");
+    const {settings} = usePlanStore.getState();
+    const budget: Budget = settings.budget;
+    await runLoad(taskId, () => getTransport().request("model.autoOffload", {
+        path, budget, taskId, strategy: settings.strategy,
+        settings: {contextSize: settings.contextSize, batchSize: settings.batchSize}
+    }));
+}
+
+/** Loads a library model the way it was last loaded; a failure is shown in the library, naming the model's file. */
+export async function loadFromLibrary(path: string): Promise<void> {
+    useLibraryStore.getState().setFailure(null);
+    const taskId = newId("offload");
+    let failure: ContractError | null = null;
+    const ok = await runLoad(taskId, () => getTransport().request("library.load", {path, taskId}).catch((error: unknown) => {
+        failure = toContractError(error);
+        throw error;
+    }));
+    if (!ok && failure != null)
+        useLibraryStore.getState().setFailure({fileName: baseName(path), error: failure});
+}
+
+/** Ejects the loaded model: its memory is freed; it stays opened and in the library. */
 export async function unloadModel(): Promise<void> {
     await getTransport().request("model.unload");
     usePlanStore.getState().setLoaded(null);
     void refreshMachine();
+}
+
+export async function refreshLibrary(): Promise<void> {
+    try {
+        useLibraryStore.getState().setModels(await getTransport().request("library.list"));
+    } catch {
+        // the host is not reachable yet; the next refresh fills it
+    }
+}
+
+/** Removes a model from the library; its file stays where it is. */
+export async function forgetModel(path: string): Promise<void> {
+    useLibraryStore.getState().setModels(await getTransport().request("library.forget", {path}));
 }

@@ -1,5 +1,5 @@
 import {create} from "zustand";
-import type {Budget, LoadedModelState, PlacementStrategy, TaskProgress} from "../../../electron/contract/ipc";
+import type {Budget, ContractError, LoadedModelState, PlacementStrategy, TaskProgress} from "../../../electron/contract/ipc";
 import {DEFAULT_RUNTIME_SETTINGS} from "../../../electron/contract/settings";
 
 export type OffloadSettings = {
@@ -14,7 +14,7 @@ export type OffloadRun =
     | {status: "idle"}
     | {status: "running"; taskId: string; steps: TaskProgress[]}
     | {status: "done"; taskId: string; steps: TaskProgress[]}
-    | {status: "failed"; taskId: string; steps: TaskProgress[]; message: string};
+    | {status: "failed"; taskId: string; steps: TaskProgress[]; message: string; error?: ContractError};
 
 export type PlanStore = {
     settings: OffloadSettings;

@@ -1,12 +1,15 @@
 import {useModelStore} from "../../stores/modelStore";
+import {usePlanStore} from "../../stores/planStore";
+import {ErrorNotice} from "../../components/ErrorNotice/ErrorNotice";
 import {ProgressBar} from "../../components/ProgressBar/ProgressBar";
 import {ModelCard} from "./components/ModelCard/ModelCard";
+import {ModelLibrary} from "./components/ModelLibrary/ModelLibrary";
 import {ModelOpener} from "./components/ModelOpener/ModelOpener";
 import {TensorTable} from "./components/TensorTable/TensorTable";
-import "./Model.css";
 
 export function Model() {
     const inspection = useModelStore((state) => state.inspection);
+    const loaded = usePlanStore((state) => state.loaded);
     return (
         <div className="screen model-screen">
             <div className="screen-header">
@@ -24,11 +27,16 @@ export function Model() {
                     <div className="panel"><ProgressBar testId="inspect-progress" value={null} label="Validating and inspecting" detail={inspection.path}/></div>
                 )}
                 {inspection.status === "failed" && (
-                    <div className="error-box" data-testid="model-error" data-code={inspection.code}>
-                        <strong>This file cannot be opened.</strong>{"\n"}{inspection.message}
-                        <div className="faint model-error-path">{inspection.path}</div>
+                    <ErrorNotice testId="model-error" title={`${inspection.fileName} cannot be opened.`} error={inspection.error}
+                        file={inspection.copyPath != null ? {copyPath: inspection.copyPath, name: inspection.fileName} : undefined}/>
+                )}
+                {inspection.status !== "ready" && loaded != null && (
+                    <div className="stack" data-testid="still-loaded">
+                        <div className="faint">{inspection.status === "failed" ? "Nothing changed for the loaded model:" : "Loaded now:"}</div>
+                        <ModelCard card={loaded.card}/>
                     </div>
                 )}
+                <ModelLibrary/>
                 {inspection.status === "ready" && (
                     <>
                         <ModelCard card={inspection.card}/>

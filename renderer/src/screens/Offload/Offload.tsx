@@ -1,4 +1,5 @@
 import {autoOffload} from "../../actions/modelActions";
+import {ErrorNotice} from "../../components/ErrorNotice/ErrorNotice";
 import {formatBytes, formatMs, formatRate, tokensPerSecond} from "../../format/format";
 import {useEngineStore} from "../../stores/engineStore";
 import {useModelStore} from "../../stores/modelStore";
@@ -40,7 +41,7 @@ export function Offload() {
                     </button>
                 </section>
                 {run.status !== "idle" && <TaskSteps steps={run.steps} running={run.status === "running"}/>}
-                {run.status === "failed" && <div className="error-box" data-testid="offload-error">{run.message}</div>}
+                {run.status === "failed" && <ErrorNotice testId="offload-error" title="The model was not loaded." error={run.error ?? {code: "internal", message: run.message}}/>}
                 {loaded != null && (
                     <>
                         <section className="panel offload-result" data-testid="offload-result">
