@@ -3,7 +3,7 @@ import type {EngineLlama} from "../native/getEngineLlama.js";
 import {checkContextSize} from "./checkContextSize.js";
 import {toMemoryReport} from "./memoryReport.js";
 import type {MemoryReport} from "../../contract/memory.js";
-import {DEFAULT_RUNTIME_SETTINGS} from "../../contract/settings.js";
+import {resolveSettings} from "../../contract/settings.js";
 import {runNativeGeneration, type NativeGenerationResult} from "./runNativeGeneration.js";
 
 /** Options of {@link PlacedModel.generate}. */
@@ -91,7 +91,7 @@ export class PlacedModel {
         const gpuLayers = options.gpuLayers ?? (hasGpu ? "max" : 0);
         const partlyOnGpu = hasGpu && gpuLayers !== 0;
         const started = performance.now();
-        const useMmap = options.useMmap ?? !partlyOnGpu;
+        const {useMmap, contextSize, batchSize} = resolveSettings(options, {maxThreads: llama.maxThreads, partlyOnGpu});
         const model = await llama.loadModel({
             modelPath: options.modelPath,
             gpuLayers,
@@ -103,8 +103,6 @@ export class PlacedModel {
             loadSignal: options.signal
         });
         try {
-            const contextSize = options.contextSize ?? DEFAULT_RUNTIME_SETTINGS.contextSize;
-            const batchSize = options.batchSize ?? DEFAULT_RUNTIME_SETTINGS.batchSize;
             const flashAttention = options.flashAttention ?? false;
             const sequences = options.sequences ?? 1;
             await checkContextSize(model, {contextSize, batchSize, flashAttention, useMmap, sequences});
