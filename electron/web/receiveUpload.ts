@@ -11,11 +11,11 @@ import path from "node:path";
 import {Transform, type TransformCallback} from "node:stream";
 import {pipeline} from "node:stream/promises";
 import type {ErrorCode} from "../contract/errorCodes.js";
-import type {ContractError} from "../contract/TensorwiseError.js";
+import type {Reply} from "../contract/envelope.js";
 
 export type UploadResult = {
     status: number;
-    body: {ok: true; result: {path: string; bytes: number; reused: boolean}} | {ok: false; error: ContractError};
+    body: Reply<{path: string; bytes: number; reused: boolean}>;
 };
 
 export type ReceiveUploadOptions = {

@@ -3,7 +3,9 @@
  * - Only `Host: 127.0.0.1:<port>` / `localhost:<port>` is answered (DNS-rebinding defence).
  * - Every API call carries the per-launch token (`Authorization: Bearer …`, or `?token=` for the event stream, which
  *   `EventSource` cannot give headers). The page gets it from the URL fragment, which never reaches a server log.
- * - Requests: `POST /api/request/<name>` with `{"arg": …}`; events: Server-Sent Events on `GET /api/events`.
+ * - Requests: `POST /api/request/<name>` with `{"arg": …}`, answered with a `Reply`; events: Server-Sent Events on
+ *   `GET /api/events`, first `event: hello` with the client id, then one `data:` line per event holding its
+ *   `EventEnvelope` (both in electron/contract/envelope.ts).
  * - Model upload (drag-and-drop in a browser): `PUT /api/upload?name=x.gguf` streams the body to `<dataDir>/models/`.
  * - Benchmark report download: `GET /api/bench/<id>/<html|csv|json>` (`?token=` works, for a plain link) answers the
  *   file as an attachment.
@@ -14,7 +16,7 @@ import http from "node:http";
 import type {AddressInfo} from "node:net";
 import path from "node:path";
 import {pipeline} from "node:stream/promises";
-import type {Envelope} from "../contract/bridge.js";
+import {eventEnvelope, type Reply} from "../contract/envelope.js";
 import type {EventName, Events, RequestName} from "../contract/ipc.js";
 import {isRequestName} from "../contract/requestNames.js";
 import {toContractError, TensorwiseError, type ContractError} from "../contract/TensorwiseError.js";
@@ -138,19 +140,19 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
         response.writeHead(200, {"Content-Type": "text/event-stream; charset=utf-8", Connection: "keep-alive"});
         // a client that went away mid-write must not turn into an 'error' event nobody listens to
         response.on("error", () => {});
-        const write = (event: string, data: unknown) => {
+        const write = (block: string) => {
             if (!response.writableEnded && !response.destroyed)
-                response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+                response.write(block);
         };
         const client: HostClient = {
             id,
             emit<Name extends EventName>(name: Name, payload: Events[Name]) {
-                write(name, payload);
+                write(`data: ${JSON.stringify(eventEnvelope(name, payload))}\n\n`);
             }
         };
         const detach = options.host.attach(client);
         clients.set(id, {client, detach, response});
-        write("hello", {clientId: id});
+        write(`event: hello\ndata: ${JSON.stringify({clientId: id})}\n\n`);
         const keepAlive = setInterval(() => {
             if (!response.writableEnded && !response.destroyed)
                 response.write(": keep-alive\n\n");
@@ -277,7 +279,7 @@ function answerFailure(response: http.ServerResponse, error: unknown): void {
         sendJson(response, 500, {ok: false, error: contractError});
 }
 
-export function sendJson(response: http.ServerResponse, status: number, body: Envelope<unknown>): void {
+export function sendJson(response: http.ServerResponse, status: number, body: Reply<unknown>): void {
     if (response.headersSent) {
         response.end();
         return;

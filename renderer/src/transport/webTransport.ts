@@ -1,6 +1,6 @@
-import type {Envelope} from "../../../electron/contract/bridge";
+import {parseEventEnvelope, type Reply} from "../../../electron/contract/envelope";
 import type {EventName, Events} from "../../../electron/contract/ipc";
-import {eventNames} from "../../../electron/contract/requestNames";
+import {isEventName} from "../../../electron/contract/requestNames";
 import {TensorwiseError} from "../../../electron/contract/TensorwiseError";
 import type {Transport} from "./Transport";
 
@@ -37,12 +37,14 @@ export function webTransport(token: string): Transport {
             resetReady();
         }
     });
-    for (const name of eventNames)
-        source.addEventListener(name, (event) => {
-            const payload = JSON.parse((event as MessageEvent<string>).data) as never;
-            for (const listener of listeners.get(name) ?? [])
-                listener(payload);
-        });
+    // every contract event arrives as an unnamed message holding its EventEnvelope (electron/contract/envelope.ts)
+    source.addEventListener("message", (event) => {
+        const envelope = parseEventEnvelope(event.data as string, isEventName);
+        if (envelope == null)
+            return;
+        for (const listener of listeners.get(envelope.name) ?? [])
+            listener(envelope.payload as never);
+    });
 
     return {
         kind: "web",
@@ -54,7 +56,7 @@ export function webTransport(token: string): Transport {
                 headers: {"Authorization": `Bearer ${token}`, "Content-Type": "application/json", "X-Tensorwise-Client": clientId ?? ""},
                 body: JSON.stringify({arg: arg[0] ?? null})
             });
-            const envelope = await response.json() as Envelope<unknown>;
+            const envelope = await response.json() as Reply<unknown>;
             if (!envelope.ok)
                 throw TensorwiseError.fromContract(envelope.error);
             return envelope.result as never;
@@ -90,7 +92,7 @@ export function webTransport(token: string): Transport {
                 });
                 xhr.addEventListener("load", () => {
                     try {
-                        const envelope = JSON.parse(xhr.responseText) as Envelope<{path: string}>;
+                        const envelope = JSON.parse(xhr.responseText) as Reply<{path: string}>;
                         if (envelope.ok)
                             resolve(envelope.result.path);
                         else
