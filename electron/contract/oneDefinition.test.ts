@@ -53,4 +53,16 @@ describe("one definition per fact", () => {
         }
         expect(copies).toEqual([]);
     });
+
+    it("comments cite what a reader can open (repository files, llama.cpp functions, papers by title), not private notes", async () => {
+        const private_ = /\bissue #?\d+\b|\bBRIEF\b|\bseed \d{3}\b|\bthe brief\b/;
+        const cited: string[] = [];
+        for (const file of await appSources()) {
+            const text = await fs.readFile(path.join(root, file), "utf8");
+            text.split("\n").forEach((line, i) => {
+                if (private_.test(line)) cited.push(`${file}:${i + 1}: ${line.trim()}`);
+            });
+        }
+        expect(cited).toEqual([]);
+    });
 });

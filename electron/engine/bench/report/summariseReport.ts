@@ -97,7 +97,7 @@ export type TargetCheck = {
     readonly tpotOverFloor: number | null;
 };
 
-/** Checks `optimal` against the issue's targets, per budget. */
+/** Checks `optimal` against the project's speed targets (the thresholds in each field's comment above), per budget. */
 export function targetChecks(report: BenchReport, variant = "optimal"): TargetCheck[] {
     const cells = speedups(report).filter((c) => c.variant === variant);
     const prompts = report.settings.prompts;
