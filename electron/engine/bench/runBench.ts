@@ -11,6 +11,7 @@ import type {EngineLlama} from "../native/getEngineLlama.js";
 import {autoPlan, type AutoPlanResult} from "../planner/autoPlan.js";
 import {costContext, predict} from "../planner/costModel.js";
 import {plannerModelFrom} from "../planner/types.js";
+import type {StrategyResult} from "../planner/strategies/StrategyResult.js";
 import {PlacedModel} from "../runtime/PlacedModel.js";
 import {benchEnvironment, benchModel} from "./benchEnvironment.js";
 import {reproduce} from "./benchFlags.js";
@@ -19,7 +20,7 @@ import {runLlamaBench} from "./llamaBench/runLlamaBench.js";
 import {MeasureAborted, measureRun, type MeasuredSample} from "./measureRun.js";
 import {BenchResultStore, prepareOutDir} from "./report/BenchResultStore.js";
 import type {BenchLlamaBench, BenchLoad, BenchPlan, BenchPoint, BenchReport, BenchRun, BenchSettings, BenchVariant, PointKind} from "../../contract/bench.js";
-import {resolveSettings} from "../../contract/settings.js";
+import {resolveSettings, type ResolvedSettings} from "../../contract/settings.js";
 
 /** Micro-batches a hand-tuned variant tries by default (llama.cpp's default and a prompt-sized one). */
 export const DEFAULT_TUNED_BATCH_SIZES = [512, 2048] as const;
@@ -173,25 +174,10 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
             const {result} = planned;
             budgetBytes = result.budgetBytes;
             const useMmap = variant.handTuned ? false : result.settings.useMmap;
-            const plan: BenchPlan = {
-                gpuLayers: result.gpuLayers, overrides: result.overrides.map((o) => ({pattern: o.pattern, bufferType: o.bufferType})),
-                batchSize: result.settings.batchSize, contextSize: result.settings.contextSize, threads: result.settings.threads, useMmap,
-                hostWeightBytes: result.prediction.hostWeightBytes,
-                gpuWeightBytes: cx.cost.model.weightBytes - result.prediction.hostWeightBytes,
-                predictedVramBytes: result.prediction.vram.total, notes: result.notes
-            };
+            const plan = benchPlanFrom(result, useMmap, cx.cost.model.weightBytes);
             const cpuRead = cx.cost.profile.cpuReadBytesPerSec;
             tpotFloorMs = plan.hostWeightBytes > 0 && cpuRead > 0 ? plan.hostWeightBytes / cpuRead * 1000 : null;
-            const planSettings = {...result.settings, useMmap};
-            const predictPoint = (kind: PointKind, tokens: number): number | null => {
-                try {
-                    const workload = kind === "ttft" ? {promptTokens: tokens, genTokens: 1} : {promptTokens: settings.tpotPromptTokens, genTokens: tokens};
-                    const p = predict(costContext(cx.cost, planSettings, workload), result.resolved);
-                    return kind === "ttft" ? p.ttftMs : p.tpotMs;
-                } catch {
-                    return null;
-                }
-            };
+            const predictPoint = pointPredictor(cx.cost, {...result.settings, useMmap}, result.resolved, settings.tpotPromptTokens);
             log(`loading (-ngl ${plan.gpuLayers}, ${plan.overrides.length} overrides, ${useMmap ? "mmap" : "no mmap"})`);
             const placed = await PlacedModel.load(engine, {
                 modelPath: options.modelPath, gpuLayers: result.gpuLayers, overrides: result.overrides, useMmap,
@@ -236,6 +222,30 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
     return {
         id: `${cx.budget}/${variant.label}`, budget: cx.budget, budgetBytes, variant, status, error, loads,
         points: bestPerPoint(perLoadPoints), tpotFloorMs, startedAt, elapsedMs: performance.now() - started
+    };
+}
+
+/** A plan as the report records it (`useMmap` as loaded: hand-tuned variants always pin host weights). */
+function benchPlanFrom(result: StrategyResult, useMmap: boolean, weightBytes: number): BenchPlan {
+    return {
+        gpuLayers: result.gpuLayers, overrides: result.overrides.map((o) => ({pattern: o.pattern, bufferType: o.bufferType})),
+        batchSize: result.settings.batchSize, contextSize: result.settings.contextSize, threads: result.settings.threads, useMmap,
+        hostWeightBytes: result.prediction.hostWeightBytes,
+        gpuWeightBytes: weightBytes - result.prediction.hostWeightBytes,
+        predictedVramBytes: result.prediction.vram.total, notes: result.notes
+    };
+}
+
+/** The cost model's prediction of each measured point (TTFT of a prompt, TPOT of a generation); `null` where it cannot. */
+function pointPredictor(cost: CostInputs, settings: ResolvedSettings, resolved: StrategyResult["resolved"], tpotPromptTokens: number) {
+    return (kind: PointKind, tokens: number): number | null => {
+        try {
+            const workload = kind === "ttft" ? {promptTokens: tokens, genTokens: 1} : {promptTokens: tpotPromptTokens, genTokens: tokens};
+            const p = predict(costContext(cost, settings, workload), resolved);
+            return kind === "ttft" ? p.ttftMs : p.tpotMs;
+        } catch {
+            return null;
+        }
     };
 }
 
