@@ -110,14 +110,16 @@ const eventStream = http.get({host: "127.0.0.1", port, path: `/api/events?token=
         while ((end = buffer.indexOf("\n\n")) >= 0) {
             const block = buffer.slice(0, end);
             buffer = buffer.slice(end + 2);
-            const name = /^event: (.*)$/m.exec(block)?.[1];
+            // `event: hello` carries the client id; every other block is one event envelope (electron/contract/envelope.ts)
             const data = /^data: (.*)$/m.exec(block)?.[1];
-            if (name == null || data == null)
+            if (data == null)
                 continue;
-            const payload = JSON.parse(data);
-            if (name === "hello")
-                clientId = payload.clientId;
-            else if (name !== "chat.delta" && name !== "task.progress")
+            if (/^event: hello$/m.test(block)) {
+                clientId = JSON.parse(data).clientId;
+                continue;
+            }
+            const {name, payload} = JSON.parse(data);
+            if (name !== "chat.delta" && name !== "task.progress")
                 events.push({name, payload, at: Date.now()});
         }
     });

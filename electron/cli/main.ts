@@ -17,6 +17,7 @@ import {TEXT_LIMITS} from "../contract/limits.js";
 import {flagNumber, flagThreads, parseBudget, parseGpu} from "./flags.js";
 import {flagPort, flagRpc, flagRpcDevice, flagRpcHost} from "./rpcFlags.js";
 import {DEFAULT_RUNTIME_SETTINGS} from "../contract/settings.js";
+import {DEFAULT_WORKLOAD} from "../engine/planner/types.js";
 
 type Command = {
     summary: string;
@@ -80,8 +81,8 @@ const commands: Record<string, Command> = {
             "prompt-tokens": {type: "string"}, "gen-tokens": {type: "string"}, context: {type: "string"}, threads: {type: "string"}
         },
         run: (io, values, positionals) => {
-            const promptTokens = flagNumber(values["prompt-tokens"], "prompt-tokens", "promptTokens") ?? 512;
-            const genTokens = flagNumber(values["gen-tokens"], "gen-tokens", "genTokens") ?? 128;
+            const promptTokens = flagNumber(values["prompt-tokens"], "prompt-tokens", "promptTokens") ?? DEFAULT_WORKLOAD.promptTokens;
+            const genTokens = flagNumber(values["gen-tokens"], "gen-tokens", "genTokens") ?? DEFAULT_WORKLOAD.genTokens;
             const contextSize = flagNumber(values.context, "context", "contextSize") ?? DEFAULT_RUNTIME_SETTINGS.contextSize;
             if (promptTokens + genTokens > contextSize)
                 throw new UsageError(`the prompt and the reply (${promptTokens} + ${genTokens} tokens) do not fit the context of ${contextSize} tokens: raise --context or lower --prompt-tokens/--gen-tokens`);

@@ -33,7 +33,12 @@ const facts: {fact: string; home: string; copies: RegExp}[] = [
     {fact: "the report file names", home: "electron/contract/bench.ts", copies: /["'](report\.(json|csv|html)|results\.jsonl)["']/},
     {fact: "the strategy names", home: "electron/contract/strategies.ts", copies: /["']cpu["'],\s*["']layers["'],\s*["']fit["']/},
     {fact: "the strategy colours", home: "electron/contract/strategyStyles.ts", copies: /\b(optimal|layers|oato)["']?\s*:\s*["']#[0-9a-f]{3,8}["']/i},
-    {fact: "the event names", home: "electron/contract/requestNames.ts", copies: /["']engine\.state["'],\s*["']task\.progress["']/}
+    {fact: "the event names", home: "electron/contract/requestNames.ts", copies: /["']engine\.state["'],\s*["']task\.progress["']/},
+    {fact: "the shape of a request's reply (result or coded error)", home: "electron/contract/envelope.ts", copies: /\{\s*(readonly\s+)?ok:\s*true;\s*(readonly\s+)?result:[^}]*\}\s*\|\s*\{\s*(readonly\s+)?ok:\s*false;\s*(readonly\s+)?error:\s*ContractError/},
+    {fact: "the message kinds between processes", home: "electron/contract/envelope.ts", copies: /kind:\s*"(request|response)";\s*id:/},
+    {fact: "the settings the engine decides (its threads; mmap off once a weight is on a GPU)", home: "electron/contract/settings.ts", copies: /useMmap\s*\?\?\s*!?\s*\(?\s*(gpu|partlyOnGpu|hasGpu)|threads\s*\?\?\s*engine\.llama\.maxThreads/},
+    {fact: "which llama.cpp flags a plan renders as (layer split or overrides)", home: "electron/engine/placement/llamaCppFlags.ts", copies: /render(OverrideFlags|LayerSplitFlags)\(/},
+    {fact: "the planner's settings type (it is the contract's ResolvedSettings)", home: "electron/contract/settings.ts", copies: /\btype PlanSettings\b/}
 ];
 
 describe("one definition per fact", () => {
@@ -48,5 +53,17 @@ describe("one definition per fact", () => {
                     copies.push(`${file} copies ${fact} (defined in ${home})`);
         }
         expect(copies).toEqual([]);
+    });
+
+    it("comments cite what a reader can open (repository files, llama.cpp functions, papers by title), not private notes", async () => {
+        const private_ = /\bissue #?\d+\b|\bBRIEF\b|\bseed \d{3}\b|\bthe brief\b/;
+        const cited: string[] = [];
+        for (const file of await appSources()) {
+            const text = await fs.readFile(path.join(root, file), "utf8");
+            text.split("\n").forEach((line, i) => {
+                if (private_.test(line)) cited.push(`${file}:${i + 1}: ${line.trim()}`);
+            });
+        }
+        expect(cited).toEqual([]);
     });
 });

@@ -56,6 +56,10 @@ const eventNameSet = {
 export const requestNames = Object.keys(requestNameSet) as RequestName[];
 export const eventNames = Object.keys(eventNameSet) as EventName[];
 
+export function isEventName(name: string): name is EventName {
+    return Object.hasOwn(eventNameSet, name);
+}
+
 export function isRequestName(name: string): name is RequestName {
     return Object.hasOwn(requestNameSet, name);
 }

@@ -29,6 +29,12 @@ export const DEFAULT_RUNTIME_SETTINGS: Readonly<RuntimeSettings> = Object.freeze
     useMmap: null
 });
 
+/**
+ * Settings with every choice made: what a plan chooses and what a loaded model runs with (threads and mmap decided).
+ * The same fields as {@link RuntimeSettings}, so one type travels from the UI through the planner to the runtime.
+ */
+export type ResolvedSettings = {readonly [K in keyof RuntimeSettings]-?: NonNullable<RuntimeSettings[K]>};
+
 /** `settings` over the defaults; absent fields keep {@link DEFAULT_RUNTIME_SETTINGS}. */
 export function withDefaultSettings(settings: Partial<RuntimeSettings> = {}): RuntimeSettings {
     return {
@@ -36,5 +42,19 @@ export function withDefaultSettings(settings: Partial<RuntimeSettings> = {}): Ru
         batchSize: settings.batchSize ?? DEFAULT_RUNTIME_SETTINGS.batchSize,
         threads: settings.threads !== undefined ? settings.threads : DEFAULT_RUNTIME_SETTINGS.threads,
         useMmap: settings.useMmap !== undefined ? settings.useMmap : DEFAULT_RUNTIME_SETTINGS.useMmap
+    };
+}
+
+/**
+ * `settings` over the defaults with what was left to the engine decided: its own thread count, and mmap only when no
+ * weight is on a GPU (a mixed placement loads without mmap, so its host weights sit in the GPU's pinned host buffer).
+ */
+export function resolveSettings(settings: Partial<RuntimeSettings>, engine: {maxThreads: number; partlyOnGpu: boolean}): ResolvedSettings {
+    const chosen = withDefaultSettings(settings);
+    return {
+        contextSize: chosen.contextSize,
+        batchSize: chosen.batchSize,
+        threads: chosen.threads ?? engine.maxThreads,
+        useMmap: chosen.useMmap ?? !engine.partlyOnGpu
     };
 }

@@ -13,7 +13,7 @@ import type {
     EngineEvents, EngineMessage, EngineRequestName, EngineRequests
 } from "../engine/service/engineProtocol.js";
 import type {ErrorCode} from "../contract/errorCodes.js";
-import type {ContractError} from "../contract/TensorwiseError.js";
+import type {Reply} from "../contract/envelope.js";
 import {forkEngineProcess, type EngineProcess, type EngineSpawner} from "./forkEngineProcess.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 
@@ -249,7 +249,7 @@ export class EngineClient {
         return tail === "" ? reason : `${reason}\n${tail}`;
     }
 
-    private settle(id: number, response: {ok: true; result: unknown} | {ok: false; error: ContractError}): void {
+    private settle(id: number, response: Reply<unknown>): void {
         const pending = this.pending.get(id);
         if (pending == null)
             return;

@@ -1,9 +1,10 @@
 /**
  * The one place that touches `ipcMain`: a handler per contract request, each checking that the sender is the main
- * frame of one of our windows showing our own page, and answering with an envelope (errors keep their code).
+ * frame of one of our windows showing our own page, and answering with the contract's `Reply` (electron/contract/envelope.ts; errors keep their code).
  */
 import {ipcMain, type IpcMainInvokeEvent, type WebContents} from "electron";
-import {requestChannel, type Envelope} from "../contract/bridge.js";
+import {requestChannel} from "../contract/bridge.js";
+import type {Reply} from "../contract/envelope.js";
 import {requestNames} from "../contract/requestNames.js";
 import {toContractError} from "../contract/TensorwiseError.js";
 import type {HostClient, HostService} from "../host/HostService.js";
@@ -20,7 +21,7 @@ export function isTrustedSender(event: IpcMainInvokeEvent, clientOf: (contents: 
 
 export function registerRequests(service: HostService, clientOf: (contents: WebContents) => HostClient | undefined): () => void {
     for (const name of requestNames) {
-        ipcMain.handle(requestChannel(name), async (event, arg: unknown): Promise<Envelope<unknown>> => {
+        ipcMain.handle(requestChannel(name), async (event, arg: unknown): Promise<Reply<unknown>> => {
             const client = clientOf(event.sender);
             if (client == null || !isTrustedSender(event, clientOf))
                 return {ok: false, error: {code: "untrusted-sender", message: "request refused: unknown sender frame"}};

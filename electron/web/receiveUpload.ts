@@ -11,11 +11,11 @@ import path from "node:path";
 import {Transform, type TransformCallback} from "node:stream";
 import {pipeline} from "node:stream/promises";
 import type {ErrorCode} from "../contract/errorCodes.js";
-import type {ContractError} from "../contract/TensorwiseError.js";
+import type {Reply} from "../contract/envelope.js";
 
 export type UploadResult = {
     status: number;
-    body: {ok: true; result: {path: string; bytes: number; reused: boolean}} | {ok: false; error: ContractError};
+    body: Reply<{path: string; bytes: number; reused: boolean}>;
 };
 
 export type ReceiveUploadOptions = {
@@ -111,37 +111,14 @@ export async function receiveUpload(
     const limits = {maxBytes: options.maxBytes ?? Infinity, name, modelsDir, reserve};
     const declared = Number(request.headers["content-length"] ?? NaN);
     const hasDeclared = Number.isFinite(declared);
-    let free = await probe(modelsDir);
+    const free = await probe(modelsDir);
     const early = checkSize(hasDeclared ? declared : 0, free, limits);
     if (early != null)
         return refuseUnread(early);
 
     const temp = path.join(modelsDir, `.${checked.name}.${randomUUID().slice(0, 8)}${PARTIAL_SUFFIX}`);
-    const hash = createHash("sha256");
-    let received = 0;
-    let nextProbeAt = REPROBE_EVERY_BYTES;
-    const meter = new Transform({
-        transform(chunk: Buffer, _encoding, callback: TransformCallback) {
-            received += chunk.length;
-            const refused = checkSize(received, free, limits);
-            if (refused != null) {
-                callback(new UploadRefused(refused));
-                return;
-            }
-            hash.update(chunk);
-            if (received < nextProbeAt) {
-                callback(null, chunk);
-                return;
-            }
-            nextProbeAt = received + REPROBE_EVERY_BYTES;
-            // free space now, plus what this upload already holds (so the check stays about the whole upload)
-            void probe(modelsDir).then((now) => {
-                free = now == null ? free : now + received;
-                const late = checkSize(received, free, limits);
-                callback(late == null ? null : new UploadRefused(late), late == null ? chunk : undefined);
-            }, () => callback(null, chunk));
-        }
-    });
+    const metered = meterUpload(free, limits, () => probe(modelsDir));
+    const {meter} = metered;
 
     let aborted = false;
     request.on("aborted", () => {
@@ -162,27 +139,70 @@ export async function receiveUpload(
     request.pipe(meter);
     try {
         await pipeline(meter, createWriteStream(temp, {flags: "wx"}));
+        const received = metered.received();
         if (aborted || (hasDeclared && received !== declared))
             throw Object.assign(new Error("the upload ended early"), {code: "ECONNRESET"});
-        const stored = await placeWithoutOverwrite(temp, checked.name, modelsDir, received, hash.digest("hex"));
+        const stored = await placeWithoutOverwrite(temp, checked.name, modelsDir, received, metered.digest());
         return {status: 200, body: {ok: true, result: {path: stored.path, bytes: received, reused: stored.reused}}};
     } catch (error) {
         await fs.rm(temp, {force: true});
-        if (error instanceof UploadRefused)
-            return refuseUnread(error.result);
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === "ENOSPC" || code === "EDQUOT")
-            return refuseUnread(failure(507, "disk-full", `The disk filled up while storing ${name}; the partial file was deleted. Free some space, or start web mode with --model-dir <the model's folder> and type its path instead (it is opened where it is).`));
-        if (aborted || code === "ECONNRESET" || code === "ERR_STREAM_PREMATURE_CLOSE")
-            return failure(400, "upload-aborted", `The upload of ${name} was interrupted; the partial file was deleted.`);
-        return refuseUnread(failure(500, "upload-failed", `Could not store ${name}: ${(error as Error).message}`));
+        const failed = uploadFailure(error, name, aborted);
+        return failed.bodyUnread ? refuseUnread(failed.result) : failed.result;
     } finally {
         request.off("error", onRequestError);
     }
 }
 
+type SizeLimits = {maxBytes: number; reserve: number; name: string; modelsDir: string};
+
+/**
+ * The stream an upload passes through: counts and hashes it, and fails with {@link UploadRefused} as soon as it goes
+ * over the cap or the free space, which is probed again every REPROBE_EVERY_BYTES.
+ */
+function meterUpload(freeAtStart: number | null, limits: SizeLimits, probe: () => Promise<number | null>): {meter: Transform; received(): number; digest(): string} {
+    const hash = createHash("sha256");
+    let free = freeAtStart;
+    let received = 0;
+    let nextProbeAt = REPROBE_EVERY_BYTES;
+    const meter = new Transform({
+        transform(chunk: Buffer, _encoding, callback: TransformCallback) {
+            received += chunk.length;
+            const refused = checkSize(received, free, limits);
+            if (refused != null) {
+                callback(new UploadRefused(refused));
+                return;
+            }
+            hash.update(chunk);
+            if (received < nextProbeAt) {
+                callback(null, chunk);
+                return;
+            }
+            nextProbeAt = received + REPROBE_EVERY_BYTES;
+            // free space now, plus what this upload already holds (so the check stays about the whole upload)
+            void probe().then((now) => {
+                free = now == null ? free : now + received;
+                const late = checkSize(received, free, limits);
+                callback(late == null ? null : new UploadRefused(late), late == null ? chunk : undefined);
+            }, () => callback(null, chunk));
+        }
+    });
+    return {meter, received: () => received, digest: () => hash.digest("hex")};
+}
+
+/** The answer to an upload that failed while streaming, and whether the rest of its body is left unread. */
+function uploadFailure(error: unknown, name: string, aborted: boolean): {result: UploadResult; bodyUnread: boolean} {
+    if (error instanceof UploadRefused)
+        return {result: error.result, bodyUnread: true};
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOSPC" || code === "EDQUOT")
+        return {result: failure(507, "disk-full", `The disk filled up while storing ${name}; the partial file was deleted. Free some space, or start web mode with --model-dir <the model's folder> and type its path instead (it is opened where it is).`), bodyUnread: true};
+    if (aborted || code === "ECONNRESET" || code === "ERR_STREAM_PREMATURE_CLOSE")
+        return {result: failure(400, "upload-aborted", `The upload of ${name} was interrupted; the partial file was deleted.`), bodyUnread: false};
+    return {result: failure(500, "upload-failed", `Could not store ${name}: ${(error as Error).message}`), bodyUnread: true};
+}
+
 /** The refusal for an upload of `bytes` (declared, or received so far), or `null` when it still fits. */
-function checkSize(bytes: number, free: number | null, limits: {maxBytes: number; reserve: number; name: string; modelsDir: string}): UploadResult | null {
+function checkSize(bytes: number, free: number | null, limits: SizeLimits): UploadResult | null {
     if (bytes > limits.maxBytes)
         return failure(413, "too-large", `${limits.name} is larger than the upload limit of ${formatBytes(limits.maxBytes)}; ` +
             "the partial file was deleted. Start web mode with --model-dir <the model's folder> and type its path instead: it is opened where it is, without a copy.");

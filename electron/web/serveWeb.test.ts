@@ -4,6 +4,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {parseEventEnvelope} from "../contract/envelope.js";
+import {isEventName} from "../contract/requestNames.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 import type {HostClient} from "../host/HostService.js";
 import {CONTENT_SECURITY_POLICY, serveWeb, type WebServer} from "./serveWeb.js";
@@ -42,15 +44,18 @@ function rawRequest(options: {method?: string; path: string; headers?: Record<st
     });
 }
 
-/** Opens the event stream and resolves with the client id of its `hello` event. */
-function openEvents(): Promise<{clientId: string; close: () => void}> {
+/** Opens the event stream and resolves with the client id of its `hello` event; `received` collects what follows. */
+function openEvents(): Promise<{clientId: string; close: () => void; received: () => string}> {
     return new Promise((resolve, reject) => {
+        let text = "";
         const request = http.get({host: "127.0.0.1", port: server.port, path: `/api/events?token=${server.token}`}, (response) => {
             response.setEncoding("utf8");
             response.on("data", (chunk: string) => {
-                const match = /event: hello\ndata: (.*)\n/.exec(chunk);
+                text += chunk;
+                const match = /event: hello\ndata: (.*)\n\n/.exec(chunk);
                 if (match?.[1] != null)
-                    resolve({clientId: (JSON.parse(match[1]) as {clientId: string}).clientId, close: () => request.destroy()});
+                    resolve({clientId: (JSON.parse(match[1]) as {clientId: string}).clientId, close: () => request.destroy(),
+                        received: () => text.slice(text.indexOf(match[0]) + match[0].length)});
             });
         });
         request.on("error", reject);
@@ -141,6 +146,23 @@ describe("serveWeb", () => {
             expect(JSON.parse(unknown.body)).toMatchObject({ok: false, error: {code: "unknown-request"}});
             const badJson = await rawRequest({method: "POST", path: "/api/request/engine.state", headers, body: "{"});
             expect(JSON.parse(badJson.body)).toMatchObject({ok: false, error: {code: "bad-request"}});
+        } finally {
+            events.close();
+        }
+    });
+
+    it("pushes each event as one data line holding the contract's event envelope, which the web transport reads back", async () => {
+        const events = await openEvents();
+        try {
+            const client = attached.find((c) => c.id === events.clientId)!;
+            client.emit("chat.delta", {streamId: "s1", text: "Hel", elapsedMs: 12, tokens: 1} as never);
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            const block = events.received();
+            expect(block).toMatch(/^data: .*\n\n$/);
+            expect(parseEventEnvelope(block.slice("data: ".length), isEventName))
+                .toEqual({kind: "event", name: "chat.delta", payload: {streamId: "s1", text: "Hel", elapsedMs: 12, tokens: 1}});
+            expect(parseEventEnvelope(JSON.stringify({kind: "event", name: "fs.readFile", payload: 1}), isEventName)).toBeNull();
+            expect(parseEventEnvelope("{", isEventName)).toBeNull();
         } finally {
             events.close();
         }

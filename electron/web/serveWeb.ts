@@ -3,7 +3,9 @@
  * - Only `Host: 127.0.0.1:<port>` / `localhost:<port>` is answered (DNS-rebinding defence).
  * - Every API call carries the per-launch token (`Authorization: Bearer …`, or `?token=` for the event stream, which
  *   `EventSource` cannot give headers). The page gets it from the URL fragment, which never reaches a server log.
- * - Requests: `POST /api/request/<name>` with `{"arg": …}`; events: Server-Sent Events on `GET /api/events`.
+ * - Requests: `POST /api/request/<name>` with `{"arg": …}`, answered with a `Reply`; events: Server-Sent Events on
+ *   `GET /api/events`, first `event: hello` with the client id, then one `data:` line per event holding its
+ *   `EventEnvelope` (both in electron/contract/envelope.ts).
  * - Model upload (drag-and-drop in a browser): `PUT /api/upload?name=x.gguf` streams the body to `<dataDir>/models/`.
  * - Benchmark report download: `GET /api/bench/<id>/<html|csv|json>` (`?token=` works, for a plain link) answers the
  *   file as an attachment.
@@ -14,7 +16,7 @@ import http from "node:http";
 import type {AddressInfo} from "node:net";
 import path from "node:path";
 import {pipeline} from "node:stream/promises";
-import type {Envelope} from "../contract/bridge.js";
+import {eventEnvelope, type Reply} from "../contract/envelope.js";
 import type {EventName, Events, RequestName} from "../contract/ipc.js";
 import {isRequestName} from "../contract/requestNames.js";
 import {toContractError, TensorwiseError, type ContractError} from "../contract/TensorwiseError.js";
@@ -63,68 +65,53 @@ const CONTENT_TYPES: Record<string, string> = {
     ".woff2": "font/woff2", ".map": "application/json"
 };
 
+/** One event-stream client of the server. */
+type WebClient = {client: HostClient; detach: () => void; response: http.ServerResponse};
+
+/** What the request handlers share: the options, the connected event streams and the bound port. */
+type WebState = {
+    readonly options: ServeWebOptions;
+    readonly rendererDir: string;
+    readonly modelsDir: string;
+    readonly clients: Map<string, WebClient>;
+    readonly tokenMatches: (candidate: string | null | undefined) => boolean;
+    port: number;
+};
+
+/** Starts the web-mode server on 127.0.0.1 (see the top of this file for what it serves and how it is guarded). */
 export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
     const token = options.token ?? randomBytes(24).toString("base64url");
     const tokenBytes = Buffer.from(token);
-    const rendererDir = path.resolve(options.rendererDir);
-    const modelsDir = path.join(options.dataDir, "models");
-    const clients = new Map<string, {client: HostClient; detach: () => void; response: http.ServerResponse}>();
-    let port = 0;
-
-    const tokenMatches = (candidate: string | null | undefined): boolean => {
-        if (candidate == null)
-            return false;
-        const bytes = Buffer.from(candidate);
-        return bytes.length === tokenBytes.length && timingSafeEqual(bytes, tokenBytes);
+    const state: WebState = {
+        options,
+        rendererDir: path.resolve(options.rendererDir),
+        modelsDir: path.join(options.dataDir, "models"),
+        clients: new Map(),
+        tokenMatches: (candidate) => {
+            if (candidate == null)
+                return false;
+            const bytes = Buffer.from(candidate);
+            return bytes.length === tokenBytes.length && timingSafeEqual(bytes, tokenBytes);
+        },
+        port: 0
     };
-
-    /** Routes one request. Everything that can throw or reject ends in {@link answerFailure}, never in the process. */
-    const route = (request: http.IncomingMessage, response: http.ServerResponse): Promise<void> | void => {
-        setSecurityHeaders(response);
-        const hostHeader = request.headers.host ?? "";
-        if (hostHeader !== `127.0.0.1:${port}` && hostHeader !== `localhost:${port}`) {
-            sendJson(response, 421, {ok: false, error: {code: "bad-host", message: "unexpected Host header"}});
-            return;
-        }
-        const url = parseRequestTarget(request.url, hostHeader);
-        if (url == null) {
-            sendJson(response, 400, {ok: false, error: {code: "bad-request", message: "the request target is not a valid URL"}});
-            return;
-        }
-        if (!url.pathname.startsWith("/api/"))
-            return serveStatic(rendererDir, url.pathname, request, response);
-        const origin = request.headers.origin;
-        if (origin != null && origin !== `http://${hostHeader}`) {
-            sendJson(response, 403, {ok: false, error: {code: "bad-origin", message: "cross-origin request refused"}});
-            return;
-        }
-        const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1];
-        if (!tokenMatches(bearer ?? url.searchParams.get("token"))) {
-            sendJson(response, 401, {ok: false, error: {code: "bad-token", message: "missing or wrong token"}});
-            return;
-        }
-        response.setHeader("Cache-Control", "no-store");
-
-        if (request.method === "GET" && url.pathname === "/api/events")
-            openEventStream(request, response);
-        else if (request.method === "POST" && url.pathname.startsWith("/api/request/"))
-            return handleRequest(url.pathname.slice("/api/request/".length), request, response);
-        else if (request.method === "GET" && url.pathname.startsWith("/api/bench/"))
-            return sendBenchFile(url.pathname.slice("/api/bench/".length), response);
-        else if (request.method === "PUT" && url.pathname === "/api/upload")
-            return receiveUpload(request, response, url.searchParams.get("name") ?? "", modelsDir, options.upload)
-                .then((result) => {
-                    if (result.body.ok && !result.body.result.reused)
-                        options.host.noteUpload?.(result.body.result.path);
-                    sendJson(response, result.status, result.body);
-                });
-        else
-            sendJson(response, 404, {ok: false, error: {code: "not-found", message: "no such endpoint"}});
+    const server = createServer(state);
+    // uploads cut off by a killed server leave `.partial` / `.tmp` files: nothing can still be writing them now
+    await cleanStaleUploads(state.modelsDir);
+    state.port = await listen(server, options.port ?? 0);
+    return {
+        url: `http://127.0.0.1:${state.port}/#token=${token}`,
+        port: state.port,
+        token,
+        close: () => closeServer(server, state.clients)
     };
+}
 
+/** The HTTP server: every request is routed, and nothing a request does can end the process. */
+function createServer(state: WebState): http.Server {
     const server = http.createServer((request, response) => {
         try {
-            const routed = route(request, response);
+            const routed = route(state, request, response);
             if (routed != null)
                 routed.catch((error: unknown) => answerFailure(response, error));
         } catch (error) {
@@ -138,102 +125,156 @@ export async function serveWeb(options: ServeWebOptions): Promise<WebServer> {
         else
             socket.destroy();
     });
+    return server;
+}
 
-    const openEventStream = (request: http.IncomingMessage, response: http.ServerResponse) => {
-        const id = randomUUID();
-        response.writeHead(200, {"Content-Type": "text/event-stream; charset=utf-8", Connection: "keep-alive"});
-        // a client that went away mid-write must not turn into an 'error' event nobody listens to
-        response.on("error", () => {});
-        const write = (event: string, data: unknown) => {
-            if (!response.writableEnded && !response.destroyed)
-                response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-        };
-        const client: HostClient = {
-            id,
-            emit<Name extends EventName>(name: Name, payload: Events[Name]) {
-                write(name, payload);
-            }
-        };
-        const detach = options.host.attach(client);
-        clients.set(id, {client, detach, response});
-        write("hello", {clientId: id});
-        const keepAlive = setInterval(() => {
-            if (!response.writableEnded && !response.destroyed)
-                response.write(": keep-alive\n\n");
-        }, SSE_KEEPALIVE_MS);
-        request.on("close", () => {
-            clearInterval(keepAlive);
-            clients.get(id)?.detach();
-            clients.delete(id);
-        });
-    };
-
-    const sendBenchFile = async (rest: string, response: http.ServerResponse) => {
-        try {
-            const [id, format, extra] = rest.split("/").map(decodePathPart);
-            if (id == null || format == null || extra != null || options.host.benchExportFile == null)
-                throw new TensorwiseError("not-found", "no such benchmark file");
-            const file = await options.host.benchExportFile(id, format);
-            const stat = await fs.stat(file.path);
-            response.writeHead(200, {
-                "Content-Type": CONTENT_TYPES[path.extname(file.path)] ?? "text/plain; charset=utf-8",
-                "Content-Length": stat.size,
-                "Content-Disposition": `attachment; filename="${file.fileName.replace(/[^A-Za-z0-9._-]/g, "_")}"`
-            });
-            await streamFile(file.path, response);
-        } catch (error) {
-            const contractError = toContractError(error);
-            sendJson(response, contractError.code === "not-found" ? 404 : 400, {ok: false, error: contractError});
-        }
-    };
-
-    const handleRequest = async (encodedName: string, request: http.IncomingMessage, response: http.ServerResponse) => {
-        try {
-            const name = decodePathPart(encodedName);
-            if (!isRequestName(name))
-                throw new TensorwiseError("unknown-request", `unknown request "${name}"`);
-            const clientId = request.headers["x-tensorwise-client"];
-            const entry = typeof clientId === "string" ? clients.get(clientId) : undefined;
-            if (entry == null)
-                throw new TensorwiseError("no-event-stream", "open the event stream first (GET /api/events) and send its client id");
-            const body = await readBody(request);
-            const parsed: unknown = body === "" ? {} : JSON.parse(body);
-            if (parsed == null || typeof parsed !== "object" || Array.isArray(parsed))
-                throw new TensorwiseError("bad-request", "the request body must be a JSON object: {\"arg\": …}");
-            const result = await options.host.handle(name, (parsed as {arg?: unknown}).arg, entry.client);
-            sendJson(response, 200, {ok: true, result: result ?? null});
-        } catch (error) {
-            const contractError: ContractError = error instanceof SyntaxError
-                ? {code: "bad-request", message: "the request body is not JSON"}
-                : toContractError(error);
-            sendJson(response, 200, {ok: false, error: contractError});
-        }
-    };
-
-    // uploads cut off by a killed server leave `.partial` / `.tmp` files: nothing can still be writing them now
-    await cleanStaleUploads(modelsDir);
+async function listen(server: http.Server, port: number): Promise<number> {
     await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
-        server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+        server.listen(port, "127.0.0.1", () => resolve());
     });
-    port = (server.address() as AddressInfo).port;
-    const url = `http://127.0.0.1:${port}/`;
+    return (server.address() as AddressInfo).port;
+}
 
-    return {
-        url: `${url}#token=${token}`,
-        port,
-        token,
-        close: async () => {
-            for (const {detach, response} of clients.values()) {
-                detach();
-                response.end();
-            }
-            clients.clear();
-            const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-            server.closeAllConnections();
-            await closed;
+async function closeServer(server: http.Server, clients: Map<string, WebClient>): Promise<void> {
+    for (const {detach, response} of clients.values()) {
+        detach();
+        response.end();
+    }
+    clients.clear();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    await closed;
+}
+
+/** Routes one request. Everything that can throw or reject ends in {@link answerFailure}, never in the process. */
+function route(state: WebState, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> | void {
+    setSecurityHeaders(response);
+    const url = admitTarget(state, request, response);
+    if (url == null)
+        return;
+    if (!url.pathname.startsWith("/api/"))
+        return serveStatic(state.rendererDir, url.pathname, request, response);
+    if (!authorizeApiCall(state, request, response, url))
+        return;
+    response.setHeader("Cache-Control", "no-store");
+    if (request.method === "GET" && url.pathname === "/api/events")
+        openEventStream(state, request, response);
+    else if (request.method === "POST" && url.pathname.startsWith("/api/request/"))
+        return handleRequest(state, url.pathname.slice("/api/request/".length), request, response);
+    else if (request.method === "GET" && url.pathname.startsWith("/api/bench/"))
+        return sendBenchFile(state, url.pathname.slice("/api/bench/".length), response);
+    else if (request.method === "PUT" && url.pathname === "/api/upload")
+        return receiveUpload(request, response, url.searchParams.get("name") ?? "", state.modelsDir, state.options.upload)
+            .then((result) => {
+                // a new copy the host may delete if the validator rejects it (electron/host/model/UploadedCopies.ts)
+                if (result.body.ok && !result.body.result.reused)
+                    state.options.host.noteUpload?.(result.body.result.path);
+                sendJson(response, result.status, result.body);
+            });
+    else
+        sendJson(response, 404, {ok: false, error: {code: "not-found", message: "no such endpoint"}});
+}
+
+/** The gate every request passes: a loopback Host header and a valid target. Answers a refusal itself (then `null`). */
+function admitTarget(state: WebState, request: http.IncomingMessage, response: http.ServerResponse): URL | null {
+    const hostHeader = request.headers.host ?? "";
+    if (hostHeader !== `127.0.0.1:${state.port}` && hostHeader !== `localhost:${state.port}`) {
+        sendJson(response, 421, {ok: false, error: {code: "bad-host", message: "unexpected Host header"}});
+        return null;
+    }
+    const url = parseRequestTarget(request.url, hostHeader);
+    if (url == null) {
+        sendJson(response, 400, {ok: false, error: {code: "bad-request", message: "the request target is not a valid URL"}});
+        return null;
+    }
+    return url;
+}
+
+/** The gate of `/api/`: no foreign Origin, and the launch token. Answers a refusal itself (then `false`). */
+function authorizeApiCall(state: WebState, request: http.IncomingMessage, response: http.ServerResponse, url: URL): boolean {
+    const origin = request.headers.origin;
+    if (origin != null && origin !== `http://${request.headers.host ?? ""}`) {
+        sendJson(response, 403, {ok: false, error: {code: "bad-origin", message: "cross-origin request refused"}});
+        return false;
+    }
+    const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1];
+    if (!state.tokenMatches(bearer ?? url.searchParams.get("token"))) {
+        sendJson(response, 401, {ok: false, error: {code: "bad-token", message: "missing or wrong token"}});
+        return false;
+    }
+    return true;
+}
+
+/** `GET /api/events`: attaches a host client whose events go down this stream until the browser closes it. */
+function openEventStream(state: WebState, request: http.IncomingMessage, response: http.ServerResponse): void {
+    const id = randomUUID();
+    response.writeHead(200, {"Content-Type": "text/event-stream; charset=utf-8", Connection: "keep-alive"});
+    // a client that went away mid-write must not turn into an 'error' event nobody listens to
+    response.on("error", () => {});
+    const write = (block: string) => {
+        if (!response.writableEnded && !response.destroyed)
+            response.write(block);
+    };
+    const client: HostClient = {
+        id,
+        emit<Name extends EventName>(name: Name, payload: Events[Name]) {
+            write(`data: ${JSON.stringify(eventEnvelope(name, payload))}\n\n`);
         }
     };
+    const detach = state.options.host.attach(client);
+    state.clients.set(id, {client, detach, response});
+    write(`event: hello\ndata: ${JSON.stringify({clientId: id})}\n\n`);
+    const keepAlive = setInterval(() => write(": keep-alive\n\n"), SSE_KEEPALIVE_MS);
+    request.on("close", () => {
+        clearInterval(keepAlive);
+        state.clients.get(id)?.detach();
+        state.clients.delete(id);
+    });
+}
+
+/** `GET /api/bench/<id>/<format>`: a benchmark report file as an attachment. */
+async function sendBenchFile(state: WebState, rest: string, response: http.ServerResponse): Promise<void> {
+    try {
+        const [id, format, extra] = rest.split("/").map(decodePathPart);
+        if (id == null || format == null || extra != null || state.options.host.benchExportFile == null)
+            throw new TensorwiseError("not-found", "no such benchmark file");
+        const file = await state.options.host.benchExportFile(id, format);
+        const stat = await fs.stat(file.path);
+        response.writeHead(200, {
+            "Content-Type": CONTENT_TYPES[path.extname(file.path)] ?? "text/plain; charset=utf-8",
+            "Content-Length": stat.size,
+            "Content-Disposition": `attachment; filename="${file.fileName.replace(/[^A-Za-z0-9._-]/g, "_")}"`
+        });
+        await streamFile(file.path, response);
+    } catch (error) {
+        const contractError = toContractError(error);
+        sendJson(response, contractError.code === "not-found" ? 404 : 400, {ok: false, error: contractError});
+    }
+}
+
+/** `POST /api/request/<name>`: one contract request from the client of an open event stream, answered with a Reply. */
+async function handleRequest(state: WebState, encodedName: string, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    try {
+        const name = decodePathPart(encodedName);
+        if (!isRequestName(name))
+            throw new TensorwiseError("unknown-request", `unknown request "${name}"`);
+        const clientId = request.headers["x-tensorwise-client"];
+        const entry = typeof clientId === "string" ? state.clients.get(clientId) : undefined;
+        if (entry == null)
+            throw new TensorwiseError("no-event-stream", "open the event stream first (GET /api/events) and send its client id");
+        const body = await readBody(request);
+        const parsed: unknown = body === "" ? {} : JSON.parse(body);
+        if (parsed == null || typeof parsed !== "object" || Array.isArray(parsed))
+            throw new TensorwiseError("bad-request", "the request body must be a JSON object: {\"arg\": …}");
+        const result = await state.options.host.handle(name, (parsed as {arg?: unknown}).arg, entry.client);
+        sendJson(response, 200, {ok: true, result: result ?? null});
+    } catch (error) {
+        const contractError: ContractError = error instanceof SyntaxError
+            ? {code: "bad-request", message: "the request body is not JSON"}
+            : toContractError(error);
+        sendJson(response, 200, {ok: false, error: contractError});
+    }
 }
 
 function setSecurityHeaders(response: http.ServerResponse): void {
@@ -283,7 +324,7 @@ function answerFailure(response: http.ServerResponse, error: unknown): void {
         sendJson(response, 500, {ok: false, error: contractError});
 }
 
-export function sendJson(response: http.ServerResponse, status: number, body: Envelope<unknown>): void {
+export function sendJson(response: http.ServerResponse, status: number, body: Reply<unknown>): void {
     if (response.headersSent) {
         response.end();
         return;

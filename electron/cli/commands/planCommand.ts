@@ -1,6 +1,6 @@
 import type {Budget} from "../../contract/ipc.js";
 import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama.js";
-import {renderLayerSplitFlags, renderOverrideFlags} from "../../engine/placement/llamaCppFlags.js";
+import {renderLlamaCppFlags} from "../../engine/placement/llamaCppFlags.js";
 import {autoPlan} from "../../engine/planner/autoPlan.js";
 import type {StrategyName} from "../../contract/strategies.js";
 import type {CliIo} from "../CliIo.js";
@@ -27,11 +27,7 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
             cells[t.role] = where === "CPU" ? 0 : 1;
             perLayer.set(row, cells);
         }
-        const flagOptions = {modelPath, ubatch: result.settings.batchSize, threads: result.settings.threads, noMmap: !result.settings.useMmap};
-        const flags = result.gpuLayers === "max" || result.overrides.length > 0
-            ? renderOverrideFlags(result.overrides, {...flagOptions, gpuLayers: result.gpuLayers === "max" ? undefined : result.gpuLayers,
-                tensorNames: model.tensors.map((t) => t.name)})
-            : renderLayerSplitFlags(result.gpuLayers, {...flagOptions, layerCount: model.layerCount ?? undefined});
+        const flags = renderLlamaCppFlags(result, {modelPath, layerCount: model.layerCount ?? undefined, tensorNames: model.tensors.map((t) => t.name)});
         if (options.json) {
             io.out(JSON.stringify({strategy: result.strategy, fits: result.fits, reason: result.reason, gpuLayers: result.gpuLayers,
                 settings: result.settings, prediction: result.prediction, bytesPerBufferType: bytes, overrides: result.overrides,

@@ -1,21 +1,19 @@
 /**
- * Renders a benchmarked plan as stock llama.cpp commands: `llama-cli` (via the placement module's renderers) and
- * `llama-bench` on the same cells.
+ * Renders a benchmarked plan as stock llama.cpp commands: `llama-cli` and `llama-bench` on the same cells (the
+ * placement flags of both come from electron/engine/placement/llamaCppFlags.ts).
  *
  * source: tools/llama-bench/llama-bench.cpp of the bundled llama.cpp — `-p`/`-n` take comma lists, `-r` repetitions,
- * `-ub`/`-b`, `-t`, `-lm none` (no mmap), `-fa 0|1`, `-o json`; `-ot` takes ONE value whose `;`-separated
- * `<pattern>=<buffer type>` pairs form one configuration (a `,` starts another configuration, so never emit one).
+ * `-o json`.
  */
-import {cliBufferTypeName, renderLayerSplitFlags, renderOverrideFlags, shellQuote} from "../placement/llamaCppFlags.js";
+import {renderLlamaBenchFlags, renderLlamaCppFlags, shellQuote, type LlamaCppPlan} from "../placement/llamaCppFlags.js";
 import type {BenchPlan, BenchReproduction} from "../../contract/bench.js";
-
-/** llama.cpp's default logical batch; `-b` must be raised with a larger micro-batch. source: common/common.h. */
-const LLAMA_DEFAULT_BATCH = 2048;
 
 /** What the commands need besides the plan. */
 export type ReproductionOptions = {
     readonly modelPath: string;
     readonly layerCount: number | null;
+    /** Every tensor name of the model, so `--cpu-moe` / `--n-cpu-moe N` plans are written that way. Omitted: `-ot`. */
+    readonly tensorNames?: readonly string[];
     readonly prompts: readonly number[];
     readonly gens: readonly number[];
     readonly repeats: number;
@@ -23,28 +21,21 @@ export type ReproductionOptions = {
     readonly benchProgram?: string;
 };
 
-/** `llama-bench` arguments for a plan on the given cells (flash attention off, as in our builds). */
+function asLlamaCppPlan(plan: BenchPlan): LlamaCppPlan {
+    return {gpuLayers: plan.gpuLayers, overrides: plan.overrides, settings: {batchSize: plan.batchSize, threads: plan.threads, useMmap: plan.useMmap}};
+}
+
+/** `llama-bench` arguments for a plan on the given cells. */
 export function llamaBenchArgv(plan: BenchPlan, options: ReproductionOptions): string[] {
-    const argv = ["-m", options.modelPath, "-ngl", String(plan.gpuLayers === "max" ? 999 : plan.gpuLayers)];
-    if (plan.overrides.length > 0) {
-        for (const o of plan.overrides)
-            if (o.pattern.includes(",") || o.pattern.includes(";") || o.pattern.includes("="))
-                throw new Error(`override pattern ${JSON.stringify(o.pattern)} contains "," ";" or "=", which llama-bench's -ot parser splits on`);
-        argv.push("-ot", plan.overrides.map((o) => `${o.pattern}=${cliBufferTypeName(o.bufferType)}`).join(";"));
-    }
-    if (plan.batchSize > LLAMA_DEFAULT_BATCH) argv.push("-b", String(plan.batchSize));
-    argv.push("-ub", String(plan.batchSize), "-t", String(plan.threads), "-fa", "0");
-    if (!plan.useMmap) argv.push("-lm", "none");
-    argv.push("-p", options.prompts.join(","), "-n", options.gens.join(","), "-r", String(options.repeats), "-o", "json");
-    return argv;
+    return ["-m", options.modelPath, ...renderLlamaBenchFlags(asLlamaCppPlan(plan)),
+        "-p", options.prompts.join(","), "-n", options.gens.join(","), "-r", String(options.repeats), "-o", "json"];
 }
 
 /** Both commands for a plan. */
 export function reproduce(plan: BenchPlan, options: ReproductionOptions): BenchReproduction {
-    const flagOptions = {modelPath: options.modelPath, ubatch: plan.batchSize, threads: plan.threads, noMmap: !plan.useMmap};
-    const cli = plan.gpuLayers === "max" || plan.overrides.length > 0
-        ? renderOverrideFlags(plan.overrides, {...flagOptions, gpuLayers: plan.gpuLayers === "max" ? undefined : plan.gpuLayers})
-        : renderLayerSplitFlags(plan.gpuLayers, {...flagOptions, layerCount: options.layerCount ?? undefined});
+    const cli = renderLlamaCppFlags(asLlamaCppPlan(plan), {
+        modelPath: options.modelPath, layerCount: options.layerCount ?? undefined, tensorNames: options.tensorNames
+    });
     const benchArgv = llamaBenchArgv(plan, options);
     return {cli: cli.command, bench: [options.benchProgram ?? "llama-bench", ...benchArgv].map(shellQuote).join(" "), benchArgv};
 }

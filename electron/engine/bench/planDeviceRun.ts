@@ -7,6 +7,7 @@ import type {Budget} from "../../contract/ipc.js";
 import type {DevicePlanKind} from "../../contract/strategies.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {autoPlanDevices} from "../planner/devices/autoPlanDevices.js";
+import type {InspectedModel} from "../gguf/inspectGguf.js";
 import {predictDevicePlanAt} from "../planner/devices/planDevices.js";
 import type {PlannedRun} from "./runBench.js";
 
@@ -20,6 +21,8 @@ export type PlanDeviceRunOptions = {
     /** Prompt tokens before a TPOT point's generation. */
     readonly tpotPromptTokens: number;
     readonly signal?: AbortSignal;
+    /** The model, already validated and inspected by the bench (not read again). */
+    readonly model?: InspectedModel;
 };
 
 /**
@@ -28,7 +31,7 @@ export type PlanDeviceRunOptions = {
  */
 export async function planDeviceRun(engine: EngineLlama, modelPath: string, kind: DevicePlanKind, options: PlanDeviceRunOptions): Promise<PlannedRun> {
     const planned = await autoPlanDevices(engine, modelPath, {budget: options.budget, settings: options.settings, workload: options.workload,
-        signal: options.signal});
+        signal: options.signal, model: options.model});
     const {plan: multi, inputs, settings} = planned;
     const chosen = multi.candidates.find((candidate) => candidate.kind === kind);
     if (chosen == null)

@@ -5,7 +5,7 @@
  */
 import {DEVICE_PLAN_KINDS, MOE_STRATEGY_NAMES} from "../../contract/strategies.js";
 import type {Budget} from "../../contract/ipc.js";
-import {assertLoadable} from "../gguf/inspectGguf.js";
+import {assertLoadable, type InspectedModel} from "../gguf/inspectGguf.js";
 import {describeMachine} from "../hardware/describeMachine.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {autoPlan, type AutoPlanResult} from "../planner/autoPlan.js";
@@ -21,7 +21,7 @@ import {runLlamaBench} from "./llamaBench/runLlamaBench.js";
 import {MeasureAborted, measureRun, type MeasuredSample} from "./measureRun.js";
 import {BenchResultStore, prepareOutDir} from "./report/BenchResultStore.js";
 import type {BenchLlamaBench, BenchLoad, BenchPlan, BenchPoint, BenchReport, BenchRun, BenchSettings, BenchVariant, PointKind} from "../../contract/bench.js";
-import {DEFAULT_RUNTIME_SETTINGS} from "../../contract/settings.js";
+import {resolveSettings} from "../../contract/settings.js";
 
 /** Micro-batches a hand-tuned variant tries by default (llama.cpp's default and a prompt-sized one). */
 export const DEFAULT_TUNED_BATCH_SIZES = [512, 2048] as const;
@@ -91,11 +91,13 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
     const log = options.onProgress ?? (() => undefined);
     const startedAt = new Date().toISOString();
     const machine = describeMachine(engine);
-    const threads = options.threads ?? engine.llama.maxThreads;
     const tpotPromptTokens = options.tpotPromptTokens ?? 1;
     const warmupTokens = options.warmupTokens ?? 8;
-    const batchSize = options.batchSize ?? DEFAULT_RUNTIME_SETTINGS.batchSize;
-    const contextSize = options.contextSize ?? benchContextSize(options.prompts, options.gens, tpotPromptTokens, warmupTokens);
+    // the plans choose mmap per run; threads, micro-batch and context are fixed for the whole benchmark
+    const {threads, batchSize, contextSize} = resolveSettings({
+        threads: options.threads, batchSize: options.batchSize,
+        contextSize: options.contextSize ?? benchContextSize(options.prompts, options.gens, tpotPromptTokens, warmupTokens)
+    }, {maxThreads: engine.llama.maxThreads, partlyOnGpu: machine.gpu != null});
     const settings: BenchSettings = {
         budgets: options.budgets.map((b) => b.label), prompts: options.prompts, gens: options.gens, variants: options.variants,
         repeats: options.repeats, gpu: machine.backend, threads, contextSize, batchSize,
@@ -127,6 +129,7 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
         model: benchModel(modelPath, first.model), settings, runs: []
     });
     const cost = {model: plannerModelFrom(first.model), profile: first.profile, gpuDevice: machine.gpu?.name ?? null};
+    const tensorNames = first.model.tensors.map((t) => t.name);
 
     let index = 0;
     let interrupted = false;
@@ -136,7 +139,7 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
             index++;
             const prefix = `[${index}/${total}] budget ${budget} · ${variant.label}`;
             options.onRunStart?.({budget, variant}, index, total);
-            const run = await benchOneRun({engine, options, settings, cost, budget, budgetSpec, variant, stock,
+            const run = await benchOneRun({engine, options, settings, model: first.model, tensorNames, cost, budget, budgetSpec, variant, stock,
                 log: (m) => log(`${prefix}: ${m}`)});
             interrupted = run.status === "interrupted";
             store.addRun(run);
@@ -162,6 +165,8 @@ type CostInputs = {model: ReturnType<typeof plannerModelFrom>; profile: AutoPlan
 
 type RunContext = {
     engine: EngineLlama; options: RunBenchOptions; settings: BenchSettings; cost: CostInputs;
+    /** The model as the first plan validated and inspected it (not read again per run). */
+    model: InspectedModel; tensorNames: readonly string[];
     budget: string; budgetSpec: Budget; variant: BenchVariant; stock: LlamaBenchBinary | null; log: (message: string) => void;
 };
 
@@ -183,7 +188,7 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
             const workload = {promptTokens: Math.max(...settings.prompts), genTokens: Math.max(...settings.gens)};
             const planSettings = {contextSize: settings.contextSize, threads: settings.threads, batchSize};
             const {plan, predictPoint, layerCount, budget} = variant.devicePlan != null
-                ? await planDeviceRun(engine, options.modelPath, variant.devicePlan, {budget: cx.budgetSpec, settings: planSettings, workload,
+                ? await planDeviceRun(engine, options.modelPath, variant.devicePlan, {budget: cx.budgetSpec, settings: planSettings, workload, model: cx.model,
                     tpotPromptTokens: settings.tpotPromptTokens, signal: options.signal})
                 : await planStrategyRun(cx, planSettings, workload, variant.handTuned);
             budgetBytes = budget;
@@ -199,7 +204,7 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
             let points: BenchPoint[];
             try {
                 load = {plan, memory: placed.memory(), loadMs: placed.loadMs,
-                    reproduce: reproduce(plan, {modelPath: options.modelPath, layerCount,
+                    reproduce: reproduce(plan, {modelPath: options.modelPath, layerCount, tensorNames: cx.tensorNames,
                         prompts: settings.prompts, gens: settings.gens, repeats: settings.repeats})};
                 loads.push(load);
                 points = await measureRun(placed, {
@@ -241,7 +246,7 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
 async function planStrategyRun(cx: RunContext, planSettings: {contextSize: number; threads: number; batchSize: number},
     workload: {promptTokens: number; genTokens: number}, handTuned: boolean): Promise<PlannedRun> {
     const {result, model} = await autoPlan(cx.engine, cx.options.modelPath, {
-        strategy: cx.variant.strategy, budget: cx.budgetSpec, signal: cx.options.signal, settings: planSettings, workload
+        model: cx.model, strategy: cx.variant.strategy, budget: cx.budgetSpec, signal: cx.options.signal, settings: planSettings, workload
     });
     const useMmap = handTuned ? false : result.settings.useMmap;
     const plan: BenchPlan = {

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { compilePlacement } from "./compilePlacement.js";
-import { cliBufferTypeName, renderLayerSplitFlags, renderOverrideFlags, shellQuote } from "./llamaCppFlags.js";
+import { cliBufferTypeName, renderLayerSplitFlags, renderLlamaBenchFlags, renderLlamaCppFlags, renderOverrideFlags, shellQuote } from "./llamaCppFlags.js";
 import { llamaTensorList } from "./testing/llamaTensorList.js";
 
 const tensors = llamaTensorList({ layers: 32 });
@@ -64,6 +64,31 @@ describe("renderLayerSplitFlags", () => {
         expect(renderLayerSplitFlags(33, { layerCount: 32 }).argv).toEqual(["-ngl", "33"]);
         expect(renderLayerSplitFlags(33, { layerCount: 32 }).command).toBe("llama-cli -ngl 33");
         expect(() => renderLayerSplitFlags(-1)).toThrow(RangeError);
+    });
+});
+
+describe("renderLlamaCppFlags (the one choice of flags for a plan)", () => {
+    const settings = { batchSize: 512, threads: 4, useMmap: true };
+    it("a whole-layer plan is -ngl N with the plan's own settings; mmap stays on when the plan keeps it", () => {
+        expect(renderLlamaCppFlags({ gpuLayers: 20, overrides: [], settings }, { modelPath: "m.gguf", layerCount: 32 }).command)
+            .toBe("llama-cli -m m.gguf -ngl 20 -ub 512 -t 4");
+        expect(renderLlamaCppFlags({ gpuLayers: 20, overrides: [], settings: { ...settings, useMmap: false } }).argv.slice(-2))
+            .toEqual(["--load-mode", "none"]);
+    });
+    it("overrides (or every layer offloaded) render as -ngl 999 -ot …, and an exact --cpu-moe plan as that flag", () => {
+        const overrides = [{ pattern: "^output\\.weight$", bufferType: "Vulkan_Host" }];
+        expect(renderLlamaCppFlags({ gpuLayers: "max", overrides, settings: { ...settings, useMmap: false } }).argv)
+            .toEqual(["-ngl", "999", "-ot", "^output\\.weight$=CPU", "-ub", "512", "-t", "4", "--load-mode", "none"]);
+        expect(renderLlamaCppFlags({ gpuLayers: "max", overrides: [], settings }).argv).toEqual(["-ngl", "999", "-ub", "512", "-t", "4"]);
+        const names = ["blk.0.ffn_up_exps.weight", "blk.0.attn_q.weight"];
+        expect(renderLlamaCppFlags({ gpuLayers: "max", overrides: [{ pattern: "^blk\\.0\\.ffn_up_exps\\.weight$", bufferType: "CPU" }],
+            settings: { ...settings, useMmap: false } }, { tensorNames: names }).argv).toContain("--cpu-moe");
+    });
+    it("llama-bench gets the same plan as one ;-joined -ot value, -fa 0 and -lm none", () => {
+        expect(renderLlamaBenchFlags({ gpuLayers: "max", overrides: [{ pattern: "^a$", bufferType: "CUDA_Host" }, { pattern: "^b$", bufferType: "CPU" }],
+            settings: { batchSize: 4096, threads: 2, useMmap: false } }))
+            .toEqual(["-ngl", "999", "-ot", "^a$=CPU;^b$=CPU", "-b", "4096", "-ub", "4096", "-t", "2", "-fa", "0", "-lm", "none"]);
+        expect(() => renderLlamaBenchFlags({ gpuLayers: "max", overrides: [{ pattern: "a;b", bufferType: "CPU" }], settings })).toThrow(/splits on/);
     });
 });
 

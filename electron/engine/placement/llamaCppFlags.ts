@@ -8,13 +8,14 @@
  */
 import { moeFlagsFor } from "./moeFlags.js";
 import {isPinnedHostBufferType} from "../../contract/memory.js";
+import type {ResolvedSettings} from "../../contract/settings.js";
 import type { TensorBufferOverride } from "./Placement.js";
 
 /** llama.cpp's default logical batch (`n_batch`); the micro-batch is clamped to it. source: common/common.h. */
-const LLAMA_DEFAULT_BATCH = 2048;
+export const LLAMA_DEFAULT_BATCH = 2048;
 
 /** `-ngl` value that offloads every layer of any model (llama.cpp clamps it). */
-const ALL_LAYERS = 999;
+export const ALL_LAYERS = 999;
 
 /** Options shared by the renderers. */
 export interface LlamaCppFlagsOptions {
@@ -137,4 +138,60 @@ export function renderLayerSplitFlags(gpuLayers: number, options: LayerSplitFlag
     const layerCount = positiveInteger(options.layerCount, "layerCount");
     const partial = layerCount === undefined || gpuLayers <= layerCount;
     return finish(options, ["-ngl", String(gpuLayers), ...commonFlags(options, partial)], []);
+}
+
+/** A plan as llama.cpp loads it: layers, overrides and the settings that change what runs where. */
+export interface LlamaCppPlan {
+    /** llama.cpp `-ngl`: `"max"` = every layer and the output on the GPU. */
+    readonly gpuLayers: number | "max";
+    readonly overrides: readonly TensorBufferOverride[];
+    readonly settings: Pick<ResolvedSettings, "batchSize" | "threads" | "useMmap">;
+}
+
+/** What {@link renderLlamaCppFlags} needs besides the plan. */
+export interface PlanFlagsOptions extends Pick<LlamaCppFlagsOptions, "program" | "modelPath" | "mmapFlagStyle"> {
+    /** The model's repeating-layer count (see {@link LayerSplitFlagsOptions.layerCount}). */
+    readonly layerCount?: number;
+    /** Every tensor name of the model, so a plan `--cpu-moe` / `--n-cpu-moe N` expresses exactly is written that way. */
+    readonly tensorNames?: readonly string[];
+    /** rpc-servers (`host:port`) the plan puts tensors on: llama.cpp's `--rpc` (their devices exist only with it). */
+    readonly rpcServers?: readonly string[];
+}
+
+/**
+ * The llama.cpp command for a plan — the one place the flags are chosen: per-tensor overrides (or every layer
+ * offloaded) render as {@link renderOverrideFlags}, a plain layer split as {@link renderLayerSplitFlags}, with the
+ * plan's own micro-batch, threads and mmap choice.
+ */
+export function renderLlamaCppFlags(plan: LlamaCppPlan, options: PlanFlagsOptions = {}): LlamaCppCommand {
+    const {layerCount, tensorNames, rpcServers, ...rest} = options;
+    const flagOptions = {...rest, ubatch: plan.settings.batchSize, threads: plan.settings.threads, noMmap: !plan.settings.useMmap};
+    const command = plan.gpuLayers === "max" || plan.overrides.length > 0
+        ? renderOverrideFlags(plan.overrides, {...flagOptions, gpuLayers: plan.gpuLayers === "max" ? undefined : plan.gpuLayers, tensorNames})
+        : renderLayerSplitFlags(plan.gpuLayers, {...flagOptions, layerCount});
+    if (rpcServers == null || rpcServers.length === 0)
+        return command;
+    const rpc = ["--rpc", rpcServers.join(",")];
+    return {...command, argv: [...command.argv, ...rpc], command: `${command.command} ${rpc.join(" ")}`};
+}
+
+/**
+ * The same plan as stock llama-bench loads it (the placement part of its arguments): `-ngl`, ONE `-ot` value whose
+ * `;`-separated `<pattern>=<buffer type>` pairs form one configuration (a `,` would start another, so none is ever
+ * emitted), `-b`/`-ub`, `-t`, `-fa 0` (flash attention off, as tensorwise loads), and `-lm none` without mmap.
+ * source: tools/llama-bench/llama-bench.cpp of the bundled llama.cpp.
+ */
+export function renderLlamaBenchFlags(plan: LlamaCppPlan): string[] {
+    const {batchSize, threads, useMmap} = plan.settings;
+    const argv = ["-ngl", String(plan.gpuLayers === "max" ? ALL_LAYERS : plan.gpuLayers)];
+    if (plan.overrides.length > 0) {
+        for (const o of plan.overrides)
+            if (o.pattern.includes(",") || o.pattern.includes(";") || o.pattern.includes("="))
+                throw new Error(`override pattern ${JSON.stringify(o.pattern)} contains "," ";" or "=", which llama-bench's -ot parser splits on`);
+        argv.push("-ot", plan.overrides.map((o) => `${o.pattern}=${cliBufferTypeName(o.bufferType)}`).join(";"));
+    }
+    if (batchSize > LLAMA_DEFAULT_BATCH) argv.push("-b", String(batchSize));
+    argv.push("-ub", String(batchSize), "-t", String(threads), "-fa", "0");
+    if (!useMmap) argv.push("-lm", "none");
+    return argv;
 }

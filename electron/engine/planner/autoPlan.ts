@@ -1,7 +1,7 @@
 /** Auto-offload: profile this machine for a model, then plan its placement under a VRAM budget (the caller loads). */
 import type {Budget} from "../../contract/ipc.js";
 import {isHostBufferType} from "../../contract/memory.js";
-import {DEFAULT_RUNTIME_SETTINGS} from "../../contract/settings.js";
+import {resolveSettings, type ResolvedSettings, type RuntimeSettings} from "../../contract/settings.js";
 import {inspectGguf, type InspectedModel} from "../gguf/inspectGguf.js";
 import {validateGgufOutOfProcess} from "../gguf/validateGgufOutOfProcess.js";
 import {describeMachine} from "../hardware/describeMachine.js";
@@ -16,7 +16,7 @@ import {createVramSimulator, type VramSimulator} from "./simulateVram.js";
 import {candidateSettings} from "./strategies/optimalStrategy.js";
 import type {FitFunction, StrategyInputs, StrategyResult} from "./strategies/StrategyResult.js";
 import type {StrategyName} from "../../contract/strategies.js";
-import {DEFAULT_WORKLOAD, plannerModelFrom, type PlanSettings, type Workload} from "./types.js";
+import {DEFAULT_WORKLOAD, plannerModelFrom, type Workload} from "./types.js";
 
 /** Options of {@link autoPlan}. */
 export type AutoPlanOptions = {
@@ -26,8 +26,16 @@ export type AutoPlanOptions = {
     workload?: Workload;
     /** Defaults to `"optimal"`. */
     strategy?: StrategyName;
-    /** Context size, threads (default the engine's), micro-batch and mmap to start from; defaults: DEFAULT_RUNTIME_SETTINGS. */
-    settings?: Partial<PlanSettings>;
+    /**
+     * Context size, threads, micro-batch and mmap to start from, resolved by `resolveSettings`
+     * (electron/contract/settings.ts): the contract's defaults, the engine's threads, mmap off with a GPU.
+     */
+    settings?: Partial<RuntimeSettings>;
+    /**
+     * The model, already validated out of process and inspected (by the caller that holds it). Omitted: validated
+     * and inspected here.
+     */
+    model?: InspectedModel;
     /** Profile options (cache folder defaults to {@link defaultProfileCacheDir}). */
     profile?: Omit<ProfileMachineOptions, "signal" | "onProgress">;
     signal?: AbortSignal;
@@ -57,7 +65,7 @@ export function nativeFit(engine: EngineLlama, modelPath: string, gpu: {name: st
 }
 
 /**
- * Validates and inspects the model, profiles this machine for its weight operators (cached), and plans with the
+ * Validates and inspects the model (unless given), profiles this machine for its weight operators (cached), and plans with the
  * chosen strategy under the budget. Throws with the reason when the model cannot be planned.
  */
 export async function autoPlan(engine: EngineLlama, modelPath: string, options: AutoPlanOptions = {}): Promise<AutoPlanResult> {
@@ -81,23 +89,17 @@ export type PreparedInputs = {
 };
 
 /**
- * Validates and inspects the model, profiles this machine for its operators (cached), measures the GPU compute buffer
+ * Validates and inspects the model (unless given), profiles this machine for its operators (cached), measures the GPU compute buffer
  * per candidate micro-batch with llama.cpp's no-alloc simulation, and resolves the budget: the inputs of every
  * strategy (autoPlan, benchmarks and the prediction check plan from the same facts).
  */
 export async function prepareStrategyInputs(engine: EngineLlama, modelPath: string, options: Omit<AutoPlanOptions, "strategy"> = {}): Promise<PreparedInputs> {
     const {signal, onProgress} = options;
-    onProgress?.("validating the model");
-    const model = inspectGguf(await validateGgufOutOfProcess(modelPath, {signal, timeoutMs: 30_000}));
+    const model = options.model ?? await validateAndInspect(modelPath, signal, onProgress);
     const planner = plannerModelFrom(model);
     const machine = describeMachine(engine);
     const gpu = machine.gpu;
-    const settings: PlanSettings = {
-        contextSize: options.settings?.contextSize ?? DEFAULT_RUNTIME_SETTINGS.contextSize,
-        batchSize: options.settings?.batchSize ?? DEFAULT_RUNTIME_SETTINGS.batchSize,
-        threads: options.settings?.threads ?? engine.llama.maxThreads,
-        useMmap: options.settings?.useMmap ?? gpu == null
-    };
+    const settings: ResolvedSettings = resolveSettings(options.settings ?? {}, {maxThreads: engine.llama.maxThreads, partlyOnGpu: gpu != null});
     const profile = await profileMachine(engine, distinctOperators(model.tensors), {
         cacheDir: defaultProfileCacheDir(), threads: settings.threads, ...options.profile, signal, onProgress
     });
@@ -121,6 +123,11 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
         isHostBufferType: (name) => isHostBufferType(name, machine.bufferTypes)
     };
     return {inputs, simulator, model, profile};
+}
+
+async function validateAndInspect(modelPath: string, signal: AbortSignal | undefined, onProgress: ((message: string) => void) | undefined): Promise<InspectedModel> {
+    onProgress?.("validating the model");
+    return inspectGguf(await validateGgufOutOfProcess(modelPath, {signal, timeoutMs: 30_000}));
 }
 
 /** Replans with a smaller budget at most this many times when the simulation finds a plan over the budget. */

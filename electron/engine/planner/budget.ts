@@ -1,7 +1,8 @@
 /** The VRAM budget: free memory minus a safety margin, or a user-given size or share of the weights. */
+import type {ResolvedSettings} from "../../contract/settings.js";
 import type {Budget} from "../../contract/ipc.js";
 import {kvBytesPerLayer, scratchFor, type CostInputs} from "./costModel.js";
-import type {PlanSettings} from "./types.js";
+
 
 /** Kept free on an "auto" budget: driver/allocator slack and other apps (llama.cpp's --fit default target is 1 GiB). */
 export const AUTO_SAFETY_MARGIN_BYTES = 1024 * 1024 * 1024;
@@ -26,7 +27,7 @@ const MiB = 1024 * 1024;
  * Reserves KV cache (every layer, as a per-tensor plan keeps KV on the GPU) and scratch (measured when the cost inputs
  * carry it, else the base formula without a weight copy) before weights.
  */
-export function weightBudget(inputs: CostInputs, settings: PlanSettings, budget: number): WeightBudget {
+export function weightBudget(inputs: CostInputs, settings: ResolvedSettings, budget: number): WeightBudget {
     const {model} = inputs;
     const kv = kvBytesPerLayer(model, settings.contextSize) * model.layerCount;
     const scratch = scratchFor(inputs, settings, 0);

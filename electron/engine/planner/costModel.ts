@@ -2,9 +2,10 @@
  * Predicts TTFT, TPOT and VRAM of a placement + runtime settings from a machine profile. Every term names the
  * llama.cpp behaviour it models.
  */
+import type {ResolvedSettings} from "../../contract/settings.js";
 import {matmulUs, transfersOf, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
 import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
-import type {PlanPrediction, PlanSettings, PlannerModel, PlannerTensor, ResolvedPlacement, VramNeed, Workload} from "./types.js";
+import type {PlanPrediction, PlannerModel, PlannerTensor, ResolvedPlacement, VramNeed, Workload} from "./types.js";
 
 /**
  * Smallest batch for which a GPU backend runs an op whose weight is in host memory (copying the weight over first).
@@ -103,7 +104,7 @@ export function kvBytesPerLayer(model: PlannerModel, contextSize: number): numbe
  * llama.cpp's no-alloc simulation on llvmpipe (small model, 4 layers, ctx 2048, micro-batch 512: 75–83.5 MiB measured,
  * 87 MiB here; the old formula gave 158 MiB). {@link CostInputs.scratchByBatch} replaces it with measured numbers.
  */
-export function scratchBytes(model: PlannerModel, settings: Pick<PlanSettings, "batchSize" | "contextSize">, maxHostWeightBytes: number): number {
+export function scratchBytes(model: PlannerModel, settings: Pick<ResolvedSettings, "batchSize" | "contextSize">, maxHostWeightBytes: number): number {
     const u = Math.min(settings.batchSize, settings.contextSize);
     const kq = model.headCount * u * settings.contextSize * ACTIVATION_BYTES;
     const live = u * (2 * model.ff + 2 * model.embd) * ACTIVATION_BYTES;
@@ -117,12 +118,12 @@ export function scratchBytes(model: PlannerModel, settings: Pick<PlanSettings, "
  * measurement for this micro-batch, else {@link scratchBytes}. The measurement is the worst of all-on-GPU and
  * all-on-host placements, so it already includes the copy of a host weight.
  */
-export function scratchFor(inputs: CostInputs, settings: Pick<PlanSettings, "batchSize" | "contextSize">, maxHostWeightBytes: number): number {
+export function scratchFor(inputs: CostInputs, settings: Pick<ResolvedSettings, "batchSize" | "contextSize">, maxHostWeightBytes: number): number {
     return measuredScratch(inputs, settings) ?? scratchBytes(inputs.model, settings, maxHostWeightBytes);
 }
 
 /** The measured scratch for these settings, or `null` when the inputs carry none for them. */
-export function measuredScratch(inputs: CostInputs, settings: Pick<PlanSettings, "batchSize" | "contextSize">): number | null {
+export function measuredScratch(inputs: CostInputs, settings: Pick<ResolvedSettings, "batchSize" | "contextSize">): number | null {
     if (inputs.scratchContextSize !== settings.contextSize) return null;
     return inputs.scratchByBatch?.get(Math.min(settings.batchSize, settings.contextSize)) ?? null;
 }
@@ -130,7 +131,7 @@ export function measuredScratch(inputs: CostInputs, settings: Pick<PlanSettings,
 /** Precomputed rates for one profile + settings. */
 export type CostContext = {
     readonly inputs: CostInputs;
-    readonly settings: PlanSettings;
+    readonly settings: ResolvedSettings;
     readonly workload: Workload;
     readonly order: readonly SeqNode[];
     /** Micro-batch sizes the prompt is split into (source: llama_batch_allocr::split_simple, n_ubatch). */
@@ -180,7 +181,7 @@ function typeReadRate(cx: CostContext, device: string, type: string): number {
 }
 
 /** Builds the rates the cost model uses for these settings and workload. */
-export function costContext(inputs: CostInputs, settings: PlanSettings, workload: Workload): CostContext {
+export function costContext(inputs: CostInputs, settings: ResolvedSettings, workload: Workload): CostContext {
     const {profile, gpuDevice, model} = inputs;
     const u = Math.max(1, Math.min(settings.batchSize, settings.contextSize));
     const ubatches: number[] = [];

@@ -3,17 +3,18 @@
  * reserved on it), which our patch makes override-aware. Used to measure the scratch (GPU compute buffer) per
  * micro-batch once, and to check the chosen plan exactly; the MILP itself prices memory from those numbers.
  */
+import type {ResolvedSettings} from "../../contract/settings.js";
 import {GgufInsights, readGgufFileInfo, type GgufFileInfo} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {TensorBufferOverride} from "../placement/Placement.js";
 import {kvBytesPerLayer} from "./costModel.js";
-import type {PlanSettings, PlannerModel, VramNeed} from "./types.js";
+import type {PlannerModel, VramNeed} from "./types.js";
 
 /** What the simulator loads: `-ngl`, per-tensor overrides, context and micro-batch. */
 export type SimulatedPlan = {
     readonly gpuLayers: number | "max";
     readonly overrides: readonly TensorBufferOverride[];
-    readonly settings: Pick<PlanSettings, "contextSize" | "batchSize">;
+    readonly settings: Pick<ResolvedSettings, "contextSize" | "batchSize">;
     /** Repeating layers whose KV cache is on the GPU (to split the context's VRAM into KV and scratch). */
     readonly kvGpuLayers: number;
 };

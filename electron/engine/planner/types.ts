@@ -1,4 +1,7 @@
-/** Shared planner types: the model as the planner sees it, the workload, runtime settings and predictions. */
+/**
+ * Shared planner types: the model as the planner sees it, the workload and predictions. A plan's runtime settings are
+ * the contract's `ResolvedSettings` (electron/contract/settings.ts).
+ */
 import type {InspectedModel} from "../gguf/inspectGguf.js";
 import type {OperatorShape} from "../profiler/MachineProfile.js";
 import {expertOperatorOf, operatorOf} from "../profiler/operatorShapes.js";
@@ -76,16 +79,6 @@ export type Workload = {readonly promptTokens: number; readonly genTokens: numbe
  * 128-token reply.
  */
 export const DEFAULT_WORKLOAD: Workload = {promptTokens: 512, genTokens: 128};
-
-/** Runtime settings a plan chooses along with the placement. */
-export type PlanSettings = {
-    /** mmap the file: host weights are then pageable; otherwise they live in the GPU's pinned host buffer. */
-    readonly useMmap: boolean;
-    /** node-llama-cpp batchSize = llama.cpp n_batch = n_ubatch (the micro-batch). */
-    readonly batchSize: number;
-    readonly contextSize: number;
-    readonly threads: number;
-};
 
 /**
  * A placement resolved to devices, for either family llama.cpp supports: a layer split (`gpuLayers` N, whose KV cache

@@ -1,5 +1,5 @@
 // Needs a GPU device: Mesa's software Vulkan (llvmpipe) here and in CI. Skipped, with the reason, where there is none.
-// The prediction check of issue 3: predicted vs measured TTFT/TPOT/VRAM for a few placements. llvmpipe shares the
+// The prediction check (validatePredictions.ts): predicted vs measured TTFT/TPOT/VRAM for a few placements. llvmpipe shares the
 // CPU with the "CPU" device, so only sanity is asserted; the table is printed for the record.
 import {mkdtempSync} from "node:fs";
 import os from "node:os";

@@ -3,7 +3,7 @@ import type {EngineLlama} from "../native/getEngineLlama.js";
 import {checkContextSize} from "./checkContextSize.js";
 import {toMemoryReport} from "./memoryReport.js";
 import type {MemoryReport} from "../../contract/memory.js";
-import {DEFAULT_RUNTIME_SETTINGS} from "../../contract/settings.js";
+import {resolveSettings} from "../../contract/settings.js";
 import {runNativeGeneration, type NativeGenerationResult} from "./runNativeGeneration.js";
 
 /** Options of {@link PlacedModel.generate}. */
@@ -91,7 +91,7 @@ export class PlacedModel {
         const gpuLayers = options.gpuLayers ?? (hasGpu ? "max" : 0);
         const partlyOnGpu = hasGpu && gpuLayers !== 0;
         const started = performance.now();
-        const useMmap = options.useMmap ?? !partlyOnGpu;
+        const {useMmap, contextSize, batchSize} = resolveSettings(options, {maxThreads: llama.maxThreads, partlyOnGpu});
         const model = await llama.loadModel({
             modelPath: options.modelPath,
             gpuLayers,
@@ -103,17 +103,18 @@ export class PlacedModel {
             loadSignal: options.signal
         });
         try {
-            const context = await PlacedModel.createContext(model, options, useMmap);
-            return new PlacedModel(engine, model, context, {...options, useMmap}, performance.now() - started);
+            const resolved = {...options, useMmap, contextSize, batchSize};
+            const context = await PlacedModel.createContext(model, resolved);
+            return new PlacedModel(engine, model, context, resolved, performance.now() - started);
         } catch (error) {
             await model.dispose();
             throw error;
         }
     }
 
-    private static async createContext(model: LlamaModel, options: PlacedModelOptions, useMmap: boolean): Promise<LlamaContext> {
-        const contextSize = options.contextSize ?? DEFAULT_RUNTIME_SETTINGS.contextSize;
-        const batchSize = options.batchSize ?? DEFAULT_RUNTIME_SETTINGS.batchSize;
+    /** The context for settings already resolved at load (`resolveSettings`, electron/contract/settings.ts). */
+    private static async createContext(model: LlamaModel, options: PlacedModelOptions & {contextSize: number; batchSize: number; useMmap: boolean}): Promise<LlamaContext> {
+        const {contextSize, batchSize, useMmap} = options;
         const flashAttention = options.flashAttention ?? false;
         const sequences = options.sequences ?? 1;
         await checkContextSize(model, {contextSize, batchSize, flashAttention, useMmap, sequences});
@@ -139,10 +140,13 @@ export class PlacedModel {
         this.chatSessionInstance = null;
         this.sequenceInstance = null;
         this.nativeTokens = [];
+        const {contextSize, batchSize} = this.context;
         await this.context.dispose();
         const options = {...this.options, sequences, signal: undefined};
-        // resolved at load (PlacedModel.load keeps the useMmap it chose in `options`)
-        const context = await PlacedModel.createContext(this.model, options, options.useMmap ?? false);
+        // resolved at load (PlacedModel.load keeps the settings it chose in `options`)
+        const context = await PlacedModel.createContext(this.model, {
+            ...options, contextSize: options.contextSize ?? contextSize, batchSize: options.batchSize ?? batchSize, useMmap: options.useMmap ?? false
+        });
         return new PlacedModel(this.engine, this.model, context, options, this.loadMs);
     }
 

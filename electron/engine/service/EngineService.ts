@@ -6,7 +6,7 @@ import {assertLoadable, type InspectedModel} from "../gguf/inspectGguf.js";
 import {describeMachine} from "../hardware/describeMachine.js";
 import {getEngineLlama, type EngineGpu, type EngineLlama, type EngineLlamaOptions} from "../native/getEngineLlama.js";
 import {compilePlacement} from "../placement/compilePlacement.js";
-import {renderLayerSplitFlags, renderOverrideFlags} from "../placement/llamaCppFlags.js";
+import {renderLlamaCppFlags} from "../placement/llamaCppFlags.js";
 import type {Placement} from "../placement/Placement.js";
 import {loadFailure} from "../runtime/loadFailure.js";
 import {PlacedModel} from "../runtime/PlacedModel.js";
@@ -24,7 +24,7 @@ import {planDevicesForBudget} from "./planDevicesForBudget.js";
 import {planDeviceCount} from "../planner/devices/autoPlanDevices.js";
 import {runBenchJob} from "./runBenchJob.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
-import {withDefaultSettings} from "../../contract/settings.js";
+import {resolveSettings, type ResolvedSettings} from "../../contract/settings.js";
 import {fairPolicy} from "../../serve/schedulingPolicies.js";
 import {scheduledChatReply} from "../../serve/scheduledChatReply.js";
 import {serveOpenAi, type OpenAiServer} from "../../serve/serveOpenAi.js";
@@ -88,29 +88,33 @@ export class EngineService {
         const gpuLayers = machine.gpu == null ? 0 : request.gpuLayers === "max" ? layerCount + 1 : request.gpuLayers;
         const plannerModel = plannerModelFrom(model);
         const placement = toPlacement(plannerModel, layerSplit(plannerModel, gpuLayers), machine.gpu?.bufferType ?? null);
-        const settings = withDefaultSettings(request.settings);
-        const flags = renderLayerSplitFlags(gpuLayers, {layerCount, modelPath: request.path, ubatch: settings.batchSize, threads: settings.threads ?? undefined}).command;
+        const settings = this.resolve(request.settings, gpuLayers !== 0);
         return await this.loadPlaced({
             path: request.path, model, taskId: request.taskId, placement, settings, strategy: "layers",
-            gpuLayers, overrides: [], llamaCppFlags: flags, prediction: null
+            gpuLayers, overrides: [], prediction: null
         });
     }
 
     /** Profile → plan → load with the best strategy (default `optimal`), within the budget. */
     async autoOffload(request: {path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string}): Promise<LoadedModelState> {
+        // validated and inspected once here; the planner is handed the result
         const model = await this.inspectForTask(request.path, request.taskId);
-        const settings = withDefaultSettings(request.settings);
         this.progress(request.taskId, "profile", null, "measuring this machine's operators");
         // several devices (a second GPU, an rpc-server): the K-device planner (planner/devices/planDevices.ts)
         const multiDevice = planDeviceCount(this.engine.bindings.tensorwiseGetDevices()) > 1 && (request.strategy ?? "optimal") === "optimal";
-        const plan = await (multiDevice ? planDevicesForBudget : planForBudget)({
-            engine: this.engine, modelPath: request.path, budget: request.budget, settings, strategy: request.strategy,
-            onProgress: (message) => this.progress(request.taskId, message.startsWith("planning") ? "plan" : "profile", null, message)
-        });
+        const onProgress = (message: string): void => this.progress(request.taskId, message.startsWith("planning") ? "plan" : "profile", null, message);
+        const plan = multiDevice
+            ? await planDevicesForBudget({
+                engine: this.engine, modelPath: request.path, model, budget: request.budget, settings: request.settings, onProgress
+            })
+            : await planForBudget({
+                engine: this.engine, modelPath: request.path, model, budget: request.budget, settings: request.settings,
+                strategy: request.strategy, onProgress
+            });
         return await this.loadPlaced({
             path: request.path, model, taskId: request.taskId, placement: plan.placement, settings: plan.settings,
-            strategy: plan.strategy, gpuLayers: plan.gpuLayers, overrides: plan.overrides, llamaCppFlags: plan.llamaCppFlags,
-            prediction: plan.prediction, budgetBytes: "result" in plan ? plan.result.budgetBytes : undefined
+            strategy: plan.strategy, gpuLayers: plan.gpuLayers, overrides: plan.overrides, prediction: plan.prediction,
+            budgetBytes: "result" in plan ? plan.result.budgetBytes : undefined, rpcServers: "rpcServers" in plan ? plan.rpcServers : undefined
         });
     }
 
@@ -126,14 +130,11 @@ export class EngineService {
         if (request.placement.defaultBufferType !== device)
             throw new TensorwiseError("bad-placement", `The placement's defaultBufferType is ${JSON.stringify(request.placement.defaultBufferType.slice(0, 40))}, ` +
                 `but this machine loads models onto ${device}: set "defaultBufferType": "${device}" (or run with the matching --gpu).`);
-        const settings = withDefaultSettings(request.settings);
+        const settings = this.resolve(request.settings, true);
         const compiled = compilePlacement(request.placement, model.tensors);
-        const flags = renderOverrideFlags(compiled.overrides, {
-            modelPath: request.path, ubatch: settings.batchSize, threads: settings.threads ?? undefined
-        }).command;
         return await this.loadPlaced({
             path: request.path, model, taskId: request.taskId, placement: request.placement, settings,
-            strategy: request.strategy ?? "manual", gpuLayers: "max", overrides: compiled.overrides, llamaCppFlags: flags,
+            strategy: request.strategy ?? "manual", gpuLayers: "max", overrides: compiled.overrides,
             prediction: request.prediction ?? null
         });
     }
@@ -263,12 +264,19 @@ export class EngineService {
         await this.engine.llama.dispose();
     }
 
+    /** The request's settings with the engine's choices made (threads; mmap off when any weight is on a GPU). */
+    private resolve(settings: Partial<RuntimeSettings>, offloads: boolean): ResolvedSettings {
+        return resolveSettings(settings, {maxThreads: this.engine.llama.maxThreads, partlyOnGpu: offloads && this.describe().gpu != null});
+    }
+
     private async loadPlaced(options: {
-        path: string; model: InspectedModel; taskId: string; placement: Placement; settings: RuntimeSettings;
+        path: string; model: InspectedModel; taskId: string; placement: Placement; settings: ResolvedSettings;
         strategy: PlacementStrategy; gpuLayers: number | "max"; overrides: readonly {pattern: string; bufferType: string}[];
-        llamaCppFlags: string; prediction: LoadedModelState["prediction"];
+        prediction: LoadedModelState["prediction"];
         /** The GPU budget an auto-offload planned under. */
         budgetBytes?: number;
+        /** rpc-servers the plan places tensors on (`--rpc` in the rendered llama.cpp command). */
+        rpcServers?: readonly string[];
     }): Promise<LoadedModelState> {
         this.refuseWhileBenching("load a model");
         return await this.exclusive(() => this.loadPlacedNow(options));
@@ -281,10 +289,10 @@ export class EngineService {
             modelPath: options.path,
             gpuLayers: options.gpuLayers,
             overrides: options.overrides,
-            useMmap: options.settings.useMmap ?? undefined,
+            useMmap: options.settings.useMmap,
             contextSize: options.settings.contextSize,
             batchSize: options.settings.batchSize,
-            threads: options.settings.threads ?? undefined,
+            threads: options.settings.threads,
             sequences: this.sequences,
             onProgress: (progress) => this.progress(options.taskId, "load", progress, "loading weights")
         }).catch((error: unknown) => {
@@ -294,7 +302,10 @@ export class EngineService {
         const measured = placed.memory();
         const placement = toPlacementView({
             strategy: options.strategy, placement: options.placement, model: options.model, overrides: options.overrides,
-            gpuLayers: options.gpuLayers, llamaCppFlags: options.llamaCppFlags
+            gpuLayers: options.gpuLayers, llamaCppFlags: renderLlamaCppFlags(options, {
+                modelPath: options.path, layerCount: options.model.layerCount ?? undefined,
+                tensorNames: options.model.tensors.map((t) => t.name), rpcServers: options.rpcServers
+            }).command
         });
         const state: LoadedModelState = {
             card: toModelCard(options.path, options.model),

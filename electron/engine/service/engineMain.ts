@@ -5,6 +5,7 @@
  *
  * Env: TENSORWISE_GPU (auto|cpu|cuda|vulkan, default auto), TENSORWISE_THREADS.
  */
+import {eventEnvelope} from "../../contract/envelope.js";
 import {toContractError} from "../../contract/TensorwiseError.js";
 import type {EngineGpu} from "../native/getEngineLlama.js";
 import {EngineService} from "./EngineService.js";
@@ -34,7 +35,7 @@ function onParentMessage(listener: (message: unknown) => void): void {
 }
 
 function emit<Name extends keyof EngineEvents>(name: Name, payload: EngineEvents[Name]): void {
-    send({kind: "event", name, payload});
+    send(eventEnvelope(name, payload));
 }
 
 async function main(): Promise<void> {

@@ -1,14 +1,14 @@
 /**
  * The protocol between the engine host (Electron main, or the web-mode server) and the engine child process, which
- * owns llama.cpp. Carried over Node's child-process IPC channel as {@link EngineMessage}s. A native crash ends only
+ * owns llama.cpp. Carried over Node's child-process IPC channel as {@link EngineMessage}s (the contract's envelope). A native crash ends only
  * the child; the host sees the exit and reports it.
  */
 import type {
     Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, RuntimeSettings, TaskProgress
 } from "../../contract/ipc.js";
 import type {BenchRun, BenchSample, BenchVariant} from "../../contract/bench.js";
-import type {ContractError} from "../../contract/TensorwiseError.js";
 import type {MemoryReport} from "../../contract/memory.js";
+import type {Envelope} from "../../contract/envelope.js";
 import type {ChatTurn, PromptProgress, SamplingSettings} from "../../contract/chat.js";
 import type {ChatReply} from "../runtime/streamChatReply.js";
 
@@ -89,11 +89,9 @@ export type EngineEvents = {
 
 export type EngineRequestName = keyof EngineRequests;
 
+/** The contract's envelope (electron/contract/envelope.ts), plus the child's lifecycle signals. */
 export type EngineMessage =
-    | {kind: "request"; id: number; name: EngineRequestName; arg: unknown}
-    | {kind: "response"; id: number; ok: true; result: unknown}
-    | {kind: "response"; id: number; ok: false; error: ContractError}
-    | {kind: "event"; name: keyof EngineEvents; payload: unknown}
+    | Envelope<EngineRequestName, keyof EngineEvents>
     | {kind: "ready"}
     /** Host → engine: dispose llama.cpp and exit (a utility process has no IPC disconnect to signal it). */
     | {kind: "shutdown"};

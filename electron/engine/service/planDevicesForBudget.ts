@@ -1,7 +1,7 @@
 import type {Budget, Prediction, RuntimeSettings} from "../../contract/ipc.js";
+import type {InspectedModel} from "../gguf/inspectGguf.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeBufferTypeMemory} from "../native/tensorwiseBindings.js";
-import {renderLayerSplitFlags, renderOverrideFlags} from "../placement/llamaCppFlags.js";
 import {autoPlanDevices, type AutoPlanDevicesResult} from "../planner/devices/autoPlanDevices.js";
 import type {DevicePlan} from "../planner/devices/planDevices.js";
 import type {Workload} from "../planner/types.js";
@@ -9,33 +9,30 @@ import {toMemoryReport} from "../runtime/memoryReport.js";
 import type {BudgetPlan} from "./planForBudget.js";
 
 /** A multi-device plan packaged for loading and for the UI, with every candidate's prediction for reports. */
-export type DevicesBudgetPlan = Omit<BudgetPlan, "result"> & {planned: AutoPlanDevicesResult};
+export type DevicesBudgetPlan = Omit<BudgetPlan, "result"> & {
+    planned: AutoPlanDevicesResult;
+    /** The rpc-servers (`host:port`) the plan uses: the loader renders them as llama.cpp's `--rpc`. */
+    rpcServers: readonly string[];
+};
 
-/** Profile every device → K-device plan (budget on the main GPU) → what `loadPlaced` and the UI need. */
+/**
+ * Profile every device → K-device plan (budget on the main GPU) → what `loadPlaced` and the UI need. `model` is the
+ * file already validated and inspected by the caller; it is not read again.
+ */
 export async function planDevicesForBudget(options: {
-    engine: EngineLlama; modelPath: string; budget: Budget; settings: RuntimeSettings; workload?: Workload;
-    onProgress?: (message: string) => void; signal?: AbortSignal;
+    engine: EngineLlama; modelPath: string; model: InspectedModel; budget: Budget; settings: Partial<RuntimeSettings>;
+    workload?: Workload; onProgress?: (message: string) => void; signal?: AbortSignal;
 }): Promise<DevicesBudgetPlan> {
     const planned = await autoPlanDevices(options.engine, options.modelPath, {
-        budget: options.budget, workload: options.workload, onProgress: options.onProgress, signal: options.signal,
-        settings: {
-            contextSize: options.settings.contextSize, batchSize: options.settings.batchSize,
-            ...(options.settings.threads != null ? {threads: options.settings.threads} : {})
-        }
+        model: options.model, budget: options.budget, workload: options.workload, onProgress: options.onProgress,
+        signal: options.signal, settings: options.settings
     });
     const {best} = planned.plan;
-    const settings: RuntimeSettings = {...planned.settings};
-    const remotes = planned.plan.devices.filter((d) => /^RPC\d+\[/.test(d.bufferType)).map((d) => d.bufferType.slice(d.bufferType.indexOf("[") + 1, -1));
-    const flagOptions = {modelPath: options.modelPath, ubatch: settings.batchSize, threads: settings.threads ?? undefined, noMmap: true};
-    const command = best.overrides.length > 0
-        ? renderOverrideFlags(best.overrides, {...flagOptions, gpuLayers: best.gpuLayers === "max" ? undefined : best.gpuLayers,
-            tensorNames: planned.model.tensors.map((t) => t.name)}).command
-        : renderLayerSplitFlags(best.gpuLayers === "max" ? planned.model.tensors.length : best.gpuLayers, flagOptions).command;
+    const rpcServers = planned.plan.devices.filter((d) => /^RPC\d+\[/.test(d.bufferType))
+        .map((d) => d.bufferType.slice(d.bufferType.indexOf("[") + 1, -1));
     return {
-        placement: best.placement, gpuLayers: best.gpuLayers, overrides: best.overrides, settings, strategy: "optimal",
-        prediction: toDevicesPrediction(planned, best),
-        llamaCppFlags: remotes.length > 0 ? `${command} --rpc ${remotes.join(",")}` : command,
-        planned
+        placement: best.placement, gpuLayers: best.gpuLayers, overrides: best.overrides, settings: planned.settings,
+        strategy: "optimal", prediction: toDevicesPrediction(planned, best), planned, rpcServers
     };
 }
 

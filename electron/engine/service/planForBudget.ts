@@ -1,6 +1,7 @@
 import type {Budget, PlacementStrategy, Prediction, RuntimeSettings} from "../../contract/ipc.js";
+import type {ResolvedSettings} from "../../contract/settings.js";
+import type {InspectedModel} from "../gguf/inspectGguf.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
-import {renderLayerSplitFlags, renderOverrideFlags} from "../placement/llamaCppFlags.js";
 import type {Placement, TensorBufferOverride} from "../placement/Placement.js";
 import {autoPlan} from "../planner/autoPlan.js";
 import type {StrategyResult} from "../planner/strategies/StrategyResult.js";
@@ -9,55 +10,38 @@ import type {Workload} from "../planner/types.js";
 import {toMemoryReport} from "../runtime/memoryReport.js";
 import type {NativeBufferTypeMemory} from "../native/tensorwiseBindings.js";
 
+/** A plan ready to load: placement, llama.cpp parameters, settings and the prediction in the contract's shape. */
 export type BudgetPlan = {
     placement: Placement;
     gpuLayers: number | "max";
     overrides: readonly TensorBufferOverride[];
-    settings: RuntimeSettings;
+    settings: ResolvedSettings;
     strategy: PlacementStrategy;
     prediction: Prediction;
-    llamaCppFlags: string;
     result: StrategyResult;
 };
 
-/** Profile → plan with a strategy (default `optimal`) under the budget, packaged for loading and for the UI. */
+/**
+ * Profile → plan with a strategy (default `optimal`) under the budget, packaged for loading and for the UI (the
+ * loader renders its llama.cpp flags). `model` is the file already validated and inspected by the caller; it is not
+ * read again.
+ */
 export async function planForBudget(options: {
-    engine: EngineLlama; modelPath: string; budget: Budget; settings: RuntimeSettings; strategy?: PlacementStrategy;
-    workload?: Workload; onProgress?: (message: string) => void; signal?: AbortSignal;
+    engine: EngineLlama; modelPath: string; model: InspectedModel; budget: Budget; settings: Partial<RuntimeSettings>;
+    strategy?: PlacementStrategy; workload?: Workload; onProgress?: (message: string) => void; signal?: AbortSignal;
 }): Promise<BudgetPlan> {
     const strategy: StrategyName = options.strategy == null || options.strategy === "manual" ? "optimal" : options.strategy;
-    const {result, model} = await autoPlan(options.engine, options.modelPath, {
-        budget: options.budget,
-        strategy,
-        workload: options.workload,
-        settings: {
-            contextSize: options.settings.contextSize,
-            batchSize: options.settings.batchSize,
-            ...(options.settings.threads != null ? {threads: options.settings.threads} : {}),
-            ...(options.settings.useMmap != null ? {useMmap: options.settings.useMmap} : {})
-        },
-        onProgress: options.onProgress,
-        signal: options.signal
+    const {result} = await autoPlan(options.engine, options.modelPath, {
+        model: options.model, budget: options.budget, strategy, workload: options.workload, settings: options.settings,
+        onProgress: options.onProgress, signal: options.signal
     });
-    const settings: RuntimeSettings = {
-        contextSize: result.settings.contextSize,
-        batchSize: result.settings.batchSize,
-        threads: result.settings.threads,
-        useMmap: result.settings.useMmap
-    };
-    const flagOptions = {modelPath: options.modelPath, ubatch: settings.batchSize, threads: settings.threads ?? undefined, noMmap: !settings.useMmap};
-    const llamaCppFlags = result.gpuLayers === "max" || result.overrides.length > 0
-        ? renderOverrideFlags(result.overrides, {...flagOptions, gpuLayers: result.gpuLayers === "max" ? undefined : result.gpuLayers,
-            tensorNames: model.tensors.map((t) => t.name)}).command
-        : renderLayerSplitFlags(result.gpuLayers, flagOptions).command;
     return {
         placement: result.placement,
         gpuLayers: result.gpuLayers,
         overrides: result.overrides,
-        settings,
+        settings: result.settings,
         strategy: result.strategy,
         prediction: toPrediction(result, result.placement.defaultBufferType),
-        llamaCppFlags,
         result
     };
 }

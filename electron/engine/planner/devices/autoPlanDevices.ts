@@ -6,7 +6,7 @@ import type {NativeDevice} from "../../native/tensorwiseBindings.js";
 import type {MachineProfile} from "../../profiler/MachineProfile.js";
 import {prepareStrategyInputs, type AutoPlanOptions} from "../autoPlan.js";
 import {budgetBytes} from "../budget.js";
-import type {PlanSettings} from "../types.js";
+import type {ResolvedSettings} from "../../../contract/settings.js";
 import type {DeviceLink, PlanDevice} from "./PlanDevice.js";
 import {planDevices, type MultiDevicePlan, type PlanDevicesInputs} from "./planDevices.js";
 
@@ -71,7 +71,7 @@ export function planDevicesOf(devices: readonly NativeDevice[], profile: Machine
 /** The multi-device plan and what it was planned from. */
 export type AutoPlanDevicesResult = {
     readonly plan: MultiDevicePlan;
-    readonly settings: PlanSettings;
+    readonly settings: ResolvedSettings;
     readonly model: InspectedModel;
     readonly profile: MachineProfile;
     readonly notes: readonly string[];
@@ -88,7 +88,7 @@ export async function autoPlanDevices(engine: EngineLlama, modelPath: string, op
     const machineDevices = engine.bindings.tensorwiseGetDevices();
     const main = inputs.cost.gpuDevice;
     const {devices, notes} = planDevicesOf(machineDevices, profile, main == null ? null : {name: main, budgetBytes: inputs.budgetBytes}, os.freemem());
-    const settings: PlanSettings = {...inputs.settings, useMmap: false};
+    const settings: ResolvedSettings = {...inputs.settings, useMmap: false};
     options.onProgress?.(`planning over ${devices.map((d) => d.bufferType).join(", ")}`);
     const planInputs: PlanDevicesInputs = {cost: inputs.cost, devices, settings, workload: inputs.workload, tensors: model.tensors};
     const plan = await planDevices(planInputs);

@@ -4,7 +4,8 @@
  * that a weight on a device costs what it costs there.
  */
 import {attentionUs, costContext, decodeOpUs, executionOrder, kvBytesPerLayer, prefillOpUs, scratchBytes, scratchFor, type CostContext, type CostInputs} from "../costModel.js";
-import type {PlanSettings, PlannerTensor, Workload} from "../types.js";
+import type {PlannerTensor, Workload} from "../types.js";
+import type {ResolvedSettings} from "../../../contract/settings.js";
 import type {PlanDevice} from "./PlanDevice.js";
 
 /** A weight op: one variable of the plan. Costs are per device index; `Infinity` where the device cannot run it. */
@@ -84,7 +85,7 @@ function companionOf(t: PlannerTensor, ops: readonly PlannerTensor[]): string | 
  * (llama_kv_cache ctor, model.dev_layer(il)), see layerSplitDevices.ts.
  */
 export function deviceCostTable(options: {
-    cost: CostInputs; devices: readonly PlanDevice[]; kvDevice: readonly number[]; settings: PlanSettings; workload: Workload;
+    cost: CostInputs; devices: readonly PlanDevice[]; kvDevice: readonly number[]; settings: ResolvedSettings; workload: Workload;
 }): DeviceCostTable {
     const {cost, devices, kvDevice, settings, workload} = options;
     const {model} = cost;

@@ -9,7 +9,8 @@ import {compilePlacement} from "../../placement/compilePlacement.js";
 import type {Placement, TensorBufferOverride} from "../../placement/Placement.js";
 import {pinEveryTensor} from "../../placement/pinEveryTensor.js";
 import type {CostInputs} from "../costModel.js";
-import type {PlanSettings, Workload} from "../types.js";
+import type {Workload} from "../types.js";
+import type {ResolvedSettings} from "../../../contract/settings.js";
 import {deviceCostTable, type DeviceCostTable} from "./deviceCostTable.js";
 import {layerSplitDevices} from "./layerSplitDevices.js";
 import type {PlanDevice} from "./PlanDevice.js";
@@ -46,7 +47,7 @@ export type PlanDevicesInputs = {
     readonly cost: CostInputs;
     /** The host first, then the other devices in llama.cpp's order (rpc-servers first, then GPUs). */
     readonly devices: readonly PlanDevice[];
-    readonly settings: PlanSettings;
+    readonly settings: ResolvedSettings;
     readonly workload: Workload;
     /** Tensors as the loader names them (for compiling overrides); defaults to the planner model's. */
     readonly tensors?: readonly {name: string}[];

@@ -1,13 +1,14 @@
 /** What every placement strategy returns, and the inputs they share. */
+import type {ResolvedSettings} from "../../../contract/settings.js";
 import {compilePlacement} from "../../placement/compilePlacement.js";
 import type {Placement, TensorBufferOverride} from "../../placement/Placement.js";
 import {costContext, predict, type CostInputs} from "../costModel.js";
 import {toPlacement} from "../resolvePlacement.js";
-import type {PlanPrediction, PlanSettings, ResolvedPlacement, Workload} from "../types.js";
+import type {PlanPrediction, ResolvedPlacement, Workload} from "../types.js";
 
 import type {StrategyName} from "../../../contract/strategies.js";
 /** llama.cpp's own fitting, as a parameter (the native `tensorwiseFitParams`, or a fake in tests). */
-export type FitFunction = (request: {budgetBytes: number; settings: PlanSettings}) =>
+export type FitFunction = (request: {budgetBytes: number; settings: ResolvedSettings}) =>
     Promise<{gpuLayers: number; overrides: [pattern: string, bufferType: string][]; status: string}>;
 
 /** Inputs every strategy takes: hardware facts are parameters (fake profiles in tests). */
@@ -18,7 +19,7 @@ export type StrategyInputs = {
     /** Bytes the plan may use on the GPU: weights + KV cache + scratch. */
     readonly budgetBytes: number;
     /** Base settings (context size, threads; micro-batch and mmap are what strategies may change). */
-    readonly settings: PlanSettings;
+    readonly settings: ResolvedSettings;
     readonly workload: Workload;
     /** Needed by the `fit` strategy. */
     readonly fit?: FitFunction;
@@ -39,7 +40,7 @@ export type StrategyResult = {
     readonly gpuLayers: number | "max";
     /** Tensor buffer overrides to load with (anchored, proved by compilePlacement; llama.cpp's own for `fit`). */
     readonly overrides: readonly TensorBufferOverride[];
-    readonly settings: PlanSettings;
+    readonly settings: ResolvedSettings;
     readonly prediction: PlanPrediction;
     readonly budgetBytes: number;
     /** How the plan was found. */
@@ -47,7 +48,7 @@ export type StrategyResult = {
 };
 
 /** Predicts a resolved placement and packages it as a {@link StrategyResult}. */
-export function finishPlan(inputs: StrategyInputs, strategy: StrategyName, resolved: ResolvedPlacement, settings: PlanSettings,
+export function finishPlan(inputs: StrategyInputs, strategy: StrategyName, resolved: ResolvedPlacement, settings: ResolvedSettings,
     notes: string[], rawOverrides?: readonly TensorBufferOverride[]): StrategyResult {
     const {model} = inputs.cost;
     const prediction = predict(costContext(inputs.cost, settings, inputs.workload), resolved);

@@ -4,10 +4,11 @@
  * cost model prices it: per-op CPU/GPU/copy costs, CPU↔GPU switches (hops) and the scratch a host weight copy needs.
  * The baselines' placements are evaluated under every setting too, so the result is never predicted worse than them.
  */
+import type {ResolvedSettings} from "../../../contract/settings.js";
 import {costContext, decodeOpUs, executionOrder, kvBytesPerLayer, measuredScratch, predict, prefillOpUs, scratchFor, type CostContext} from "../costModel.js";
 import {layerSplit, perTensor} from "../resolvePlacement.js";
 import {cpuStrategy} from "./cpuStrategy.js";
-import type {PlanSettings, ResolvedPlacement} from "../types.js";
+import type {ResolvedPlacement} from "../types.js";
 import {solveMilp} from "./solveMilp.js";
 import {finishPlan, type StrategyInputs, type StrategyResult} from "./StrategyResult.js";
 
@@ -71,7 +72,7 @@ async function solveFor(inputs: StrategyInputs, cx: CostContext): Promise<Set<st
 }
 
 /** Settings the optimiser searches: pinned or mmap × micro-batch sizes that the context allows. */
-export function candidateSettings(base: PlanSettings): PlanSettings[] {
+export function candidateSettings(base: ResolvedSettings): ResolvedSettings[] {
     const batches = [...new Set([...OPTIMAL_BATCH_SIZES, base.batchSize])].filter((b) => b <= base.contextSize);
     return [false, true].flatMap((useMmap) => batches.map((batchSize) => ({...base, useMmap, batchSize})));
 }
@@ -82,7 +83,7 @@ export function candidateSettings(base: PlanSettings): PlanSettings[] {
  */
 export async function optimalStrategy(inputs: StrategyInputs, baselines: readonly StrategyResult[] = []): Promise<StrategyResult> {
     const {model} = inputs.cost;
-    const candidates: {resolved: ResolvedPlacement; settings: PlanSettings; note: string; raw?: StrategyResult["overrides"]}[] = [];
+    const candidates: {resolved: ResolvedPlacement; settings: ResolvedSettings; note: string; raw?: StrategyResult["overrides"]}[] = [];
     for (const settings of candidateSettings(inputs.settings)) {
         candidates.push({resolved: layerSplit(model, 0), settings, note: `CPU-only (-ngl 0) at micro-batch ${settings.batchSize}, ${settings.useMmap ? "mmap" : "pinned"}`});
         if (inputs.cost.gpuDevice != null) {
