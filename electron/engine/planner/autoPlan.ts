@@ -8,7 +8,7 @@ import {describeMachine} from "../hardware/describeMachine.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {TensorBufferOverride} from "../placement/Placement.js";
 import type {MachineProfile} from "../profiler/MachineProfile.js";
-import {distinctOperators} from "../profiler/operatorShapes.js";
+import {distinctExpertOperators, distinctOperators} from "../profiler/operatorShapes.js";
 import {defaultProfileCacheDir, profileMachine, type ProfileMachineOptions} from "../profiler/profileMachine.js";
 import {budgetBytes} from "./budget.js";
 import {planStrategy} from "./planStrategy.js";
@@ -99,7 +99,8 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
         useMmap: options.settings?.useMmap ?? gpu == null
     };
     const profile = await profileMachine(engine, distinctOperators(model.tensors), {
-        cacheDir: defaultProfileCacheDir(), threads: settings.threads, ...options.profile, signal, onProgress
+        cacheDir: defaultProfileCacheDir(), threads: settings.threads, expertOps: distinctExpertOperators(model.tensors, model.expertUsedCount ?? 1),
+        ...options.profile, signal, onProgress
     });
     const budget = budgetBytes(options.budget ?? {kind: "auto"}, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: model.tensorBytes});
     // scratch per micro-batch from llama.cpp's no-alloc simulation, measured once (it barely depends on the placement)
