@@ -11,6 +11,7 @@ import type {MachineProfile} from "../profiler/MachineProfile.js";
 import {distinctExpertOperators, distinctOperators} from "../profiler/operatorShapes.js";
 import {defaultProfileCacheDir, profileMachine, type ProfileMachineOptions} from "../profiler/profileMachine.js";
 import {budgetBytes} from "./budget.js";
+import {offloadMinBatchFromEnv} from "./offloadMinBatchFromEnv.js";
 import {planStrategy} from "./planStrategy.js";
 import {createVramSimulator, type VramSimulator} from "./simulateVram.js";
 import {candidateSettings} from "./strategies/optimalStrategy.js";
@@ -113,7 +114,7 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     }
     const inputs: StrategyInputs = {
         cost: {model: planner, profile, gpuDevice: gpu?.name ?? null, scratchByBatch, scratchContextSize: settings.contextSize,
-            decodeOverheadUs: profile.decodeOverheadUs},
+            decodeOverheadUs: profile.decodeOverheadUs, ...(gpu != null ? {offloadMinBatch: offloadMinBatchFromEnv()} : {})},
         gpuBufferType: gpu?.bufferType ?? null,
         budgetBytes: budget,
         settings,
