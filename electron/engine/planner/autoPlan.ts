@@ -93,6 +93,8 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     const planner = plannerModelFrom(model);
     const machine = describeMachine(engine);
     const gpu = machine.gpu;
+    // before the slow profile: a threshold the cost model cannot price is refused at once
+    const offloadMinBatch = gpu == null ? undefined : offloadMinBatchFromEnv();
     const settings: PlanSettings = {
         contextSize: options.settings?.contextSize ?? DEFAULT_RUNTIME_SETTINGS.contextSize,
         batchSize: options.settings?.batchSize ?? DEFAULT_RUNTIME_SETTINGS.batchSize,
@@ -114,7 +116,7 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     }
     const inputs: StrategyInputs = {
         cost: {model: planner, profile, gpuDevice: gpu?.name ?? null, scratchByBatch, scratchContextSize: settings.contextSize,
-            decodeOverheadUs: profile.decodeOverheadUs, ...(gpu != null ? {offloadMinBatch: offloadMinBatchFromEnv()} : {})},
+            decodeOverheadUs: profile.decodeOverheadUs, ...(offloadMinBatch != null ? {offloadMinBatch} : {})},
         gpuBufferType: gpu?.bufferType ?? null,
         budgetBytes: budget,
         settings,
