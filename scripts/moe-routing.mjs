@@ -6,7 +6,7 @@
 // English prompt in micro-batches of each size, and writes the measured vs uniform distinct experts per micro-batch.
 //
 // Usage: node scripts/moe-routing.mjs [--out bench/results/<date>-moe-routing-<host>] [--ubatches 8,32,128,512]
-//        [--models mixtral-mini,qwen3moe-small] [--prompt-tokens 512]
+//        [--models mixtral-mini,qwen3moe-small] [--prompt-chars 4000]
 // Needs a built checkout (npm ci) and g++.
 import {spawnSync} from "node:child_process";
 import {createHash} from "node:crypto";
@@ -18,7 +18,7 @@ import {parseArgs} from "node:util";
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const {values} = parseArgs({options: {
     out: {type: "string"}, ubatches: {type: "string", default: "8,32,128,512"},
-    models: {type: "string", default: "mixtral-mini,qwen3moe-small"}, "prompt-tokens": {type: "string", default: "512"}
+    models: {type: "string", default: "mixtral-mini,qwen3moe-small"}, "prompt-chars": {type: "string", default: "4000"}
 }});
 const date = new Date().toISOString().slice(0, 10);
 const outDir = path.resolve(values.out ?? path.join(root, "bench", "results", `${date}-moe-routing-${os.hostname().slice(0, 12)}`));
@@ -54,10 +54,11 @@ const mean = (xs) => xs.reduce((s, x) => s + x, 0) / xs.length;
 
 const program = buildTool();
 fs.mkdirSync(outDir, {recursive: true});
-// English text, long enough for the prompt (byte-level tokens on these models' small vocabularies)
-const sentence = "The quick brown fox jumps over the lazy dog while the weather report promises rain over the hills and the river. ";
+// English prose that does not repeat itself (a repeated sentence would route its repeats alike): this repository's
+// README without markup, its first --prompt-chars characters (≈ 0.6 tokens per character on these models)
+const prose = fs.readFileSync(path.join(root, "README.md"), "utf8").replace(/[`|#*<>\[\]()_-]+/g, " ").replace(/\s+/g, " ");
 const promptFile = path.join(outDir, "prompt.txt");
-fs.writeFileSync(promptFile, sentence.repeat(Math.ceil(Number(values["prompt-tokens"]) / 20)).slice(0, Number(values["prompt-tokens"]) * 2));
+fs.writeFileSync(promptFile, prose.slice(0, Number(values["prompt-chars"])));
 
 const rows = [];
 for (const name of values.models.split(",")) {
@@ -72,7 +73,8 @@ for (const name of values.models.split(",")) {
         const run = spawnSync(program, [file, String(ubatch), promptFile, libDir, "1"], {encoding: "utf8", maxBuffer: 64 << 20});
         if (run.status !== 0) throw new Error(`moe-routing failed on ${name} at ubatch ${ubatch}: ${run.stderr}`);
         const lines = run.stdout.trim().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
-        // full micro-batches only: the prompt's last one is shorter
+        // full micro-batches only: the prompt's last one is shorter, and the last layer routes only the rows that need
+        // logits (llama.cpp drops the others before it, inp_out_ids)
         const full = lines.filter((l) => l.tokens === ubatch);
         if (full.length === 0) continue;
         const {experts, used} = full[0];
