@@ -472,8 +472,17 @@ public:
                     last[i] = {batch, r.supported ? r.medianUs : -1};
                 }
             }
-            // expert weights (MUL_MAT_ID): decode (the `used` experts of one token) and the prefill micro-batches,
-            // with the same skip rule as the dense ops; on GPUs also the copy of the experts each micro-batch uses
+        }
+        // expert weights (MUL_MAT_ID) after every device's dense ops, which the cost model cannot do without (it
+        // prices experts from dense matmuls where these are missing): decode (the `used` experts of one token) and the
+        // prefill micro-batches, with the same skip rule; on GPUs also the copy of the experts each micro-batch uses
+        for (const Dev& d : devs) {
+            if (req.expertOps.empty() || stop(out)) break;
+            BackendPtr backend(ggml_backend_dev_init(d.dev, nullptr));
+            if (!backend) continue;
+            if (d.isCpu) setThreads(backend.get(), d.dev, req.threads);
+            std::vector<int64_t> batches = d.isCpu ? req.cpuBatchSizes : req.batchSizes;
+            std::sort(batches.begin(), batches.end());
             std::vector<std::pair<int64_t, double>> lastId(req.expertOps.size(), {0, -1});
             for (int64_t batch : batches) {
                 for (size_t i = 0; i < req.expertOps.size(); i++) {
