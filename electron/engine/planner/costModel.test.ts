@@ -59,6 +59,19 @@ describe("the cost model's terms, by hand", () => {
     });
 });
 
+describe("a profile the time limit cut before the GPU's prefill sizes", () => {
+    it("still predicts a finite TTFT, pricing GPU attention at the GPU's single-token rate", () => {
+        const ops: HandOp[] = [{layer: 0, role: "attn_q", bytes: 4096, cpuUs: 5, gpuUs: 1}];
+        const model = handModel({layers: 1, embd: 64, heads: 4, kvHeads: 1}, ops);
+        const full = handProfile(model, ops, {switchUs: 0, h2dBytesPerSec: 1e9});
+        const cut = {...full, matmuls: full.matmuls.filter((p) => p.device === "CPU" || p.batch === 1), truncated: true};
+        const cx = costContext({model, profile: cut, gpuDevice: "CUDA0"}, {useMmap: false, batchSize: 64, contextSize: 256, threads: 2},
+            {promptTokens: 64, genTokens: 4});
+        const p = predict(cx, perTensor(model, new Set()));
+        expect(Number.isFinite(p.ttftMs) && p.ttftMs > 0).toBe(true);
+    });
+});
+
 describe("mixture-of-experts terms, by hand", () => {
     it("a micro-batch of b tokens touches N·(1 − (1 − k/N)^b) distinct experts on average (uniform routing)", () => {
         expect(expectedDistinctExperts(8, 2, 1)).toBe(2);

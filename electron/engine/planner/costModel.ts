@@ -201,7 +201,8 @@ export function costContext(inputs: CostInputs, settings: PlanSettings, workload
         gpuReadBytesPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, 1, weightBytes),
         cpuReadBytesPerUs: Math.max(profile.cpuReadBytesPerSec / 1e6, peak(profile, "CPU", 1, weightBytes)),
         typeReadRates: new Map(),
-        gpuFlopsPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, OFFLOAD_MIN_BATCH, flops),
+        // a time-limited profile may lack the GPU's prefill sizes: its single-token rate then (as for the CPU), not zero
+        gpuFlopsPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, OFFLOAD_MIN_BATCH, flops) || peak(profile, gpuDevice, 1, flops),
         cpuFlopsPerUs: cpuFlops,
         offloadMinBatch: inputs.offloadMinBatch ?? OFFLOAD_MIN_BATCH
     };
