@@ -14,6 +14,9 @@
 #   llamabench stock llama-bench on the layers / fit (and tuned) cells of every finished report, built by the same
 #              builder as `tensorwise bench --llama-bench` against the addon's own libraries
 #   bench-f16  the same on F16, if time is left
+#   moe-model  the Qwen3-30B-A3B-shaped MoE (48 layers, 128 experts, 8 used) written as Q4_0 by `tensorwise make-model`
+#              and requantized to Q4_K_M (Q4_0 first: an F16 of 30B parameters would not fit the 64 GiB disk)
+#   bench-moe  `tensorwise bench` on it: budgets 25/50/75% of its weights, layers, fit, cpu-moe, n-cpu-moe, oato, optimal
 # Everything goes to $OUT (default $OUT from the device tool, else WORK/out). A deadline (default 570 s from start)
 # stops the benchmark with SIGTERM in time: `tensorwise bench` keeps every finished run.
 # --dry-run-cpu: the same plumbing on a machine without CUDA: CPU-only llama.cpp, the "small" synthetic model,
@@ -25,7 +28,7 @@ BUNDLE="$HERE"
 WORK="$PWD/bench/tmp/gpu-work"
 DEADLINE=570
 DRY=0
-PHASES="unpack,llama,addon,models,bench-q4,llamabench,bench-f16"
+PHASES="unpack,llama,addon,models,bench-q4,llamabench,bench-f16,moe-model,bench-moe"
 OUT_DIR="${OUT:-}"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -159,14 +162,17 @@ else
     GRID=(--budgets 25,50,75% --prompts 32,64,128,256,512,2048 --gens 32,64,128 --strategies cpu,layers,fit,oato,optimal
           --hand-tuned --tuned-batches 512,2048 --repeats "${REPEATS:-3}")
 fi
-run_bench() { # $1 name, $2 model
+run_bench() { # $1 name, $2 model, then extra bench arguments (replacing GRID when given)
     local name="$1" model="$2" budget
+    shift 2
+    local grid=("${GRID[@]}")
+    [ $# -gt 0 ] && grid=("$@")
     budget=$(( $(left) - 20 ))
     if [ "$budget" -lt 60 ]; then log "skipping bench $name: ${budget}s left"; return 0; fi
     log "tensorwise bench $name (${budget}s before SIGTERM)"
     set +e
     (cd "$APP" && timeout --signal=TERM --kill-after=15 "$budget" node bin/tensorwise.mjs bench "$model" --gpu "$GPU" \
-        "${GRID[@]}" --out "$OUT_DIR/bench-$name") > "$OUT_DIR/bench-$name.txt" 2> "$OUT_DIR/bench-$name.log"
+        "${grid[@]}" --out "$OUT_DIR/bench-$name") > "$OUT_DIR/bench-$name.txt" 2> "$OUT_DIR/bench-$name.log"
     local rc=$?
     set -e
     log "bench $name exit $rc ($([ $rc = 0 ] && echo complete || echo 'stopped; finished runs are kept'))"
@@ -181,4 +187,31 @@ if want llamabench; then
     done
 fi
 if want bench-f16 && ! done_stamp bench-f16 && [ "$DRY" = 0 ]; then run_bench f16 "$F16"; [ -f "$OUT_DIR/bench-f16/report.json" ] && mark bench-f16; fi
+
+# --- mixture of experts -------------------------------------------------------------------------------------------
+# Qwen3-30B-A3B's shape (the `qwen3-30b-a3b` preset; `mixtral-mini` in the dry run). Random weights, so requantizing
+# the writer's Q4_0 to Q4_K_M loses nothing that matters for speed; the Q4_0 is deleted afterwards (disk).
+if [ "$DRY" = 1 ]; then MOE_PRESET=mixtral-mini; else MOE_PRESET=qwen3-30b-a3b; fi
+MOE_Q4="$MODELS/$MOE_PRESET-q4_k_m.gguf"
+if want moe-model && ! done_stamp moe-model; then
+    mkdir -p "$MODELS"
+    log "writing the $MOE_PRESET-shaped MoE model as Q4_0 ($(df -h --output=avail "$MODELS" | tail -1 | tr -d ' ') free)"
+    tw make-model "$MODELS/$MOE_PRESET-q4_0.gguf" --preset "$MOE_PRESET" --type q4_0 2>&1 | tail -1 | tee -a "$LOG" >&2
+    log "requantizing it to Q4_K_M"
+    "$BIN/llama-quantize" --allow-requantize "$MODELS/$MOE_PRESET-q4_0.gguf" "$MOE_Q4" Q4_K_M "$JOBS" > "$OUT_DIR/quantize-moe.log" 2>&1 \
+        || { tail -20 "$OUT_DIR/quantize-moe.log"; exit 1; }
+    rm -f "$MODELS/$MOE_PRESET-q4_0.gguf"
+    tw inspect "$MOE_Q4" > "$OUT_DIR/model-moe-q4_k_m.txt" 2>&1 || true
+    mark moe-model
+fi
+if [ "$DRY" = 1 ]; then
+    MOE_GRID=(--budgets 50% --prompts 32,64 --gens 8 --strategies layers,cpu-moe,n-cpu-moe,optimal --repeats 1 --warmup 4)
+else
+    MOE_GRID=(--budgets 25,50,75% --prompts 32,512,2048 --gens 32,128 --strategies layers,fit,cpu-moe,n-cpu-moe,oato,optimal
+              --repeats "${REPEATS:-2}")
+fi
+if want bench-moe && ! done_stamp bench-moe && [ -f "$MOE_Q4" ]; then
+    run_bench moe-q4_k_m "$MOE_Q4" "${MOE_GRID[@]}"
+    [ -f "$OUT_DIR/bench-moe-q4_k_m/report.json" ] && mark bench-moe
+fi
 log "done; results in $OUT_DIR"

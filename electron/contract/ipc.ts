@@ -67,6 +67,8 @@ export type PlacementView = {
     /** `grid[layer][role]` = buffer type; roles in `roles` order; non-layer tensors in `globals`. */
     roles: string[];
     grid: (string | null)[][];
+    /** The roles in `roles` that are routed expert weights (GGML_OP_MUL_MAT_ID), shown as their own group; absent or empty for a dense model. */
+    expertRoles?: string[];
     globals: {name: string; bufferType: string}[];
     bytesPerBufferType: Record<string, number>;
     overrides: {pattern: string; bufferType: string}[];

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,8 +37,16 @@ struct OpRequest {
     int64_t cols;  // input features (ne0 of the weight, the row length)
 };
 
+// One expert weight [cols, rows, count] of which each token uses `used` (GGML_OP_MUL_MAT_ID).
+struct ExpertOpRequest {
+    OpRequest op;  // one expert's matrix
+    int64_t count;
+    int64_t used;
+};
+
 struct Request {
     std::vector<OpRequest> ops;
+    std::vector<ExpertOpRequest> expertOps;
     std::vector<int64_t> batchSizes;     // token counts timed on GPU devices
     std::vector<int64_t> cpuBatchSizes;  // token counts timed on the CPU (prefill on the CPU is rare on a GPU machine)
     std::vector<std::string> devices;    // device names; empty = every CPU and GPU device
@@ -64,6 +73,28 @@ struct MatmulResult {
     bool supported;
 };
 
+struct ExpertMatmulResult {
+    std::string device;
+    ExpertOpRequest op;
+    int64_t batch;
+    int64_t distinct;  // experts the batch's routing selected
+    double medianUs;
+    double minUs;
+    int samples;
+    bool supported;
+};
+
+// Copy of the experts a micro-batch uses from the device's pinned host buffer, the way the scheduler does it for an
+// offloaded host-resident MUL_MAT_ID (ggml_backend_sched_compute_splits, "copying only the experts that are used").
+struct ExpertCopyResult {
+    std::string device;
+    ExpertOpRequest op;
+    int64_t batch;
+    int64_t distinct;
+    double bytes;
+    double medianUs;
+};
+
 struct TransferResult {
     std::string device;
     double pinnedH2dBytesPerSec = -1;
@@ -77,6 +108,8 @@ struct TransferResult {
 struct Response {
     std::vector<MatmulResult> matmuls;
     std::vector<TransferResult> transfers;
+    std::vector<ExpertMatmulResult> expertMatmuls;
+    std::vector<ExpertCopyResult> expertCopies;
     std::vector<std::pair<std::string, std::string>> devices;  // name, type
     double cpuReadBytesPerSec = -1;
     double cpuLaunchUs = -1;  // one (almost) empty graph on the CPU backend: thread wake-up + barrier + join
@@ -195,6 +228,115 @@ public:
         result.medianUs = slopeMedian > 0 && slopeMedian <= singleMedian * 1.5 ? slopeMedian : singleMedian;
         result.minUs = slopeMin > 0 && slopeMin <= result.medianUs ? slopeMin : std::min(singleMin, result.medianUs);
         out.matmuls.push_back(result);
+    }
+
+    // Uniform routing, as the cost model assumes (planner/expectedDistinctExperts.ts): each of `batch` tokens picks
+    // `used` distinct experts of `count`, every expert equally likely; a fixed seed makes profiles repeatable.
+    static std::vector<int32_t> routeUniform(const ExpertOpRequest& op, int64_t batch) {
+        std::mt19937 rng((uint32_t) (op.count * 7919 + op.used * 131 + batch));
+        std::vector<int32_t> experts(op.count);
+        std::iota(experts.begin(), experts.end(), 0);
+        std::vector<int32_t> ids;
+        ids.reserve((size_t) (op.used * batch));
+        for (int64_t t = 0; t < batch; t++) {
+            for (int64_t j = 0; j < op.used; j++) {
+                std::uniform_int_distribution<int64_t> pick(j, op.count - 1);
+                std::swap(experts[j], experts[pick(rng)]);
+                ids.push_back(experts[j]);
+            }
+        }
+        return ids;
+    }
+
+    static int64_t distinctOf(const std::vector<int32_t>& ids, int64_t count) {
+        std::vector<bool> seen(count, false);
+        int64_t n = 0;
+        for (int32_t id : ids) if (!seen[id]) { seen[id] = true; n++; }
+        return n;
+    }
+
+    // Times ggml_mul_mat_id(experts[cols, rows, count], x[cols, 1, batch], ids[used, batch]) as llm_graph_context::build_moe_ffn
+    // builds it (one activation row per token, broadcast over its selected experts), slope-timed like matmul().
+    void matmulId(ggml_backend_t backend, const std::string& dev, const ExpertOpRequest& op, int64_t batch, Response& out) {
+        const std::vector<int32_t> route = routeUniform(op, batch);
+        ExpertMatmulResult result{dev, op, batch, distinctOf(route, op.count), -1, -1, 0, false};
+        const size_t weightBytes = ggml_row_size(op.op.type, op.op.cols) * (size_t) op.op.rows * (size_t) op.count;
+        const int k = (int) std::max<size_t>(2, std::min<size_t>(kMaxSlopeOps, kSlopeWeightBudget / std::max<size_t>(1, weightBytes)));
+        ContextPtr ctx = newContext(4 * k + 8, 2);
+        ggml_tensor* x = ggml_new_tensor_3d(ctx.get(), GGML_TYPE_F32, op.op.cols, 1, batch);
+        ggml_tensor* ids = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_I32, op.used, batch);
+        std::vector<ggml_tensor*> outputs;
+        for (int i = 0; i < k; i++) {
+            ggml_tensor* w = ggml_new_tensor_3d(ctx.get(), op.op.type, op.op.cols, op.op.rows, op.count);
+            outputs.push_back(ggml_mul_mat_id(ctx.get(), w, x, ids));
+        }
+        if (!ggml_backend_supports_op(backend, outputs[0])) {
+            out.expertMatmuls.push_back(result);
+            return;
+        }
+        BufferPtr buffer(ggml_backend_alloc_ctx_tensors(ctx.get(), backend));
+        if (!buffer) {
+            out.expertMatmuls.push_back(result);
+            return;
+        }
+        for (ggml_tensor* y : outputs)
+            ggml_backend_tensor_memset(y->src[0], 0x11, 0, ggml_nbytes(y->src[0]));
+        ggml_backend_tensor_memset(x, 0x3c, 0, ggml_nbytes(x));
+        ggml_backend_tensor_set(ids, route.data(), 0, ggml_nbytes(ids));
+        ggml_cgraph* single = ggml_new_graph(ctx.get());
+        ggml_build_forward_expand(single, outputs[0]);
+        ggml_cgraph* many = ggml_new_graph(ctx.get());
+        for (ggml_tensor* y : outputs)
+            ggml_build_forward_expand(many, y);
+        auto singleUs = time([&] { ggml_backend_graph_compute(backend, single); }, out);
+        auto manyUs = time([&] { ggml_backend_graph_compute(backend, many); }, out);
+        result.supported = true;
+        result.samples = (int) std::min(singleUs.size(), manyUs.size());
+        if (singleUs.empty() || manyUs.empty()) {
+            out.expertMatmuls.push_back(result);
+            return;
+        }
+        const double singleMedian = median(singleUs);
+        const double singleMin = *std::min_element(singleUs.begin(), singleUs.end());
+        const double slopeMedian = (median(manyUs) - singleMedian) / (k - 1);
+        const double slopeMin = (*std::min_element(manyUs.begin(), manyUs.end()) - singleMin) / (k - 1);
+        result.medianUs = slopeMedian > 0 && slopeMedian <= singleMedian * 1.5 ? slopeMedian : singleMedian;
+        result.minUs = slopeMin > 0 && slopeMin <= result.medianUs ? slopeMin : std::min(singleMin, result.medianUs);
+        out.expertMatmuls.push_back(result);
+    }
+
+    // The scheduler's copy of the used experts of a host-resident expert weight to the device, for one micro-batch:
+    // consecutive used experts are grouped into one copy (source: copy_experts in ggml_backend_sched_compute_splits).
+    void expertCopy(ggml_backend_t backend, ggml_backend_dev_t dev, const std::string& name, const ExpertOpRequest& op, int64_t batch, Response& out) {
+        ggml_backend_buffer_type_t hostBuft = ggml_backend_dev_host_buffer_type(dev);
+        if (hostBuft == nullptr) return;
+        const size_t expertBytes = ggml_row_size(op.op.type, op.op.cols) * (size_t) op.op.rows;
+        const size_t totalBytes = expertBytes * (size_t) op.count;
+        ContextPtr ctx = newContext(2);
+        ggml_tensor* w = ggml_new_tensor_3d(ctx.get(), op.op.type, op.op.cols, op.op.rows, op.count);
+        BufferPtr buffer(ggml_backend_alloc_ctx_tensors(ctx.get(), backend));
+        BufferPtr pinned(ggml_backend_buft_alloc_buffer(hostBuft, totalBytes));
+        if (!buffer || !pinned) return;
+        uint8_t* base = (uint8_t*) ggml_backend_buffer_get_base(pinned.get());
+        std::memset(base, 0x11, totalBytes);
+        const std::vector<int32_t> route = routeUniform(op, batch);
+        std::vector<bool> used(op.count, false);
+        for (int32_t id : route) used[id] = true;
+        std::vector<std::pair<int64_t, int64_t>> runs;  // [first, last] of consecutive used experts
+        for (int64_t e = 0; e < op.count; e++) {
+            if (!used[e]) continue;
+            if (!runs.empty() && runs.back().second == e - 1) runs.back().second = e;
+            else runs.push_back({e, e});
+        }
+        ExpertCopyResult result{name, op, batch, distinctOf(route, op.count), 0, -1};
+        for (auto [first, last] : runs) result.bytes += (double) ((last - first + 1) * expertBytes);
+        auto us = time([&] {
+            for (auto [first, last] : runs)
+                ggml_backend_tensor_set_async(backend, w, base + first * expertBytes, first * expertBytes, (last - first + 1) * expertBytes);
+            ggml_backend_synchronize(backend);
+        }, out);
+        result.medianUs = median(us);
+        out.expertCopies.push_back(result);
     }
 
     void transfers(ggml_backend_t backend, ggml_backend_dev_t dev, const std::string& name, Response& out) {
@@ -344,6 +486,37 @@ public:
                 }
             }
         }
+        // expert weights (MUL_MAT_ID) after every device's dense ops, which the cost model cannot do without (it
+        // prices experts from dense matmuls where these are missing): decode (the `used` experts of one token) and the
+        // prefill micro-batches, with the same skip rule; on GPUs also the copy of the experts each micro-batch uses
+        for (const Dev& d : devs) {
+            if (req.expertOps.empty() || stop(out)) break;
+            BackendPtr backend(ggml_backend_dev_init(d.dev, nullptr));
+            if (!backend) continue;
+            if (d.isCpu) setThreads(backend.get(), d.dev, req.threads);
+            std::vector<int64_t> batches = d.isCpu ? req.cpuBatchSizes : req.batchSizes;
+            std::sort(batches.begin(), batches.end());
+            std::vector<std::pair<int64_t, double>> lastId(req.expertOps.size(), {0, -1});
+            for (int64_t batch : batches) {
+                for (size_t i = 0; i < req.expertOps.size(); i++) {
+                    if (stop(out)) break;
+                    auto& [lastBatch, lastUs] = lastId[i];
+                    if (lastBatch > 0 && lastUs < 0) continue;
+                    if (lastBatch > 0) {
+                        double estimatedMs = lastUs * (double) batch / (double) lastBatch / 1000;
+                        double leftMs = req.timeLimitMs - elapsedUs(started) / 1000;
+                        if (estimatedMs > req.maxEstimatedMsPerPoint || estimatedMs * (1 + req.warmup) > leftMs / 2) {
+                            lastUs = -1;
+                            continue;
+                        }
+                    }
+                    matmulId(backend.get(), d.name, req.expertOps[i], batch, out);
+                    const ExpertMatmulResult& r = out.expertMatmuls.back();
+                    lastId[i] = {batch, r.supported ? r.medianUs : -1};
+                    if (!d.isCpu && batch > 1 && !stop(out)) expertCopy(backend.get(), d.dev, d.name, req.expertOps[i], batch, out);
+                }
+            }
+        }
         out.elapsedMs = elapsedUs(started) / 1000;
     }
 
@@ -412,6 +585,38 @@ public:
             transfers.Set((uint32_t) i, o);
         }
         result.Set("transfers", transfers);
+        auto expertFields = [&](Napi::Object o, const std::string& device, const ExpertOpRequest& op, int64_t batch, int64_t distinct) {
+            o.Set("device", device);
+            o.Set("type", ggml_type_name(op.op.type));
+            o.Set("rows", (double) op.op.rows);
+            o.Set("cols", (double) op.op.cols);
+            o.Set("count", (double) op.count);
+            o.Set("used", (double) op.used);
+            o.Set("batch", (double) batch);
+            o.Set("distinct", (double) distinct);
+        };
+        Napi::Array expertMatmuls = Napi::Array::New(env);
+        for (size_t i = 0; i < response.expertMatmuls.size(); i++) {
+            const ExpertMatmulResult& m = response.expertMatmuls[i];
+            Napi::Object o = Napi::Object::New(env);
+            expertFields(o, m.device, m.op, m.batch, m.distinct);
+            o.Set("supported", m.supported);
+            o.Set("medianUs", m.medianUs);
+            o.Set("minUs", m.minUs);
+            o.Set("samples", m.samples);
+            expertMatmuls.Set((uint32_t) i, o);
+        }
+        result.Set("expertMatmuls", expertMatmuls);
+        Napi::Array expertCopies = Napi::Array::New(env);
+        for (size_t i = 0; i < response.expertCopies.size(); i++) {
+            const ExpertCopyResult& c = response.expertCopies[i];
+            Napi::Object o = Napi::Object::New(env);
+            expertFields(o, c.device, c.op, c.batch, c.distinct);
+            o.Set("bytes", c.bytes);
+            o.Set("medianUs", c.medianUs);
+            expertCopies.Set((uint32_t) i, o);
+        }
+        result.Set("expertCopies", expertCopies);
         result.Set("cpuReadBytesPerSec", response.cpuReadBytesPerSec);
         result.Set("cpuLaunchUs", response.cpuLaunchUs);
         result.Set("elapsedMs", response.elapsedMs);
@@ -474,6 +679,24 @@ Napi::Value profileOperators(const Napi::CallbackInfo& info) {
             if (rows < 1 || cols < 1 || rows > (1 << 20) || cols > (1 << 20) || cols % ggml_blck_size(type) != 0)
                 throw std::runtime_error("bad shape for " + typeName + ": " + std::to_string(rows) + "×" + std::to_string(cols));
             req.ops.push_back({type, rows, cols});
+        }
+        if (o.Has("expertOps") && o.Get("expertOps").IsArray()) {
+            Napi::Array experts = o.Get("expertOps").As<Napi::Array>();
+            for (uint32_t i = 0; i < experts.Length(); i++) {
+                Napi::Object e = experts.Get(i).As<Napi::Object>();
+                std::string typeName = e.Get("type").As<Napi::String>().Utf8Value();
+                ggml_type type = typeByName(typeName);
+                int64_t rows = e.Get("rows").As<Napi::Number>().Int64Value();
+                int64_t cols = e.Get("cols").As<Napi::Number>().Int64Value();
+                int64_t count = e.Get("count").As<Napi::Number>().Int64Value();
+                int64_t used = e.Get("used").As<Napi::Number>().Int64Value();
+                if (type == GGML_TYPE_COUNT) throw std::runtime_error("unknown ggml type \"" + typeName + "\"");
+                if (rows < 1 || cols < 1 || rows > (1 << 20) || cols > (1 << 20) || cols % ggml_blck_size(type) != 0)
+                    throw std::runtime_error("bad expert shape for " + typeName + ": " + std::to_string(rows) + "×" + std::to_string(cols));
+                if (count < 1 || count > 4096 || used < 1 || used > count)
+                    throw std::runtime_error("expert counts must be 1 ≤ used ≤ count ≤ 4096, got " + std::to_string(used) + " of " + std::to_string(count));
+                req.expertOps.push_back({{type, rows, cols}, count, used});
+            }
         }
         req.batchSizes = intList(o, "batchSizes", {1, 32, 128, 512});
         req.cpuBatchSizes = intList(o, "cpuBatchSizes", {1, 32});

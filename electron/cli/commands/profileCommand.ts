@@ -1,7 +1,7 @@
 import {inspectGguf} from "../../engine/gguf/inspectGguf.js";
 import {validateGgufOutOfProcess} from "../../engine/gguf/validateGgufOutOfProcess.js";
 import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama.js";
-import {distinctOperators} from "../../engine/profiler/operatorShapes.js";
+import {distinctExpertOperators, distinctOperators} from "../../engine/profiler/operatorShapes.js";
 import {defaultProfileCacheDir, profileMachine} from "../../engine/profiler/profileMachine.js";
 import type {CliIo} from "../CliIo.js";
 
@@ -11,7 +11,8 @@ export async function profileCommand(io: CliIo, modelPath: string, options: {gpu
     const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.threads});
     try {
         const profile = await profileMachine(engine, distinctOperators(model.tensors), {
-            cacheDir: defaultProfileCacheDir(), refresh: options.refresh, onProgress: options.json ? undefined : (m) => io.err(m)
+            cacheDir: defaultProfileCacheDir(), refresh: options.refresh, expertOps: distinctExpertOperators(model.tensors, model.expertUsedCount ?? 1),
+            onProgress: options.json ? undefined : (m) => io.err(m)
         });
         if (options.json) {
             io.out(JSON.stringify(profile, null, 2));
@@ -25,6 +26,12 @@ export async function profileCommand(io: CliIo, modelPath: string, options: {gpu
         for (const m of profile.matmuls)
             io.out(`${m.device.padEnd(8)} ${m.type.padEnd(6)} ${`${m.rows}×${m.cols}`.padEnd(12)} batch ${String(m.batch).padStart(5)}: ` +
                 (m.supported ? `${(m.medianUs / 1000).toFixed(3)} ms (min ${(m.minUs / 1000).toFixed(3)}, n=${m.samples})` : "unsupported"));
+        for (const m of profile.expertMatmuls ?? [])
+            io.out(`${m.device.padEnd(8)} ${m.type.padEnd(6)} ${`${m.rows}×${m.cols}`.padEnd(12)} MUL_MAT_ID ${m.used}/${m.count} experts, batch ${String(m.batch).padStart(5)} ` +
+                `(${m.distinct} distinct): ` + (m.supported ? `${(m.medianUs / 1000).toFixed(3)} ms (min ${(m.minUs / 1000).toFixed(3)}, n=${m.samples})` : "unsupported"));
+        for (const c of profile.expertCopies ?? [])
+            io.out(`${c.device.padEnd(8)} ${c.type.padEnd(6)} ${`${c.rows}×${c.cols}`.padEnd(12)} copy of ${c.distinct}/${c.count} used experts (batch ${c.batch}, ` +
+                `${(c.bytes / 2 ** 20).toFixed(1)} MiB): ${(c.medianUs / 1000).toFixed(3)} ms`);
         return 0;
     } finally {
         await engine.llama.dispose();

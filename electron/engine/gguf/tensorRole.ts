@@ -106,3 +106,14 @@ export function tensorRole(name: string): TensorRole {
 export function isMatmulWeight(role: TensorRole): boolean {
     return matmulRoles.has(role);
 }
+
+const expertRoles: ReadonlySet<string> = new Set<TensorRole>(["ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"]);
+
+/**
+ * Whether tensors of this role are routed expert weights: 3-D tensors that GGML_OP_MUL_MAT_ID reads `expert_used_count`
+ * of `expert_count` experts of per token (source: llm_graph_context::build_moe_ffn). Chunked and fused gate+up experts
+ * are folded into these roles; shared experts (`*_shexp`) are dense.
+ */
+export function isExpertRole(role: string): boolean {
+    return expertRoles.has(role);
+}

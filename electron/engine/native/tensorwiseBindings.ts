@@ -39,6 +39,8 @@ export type NativeBufferTypeMemory = NativeBufferType & {
 /** Request of `tensorwiseProfileOperators` (native/src/TensorwiseProfiler.cpp). */
 export type NativeProfileRequest = {
     ops: {type: string; rows: number; cols: number}[];
+    /** Expert weights timed as GGML_OP_MUL_MAT_ID (one expert's matrix, `used` of `count` per token). Defaults to none. */
+    expertOps?: {type: string; rows: number; cols: number; count: number; used: number}[];
     /** Token counts timed on GPU devices. */
     batchSizes?: number[];
     /** Token counts timed on the CPU. */
@@ -63,6 +65,12 @@ export type NativeProfileResult = {
     devices: {name: string; type: "cpu" | "gpu"}[];
     matmuls: {device: string; type: string; rows: number; cols: number; batch: number; supported: boolean; medianUs: number; minUs: number; samples: number}[];
     transfers: {device: string; pinnedH2dBytesPerSec: number; pageableH2dBytesPerSec: number; d2hBytesPerSec: number; switchUs: number; copySmallUs: number; launchUs: number}[];
+    /** MUL_MAT_ID timings (missing in builds before them). */
+    expertMatmuls?: {device: string; type: string; rows: number; cols: number; count: number; used: number; batch: number; distinct: number;
+        supported: boolean; medianUs: number; minUs: number; samples: number}[];
+    /** Copies of the experts a micro-batch uses from pinned host memory to a GPU (missing in builds before them). */
+    expertCopies?: {device: string; type: string; rows: number; cols: number; count: number; used: number; batch: number; distinct: number;
+        bytes: number; medianUs: number}[];
     cpuReadBytesPerSec: number;
     /** One (almost) empty graph on the CPU backend, µs (-1 when not measured); missing in older builds. */
     cpuLaunchUs?: number;

@@ -8,9 +8,10 @@ import {describeMachine} from "../hardware/describeMachine.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {TensorBufferOverride} from "../placement/Placement.js";
 import type {MachineProfile} from "../profiler/MachineProfile.js";
-import {distinctOperators} from "../profiler/operatorShapes.js";
+import {distinctExpertOperators, distinctOperators} from "../profiler/operatorShapes.js";
 import {defaultProfileCacheDir, profileMachine, type ProfileMachineOptions} from "../profiler/profileMachine.js";
 import {budgetBytes} from "./budget.js";
+import {offloadMinBatchFromEnv} from "./offloadMinBatchFromEnv.js";
 import {planStrategy} from "./planStrategy.js";
 import {createVramSimulator, type VramSimulator} from "./simulateVram.js";
 import {candidateSettings} from "./strategies/optimalStrategy.js";
@@ -99,9 +100,12 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     const planner = plannerModelFrom(model);
     const machine = describeMachine(engine);
     const gpu = machine.gpu;
+    // before the slow profile: a threshold the cost model cannot price is refused at once
+    const offloadMinBatch = gpu == null ? undefined : offloadMinBatchFromEnv();
     const settings: ResolvedSettings = resolveSettings(options.settings ?? {}, {maxThreads: engine.llama.maxThreads, partlyOnGpu: gpu != null});
     const profile = await profileMachine(engine, distinctOperators(model.tensors), {
-        cacheDir: defaultProfileCacheDir(), threads: settings.threads, ...options.profile, signal, onProgress
+        cacheDir: defaultProfileCacheDir(), threads: settings.threads, expertOps: distinctExpertOperators(model.tensors, model.expertUsedCount ?? 1),
+        ...options.profile, signal, onProgress
     });
     const budget = budgetBytes(options.budget ?? {kind: "auto"}, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: model.tensorBytes});
     // scratch per micro-batch from llama.cpp's no-alloc simulation, measured once (it barely depends on the placement)
@@ -114,7 +118,7 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     }
     const inputs: StrategyInputs = {
         cost: {model: planner, profile, gpuDevice: gpu?.name ?? null, scratchByBatch, scratchContextSize: settings.contextSize,
-            decodeOverheadUs: profile.decodeOverheadUs},
+            decodeOverheadUs: profile.decodeOverheadUs, ...(offloadMinBatch != null ? {offloadMinBatch} : {})},
         gpuBufferType: gpu?.bufferType ?? null,
         budgetBytes: budget,
         settings,

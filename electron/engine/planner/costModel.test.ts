@@ -59,6 +59,19 @@ describe("the cost model's terms, by hand", () => {
     });
 });
 
+describe("a profile the time limit cut before the GPU's prefill sizes", () => {
+    it("still predicts a finite TTFT, pricing GPU attention at the GPU's single-token rate", () => {
+        const ops: HandOp[] = [{layer: 0, role: "attn_q", bytes: 4096, cpuUs: 5, gpuUs: 1}];
+        const model = handModel({layers: 1, embd: 64, heads: 4, kvHeads: 1}, ops);
+        const full = handProfile(model, ops, {switchUs: 0, h2dBytesPerSec: 1e9});
+        const cut = {...full, matmuls: full.matmuls.filter((p) => p.device === "CPU" || p.batch === 1), truncated: true};
+        const cx = costContext({model, profile: cut, gpuDevice: "CUDA0"}, {useMmap: false, batchSize: 64, contextSize: 256, threads: 2},
+            {promptTokens: 64, genTokens: 4});
+        const p = predict(cx, perTensor(model, new Set()));
+        expect(Number.isFinite(p.ttftMs) && p.ttftMs > 0).toBe(true);
+    });
+});
+
 describe("mixture-of-experts terms, by hand", () => {
     it("a micro-batch of b tokens touches N·(1 − (1 − k/N)^b) distinct experts on average (uniform routing)", () => {
         expect(expectedDistinctExperts(8, 2, 1)).toBe(2);
@@ -111,5 +124,44 @@ describe("mixture-of-experts terms, by hand", () => {
         const cx = costContext({model, profile, gpuDevice: "CUDA0", offloadMinBatch: 64}, settings, workload);
         // 32 tokens × 2 experts × (3 − 1) µs; the switches are the same in both placements
         expect(predict(cx, expertsOnHost).ttftMs - predict(cx, allGpu).ttftMs).toBeCloseTo(0.128, 9);
+    });
+
+    describe("with the profiler's MUL_MAT_ID and expert-copy timings, these replace the dense approximations", () => {
+        const op = {...expertTensor.op!, count: 64, used: 2};
+        // measured: one token's 2 experts take 5 µs on the CPU (not 2 × 3) and 1.5 µs on the GPU (not 2 × 1); a 32-token
+        // micro-batch (41 distinct experts) 40 µs on the GPU (not 64); copying its 41 experts from pinned memory 30 µs
+        const measured = {
+            ...profile,
+            expertMatmuls: [
+                {...op, device: "CPU", batch: 1, distinct: 2, supported: true, medianUs: 5, minUs: 5, samples: 5},
+                {...op, device: "CUDA0", batch: 1, distinct: 2, supported: true, medianUs: 1.5, minUs: 1.5, samples: 5},
+                {...op, device: "CUDA0", batch: 32, distinct: 41, supported: true, medianUs: 40, minUs: 40, samples: 5}
+            ],
+            expertCopies: [{...op, device: "CUDA0", batch: 32, distinct: 41, bytes: 41 * 1024, medianUs: 30}]
+        };
+
+        it("decode: the measured MUL_MAT_ID of one token", () => {
+            const cx = costContext({model, profile: measured, gpuDevice: "CUDA0"}, settings, workload);
+            expect(decodeOpUs(cx, expertTensor, false)).toBeCloseTo(5, 12);
+            expect(decodeOpUs(cx, expertTensor, true)).toBeCloseTo(1.5, 12);
+            expect(predict(cx, expertsOnHost).tpotMs - predict(cx, allGpu).tpotMs).toBeCloseTo(0.0035, 12);
+        });
+
+        it("prefill: the measured copy of the used experts, interpolated to the expected 40.828 of them (30 µs per 41)", () => {
+            const cx = costContext({model, profile: measured, gpuDevice: "CUDA0"}, settings, workload);
+            // both placements compute the 32-token MUL_MAT_ID on the GPU (40 µs measured); the host one adds the copy
+            const copyUs = 30 * 40.82846148759574 / 41;
+            expect(predict(cx, expertsOnHost).ttftMs - predict(cx, allGpu).ttftMs).toBeCloseTo(copyUs / 1000, 9);
+            // pageable memory (mmap on) at half the pinned bandwidth: the measured pinned copy takes twice as long
+            const halfPageable = {...measured, transfers: measured.transfers.map((t) => ({...t, pageableH2dBytesPerSec: t.pinnedH2dBytesPerSec / 2}))};
+            const mmap = costContext({model, profile: halfPageable, gpuDevice: "CUDA0"}, {...settings, useMmap: true}, workload);
+            expect(predict(mmap, expertsOnHost).ttftMs - predict(mmap, allGpu).ttftMs).toBeCloseTo(2 * copyUs / 1000, 9);
+        });
+
+        it("an expert shape the profile did not time falls back to dense matmuls of one expert", () => {
+            const other = {...measured, expertMatmuls: measured.expertMatmuls.map((p) => ({...p, count: 32}))};
+            const cx = costContext({model, profile: other, gpuDevice: "CUDA0"}, settings, workload);
+            expect(decodeOpUs(cx, expertTensor, false)).toBeCloseTo(6, 12);
+        });
     });
 });

@@ -3,7 +3,7 @@
  * llama.cpp behaviour it models.
  */
 import type {ResolvedSettings} from "../../contract/settings.js";
-import {matmulUs, transfersOf, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
+import {expertCopyUs, expertMatmulUs, matmulUs, transfersOf, type ExpertOperatorShape, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
 import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
 import type {PlanPrediction, PlannerModel, PlannerTensor, ResolvedPlacement, VramNeed, Workload} from "./types.js";
 
@@ -202,7 +202,8 @@ export function costContext(inputs: CostInputs, settings: ResolvedSettings, work
         gpuReadBytesPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, 1, weightBytes),
         cpuReadBytesPerUs: Math.max(profile.cpuReadBytesPerSec / 1e6, peak(profile, "CPU", 1, weightBytes)),
         typeReadRates: new Map(),
-        gpuFlopsPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, OFFLOAD_MIN_BATCH, flops),
+        // a time-limited profile may lack the GPU's prefill sizes: its single-token rate then (as for the CPU), not zero
+        gpuFlopsPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, OFFLOAD_MIN_BATCH, flops) || peak(profile, gpuDevice, 1, flops),
         cpuFlopsPerUs: cpuFlops,
         offloadMinBatch: inputs.offloadMinBatch ?? OFFLOAD_MIN_BATCH
     };
@@ -233,21 +234,49 @@ function mm(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): num
     return Math.max(us * MIN_WORK_SHARE, us - launch);
 }
 
-/**
- * One decode step of a weight op: it runs where its weight lives (batch 1 < the offload threshold: no offload). An
- * expert weight is multiplied by the token's `used` selected experts only, so it reads used/count of its bytes
- * (source: ggml_mul_mat_id in llm_graph_context::build_moe_ffn; the CPU and GPU kernels skip unselected experts).
- */
-export function decodeOpUs(cx: CostContext, t: PlannerTensor, gpu: boolean): number {
-    return t.experts == null ? mm(cx, t, gpu, 1) : t.experts.used * mm(cx, t, gpu, 1);
+/** The MUL_MAT_ID operator of an expert weight, as the profiler records it. */
+function expertOp(t: PlannerTensor): ExpertOperatorShape {
+    return {...t.op!, count: t.experts!.count, used: t.experts!.used};
+}
+
+/** The profiled MUL_MAT_ID time of an expert weight over `batch` tokens, or `null` where the profile has none. */
+function measuredExpertUs(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): number | null {
+    const device = gpu ? cx.inputs.gpuDevice : "CPU";
+    return expertMatmulUs(cx.inputs.profile, device ?? "CPU", expertOp(t), batch, cx.inputs.statistic);
 }
 
 /**
- * One micro-batch of `b` tokens through an expert weight: each distinct expert touched (see
- * expectedDistinctExperts.ts) runs one matmul over the tokens routed to it, b·used/distinct on average.
+ * One decode step of a weight op: it runs where its weight lives (batch 1 < the offload threshold: no offload). An
+ * expert weight is multiplied by the token's `used` selected experts only, so it reads used/count of its bytes
+ * (source: ggml_mul_mat_id in llm_graph_context::build_moe_ffn; the CPU and GPU kernels skip unselected experts):
+ * the profiled MUL_MAT_ID of one token where the profile has it, else `used` dense matmuls of one expert's matrix.
+ */
+export function decodeOpUs(cx: CostContext, t: PlannerTensor, gpu: boolean): number {
+    if (t.experts == null) return mm(cx, t, gpu, 1);
+    return measuredExpertUs(cx, t, gpu, 1) ?? t.experts.used * mm(cx, t, gpu, 1);
+}
+
+/**
+ * One micro-batch of `b` tokens through an expert weight: the profiled MUL_MAT_ID at `b` tokens (uniform routing)
+ * where the profile has it; else each distinct expert touched (see expectedDistinctExperts.ts) runs one dense matmul
+ * over the tokens routed to it, b·used/distinct on average.
  */
 function expertBatchUs(cx: CostContext, t: PlannerTensor, gpu: boolean, b: number, distinct: number): number {
-    return distinct * mm(cx, t, gpu, b * t.experts!.used / distinct);
+    return measuredExpertUs(cx, t, gpu, b) ?? distinct * mm(cx, t, gpu, b * t.experts!.used / distinct);
+}
+
+/**
+ * Copy of the `distinct` experts a micro-batch uses to the GPU, for an offloaded host-resident MUL_MAT_ID: the profiled
+ * copy (from pinned memory, consecutive experts grouped as the scheduler groups them) where the profile has it, scaled
+ * to pageable memory when mmap is on; else their bytes over the H2D bandwidth.
+ */
+function expertCopyCostUs(cx: CostContext, t: PlannerTensor, distinct: number): number {
+    const {gpuDevice, profile} = cx.inputs;
+    const measured = gpuDevice == null ? null : expertCopyUs(profile, gpuDevice, expertOp(t), distinct);
+    if (measured == null) return (distinct / t.experts!.count) * t.bytes / cx.h2dBytesPerUs;
+    if (!cx.settings.useMmap) return measured;
+    const transfer = transfersOf(profile, gpuDevice!);
+    return measured * transfer.pinnedH2dBytesPerSec / Math.max(1, transfer.pageableH2dBytesPerSec);
 }
 
 /**
@@ -270,7 +299,7 @@ export function prefillOpUs(cx: CostContext, t: PlannerTensor, gpu: boolean): nu
         }
         const distinct = expectedDistinctExperts(t.experts.count, t.experts.used, b);
         total += expertBatchUs(cx, t, runsOnGpu, b, distinct);
-        if (offloaded && !gpu) total += (distinct / t.experts.count) * t.bytes / cx.h2dBytesPerUs + cx.launchUs;
+        if (offloaded && !gpu) total += expertCopyCostUs(cx, t, distinct) + cx.launchUs;
     }
     return total;
 }

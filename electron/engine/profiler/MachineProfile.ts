@@ -21,6 +21,39 @@ export type MatmulPoint = OperatorShape & {
     readonly samples: number;
 };
 
+/** One expert weight: `count` experts of which a token uses `used`, each expert an {@link OperatorShape} matrix. */
+export type ExpertOperatorShape = OperatorShape & {
+    readonly count: number;
+    readonly used: number;
+};
+
+/**
+ * The time of `ggml_mul_mat_id(experts, activations[batch], ids)` on one device: each of `batch` tokens multiplied by
+ * its `used` selected experts, `distinct` experts touched in all (uniform routing, fixed seed).
+ */
+export type ExpertMatmulPoint = ExpertOperatorShape & {
+    readonly device: string;
+    readonly batch: number;
+    readonly distinct: number;
+    readonly supported: boolean;
+    /** Median of the timed runs (slope-timed like {@link MatmulPoint}), µs; -1 when unsupported. */
+    readonly medianUs: number;
+    readonly minUs: number;
+    readonly samples: number;
+};
+
+/**
+ * Copy of the `distinct` experts a micro-batch of `batch` tokens uses, from the GPU's pinned host buffer to the GPU,
+ * grouped into runs of consecutive experts as ggml_backend_sched_compute_splits copies them.
+ */
+export type ExpertCopyPoint = ExpertOperatorShape & {
+    readonly device: string;
+    readonly batch: number;
+    readonly distinct: number;
+    readonly bytes: number;
+    readonly medianUs: number;
+};
+
 /** Transfer costs between the host and one GPU device. */
 export type TransferPoint = {
     readonly device: string;
@@ -47,6 +80,10 @@ export type MachineProfile = {
     readonly devices: readonly {readonly name: string; readonly type: "cpu" | "gpu"}[];
     readonly operators: readonly OperatorShape[];
     readonly matmuls: readonly MatmulPoint[];
+    /** MUL_MAT_ID timings of the model's expert weights; absent for dense models and in older profiles. */
+    readonly expertMatmuls?: readonly ExpertMatmulPoint[];
+    /** Copies of used experts to each GPU; absent for dense models, CPU-only machines and older profiles. */
+    readonly expertCopies?: readonly ExpertCopyPoint[];
     readonly transfers: readonly TransferPoint[];
     /** Multi-threaded scan of a large buffer with the inference thread count. */
     readonly cpuReadBytesPerSec: number;
@@ -124,4 +161,54 @@ export function transfersOf(profile: MachineProfile, device: string): TransferPo
     const found = profile.transfers.find((t) => t.device === device);
     if (found == null) throw new Error(`the profile has no transfer costs for ${device}`);
     return found;
+}
+
+function sameExpertOp(a: ExpertOperatorShape, b: ExpertOperatorShape): boolean {
+    return sameOp(a, b) && a.count === b.count && a.used === b.used;
+}
+
+/** Linear interpolation of `(batch, µs)` points sorted by batch; linear in the batch above the last, flat below the first. */
+function interpolate(points: readonly {batch: number; us: number}[], batch: number): number {
+    const first = points[0]!;
+    const last = points[points.length - 1]!;
+    if (batch <= first.batch) return first.us;
+    if (batch >= last.batch) return last.us * batch / last.batch;
+    for (let i = 1; i < points.length; i++) {
+        const hi = points[i]!;
+        const lo = points[i - 1]!;
+        if (batch <= hi.batch) {
+            const f = (batch - lo.batch) / (hi.batch - lo.batch);
+            return lo.us * (1 - f) + hi.us * f;
+        }
+    }
+    return last.us;
+}
+
+/**
+ * Measured time of one MUL_MAT_ID of this expert weight over `batch` tokens on `device`, µs, interpolated between the
+ * profiled batch sizes (linear in the batch above the largest, the smallest below it); `null` when the profile has no
+ * timing for this exact expert shape on that device (dense profiles, older profiles): the caller then prices it from
+ * dense matmuls.
+ */
+export function expertMatmulUs(profile: MachineProfile, device: string, op: ExpertOperatorShape, batch: number,
+    statistic: ProfileStatistic = "median"): number | null {
+    const points = (profile.expertMatmuls ?? [])
+        .filter((p) => p.device === device && p.supported && p.medianUs > 0 && sameExpertOp(p, op))
+        .sort((a, b) => a.batch - b.batch)
+        .map((p) => ({batch: p.batch, us: statistic === "min" && p.minUs > 0 ? p.minUs : p.medianUs}));
+    return points.length === 0 ? null : interpolate(points, batch);
+}
+
+/**
+ * Measured time to copy `experts` of this expert weight's experts from pinned host memory to `device`, µs,
+ * interpolated over the copies profiled (each micro-batch size copied the `distinct` experts it used); `null` without
+ * a measurement for this shape.
+ */
+export function expertCopyUs(profile: MachineProfile, device: string, op: ExpertOperatorShape, experts: number): number | null {
+    const points = (profile.expertCopies ?? [])
+        .filter((p) => p.device === device && p.medianUs > 0 && p.distinct > 0 && sameExpertOp(p, op))
+        .sort((a, b) => a.distinct - b.distinct)
+        .map((p) => ({batch: p.distinct, us: p.medianUs}));
+    // fewer experts than the smallest measured copy: proportionally less (a line through no copy at all)
+    return points.length === 0 ? null : interpolate([{batch: 0, us: 0}, ...points], experts);
 }

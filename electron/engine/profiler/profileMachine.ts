@@ -5,7 +5,7 @@ import path from "node:path";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
 import {calibrateDecodeOverhead} from "./calibrateDecodeOverhead.js";
-import type {MachineProfile, OperatorShape} from "./MachineProfile.js";
+import type {ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
 
 /**
  * Prefill micro-batch sizes timed on GPUs by default (llama.cpp offloads host-weight ops from 32 tokens up). Larger
@@ -42,6 +42,11 @@ export type ProfileMachineOptions = {
     batchSizes?: readonly number[];
     /** Defaults to {@link DEFAULT_CPU_BATCH_SIZES}. */
     cpuBatchSizes?: readonly number[];
+    /**
+     * A mixture-of-experts model's expert weights (operatorShapes.ts distinctExpertOperators), timed as GGML_OP_MUL_MAT_ID
+     * at the same batch sizes, plus (on GPUs) the copy of the experts each micro-batch uses. Defaults to none.
+     */
+    expertOps?: readonly ExpertOperatorShape[];
     /** Defaults to {@link DEFAULT_PROFILE_TIME_LIMIT_MS}. */
     timeLimitMs?: number;
     /** Timed runs per point (after warm-up). Defaults to {@link DEFAULT_REPEATS}. */
@@ -63,7 +68,10 @@ function cacheKey(engine: EngineLlama, ops: readonly OperatorShape[], request: N
     const parts = [
         PROFILE_FORMAT, os.hostname(), cpu, os.totalmem(), engine.llama.llamaCppRelease.release, engine.llama.buildType,
         engine.llama.gpu === false ? "cpu" : engine.llama.gpu, devices.join(","), request.threads,
-        [...ops].map((o) => `${o.type}:${o.rows}x${o.cols}`).sort().join(","), request.batchSizes?.join(","), request.cpuBatchSizes?.join(","), overhead
+        [...ops].map((o) => `${o.type}:${o.rows}x${o.cols}`).sort().join(","), request.batchSizes?.join(","), request.cpuBatchSizes?.join(","), overhead,
+        // only a MoE model's key gains its expert operators, so dense models keep their cached profiles
+        ...(request.expertOps != null && request.expertOps.length > 0
+            ? [request.expertOps.map((o) => `${o.type}:${o.rows}x${o.cols}x${o.count}/${o.used}`).sort().join(",")] : [])
     ];
     return createHash("sha256").update(parts.join("|")).digest("hex").slice(0, 20);
 }
@@ -92,6 +100,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         throw new Error("this tensorwise native build has no operator profiler; run `npm run native`");
     const request: NativeProfileRequest = {
         ops: ops.map((o) => ({type: o.type, rows: o.rows, cols: o.cols})),
+        expertOps: (options.expertOps ?? []).map((o) => ({type: o.type, rows: o.rows, cols: o.cols, count: o.count, used: o.used})),
         batchSizes: [...(options.batchSizes ?? DEFAULT_GPU_BATCH_SIZES)],
         cpuBatchSizes: [...(options.cpuBatchSizes ?? DEFAULT_CPU_BATCH_SIZES)],
         threads: options.threads ?? llama.maxThreads,
@@ -113,7 +122,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         }
     }
     options.signal?.throwIfAborted();
-    options.onProgress?.(`profile: timing ${ops.length} operators on ${bindings.tensorwiseGetDevices().length} devices`);
+    options.onProgress?.(`profile: timing ${ops.length} operators${request.expertOps!.length > 0 ? ` and ${request.expertOps!.length} expert operators` : ""} on ${bindings.tensorwiseGetDevices().length} devices`);
     const onAbort = (): void => bindings.tensorwiseCancelProfiles?.();
     options.signal?.addEventListener("abort", onAbort, {once: true});
     let result;
@@ -142,6 +151,8 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         devices: result.devices,
         operators: [...ops],
         matmuls: result.matmuls,
+        ...(result.expertMatmuls != null && result.expertMatmuls.length > 0 ? {expertMatmuls: result.expertMatmuls} : {}),
+        ...(result.expertCopies != null && result.expertCopies.length > 0 ? {expertCopies: result.expertCopies} : {}),
         transfers: result.transfers,
         cpuReadBytesPerSec: result.cpuReadBytesPerSec,
         elapsedMs: result.elapsedMs,

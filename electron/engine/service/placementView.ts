@@ -2,6 +2,7 @@ import type {PlacementStrategy, PlacementView} from "../../contract/ipc.js";
 import type {InspectedModel} from "../gguf/inspectGguf.js";
 import type {Placement, TensorBufferOverride} from "../placement/Placement.js";
 import {summarisePlacement} from "../placement/summarisePlacement.js";
+import {isExpertRole} from "../gguf/tensorRole.js";
 
 /** What the placement map, legend and flags line in the UI need. */
 export function toPlacementView(options: {
@@ -18,6 +19,7 @@ export function toPlacementView(options: {
         defaultBufferType: options.placement.defaultBufferType,
         roles: [...summary.roles],
         grid: summary.rows.map((row) => row.cells.map((cell) => cell?.bufferType ?? null)),
+        expertRoles: summary.roles.filter(isExpertRole),
         globals: summary.globals.map((tensor) => ({name: tensor.name, bufferType: tensor.bufferType})),
         bytesPerBufferType: Object.fromEntries(summary.byBufferType.map((entry) => [entry.bufferType, entry.bytes])),
         overrides: options.overrides.map((override) => ({pattern: override.pattern, bufferType: override.bufferType})),

@@ -1,11 +1,13 @@
 import type {PlacementView} from "../../../../../../electron/contract/ipc";
 import {bufferTypeColor, bufferTypeLabel} from "../../../../format/bufferTypeColor";
 import {formatBytes} from "../../../../format/format";
+import {placementGroups} from "./placementGroups";
 import "./PlacementMap.css";
 
-/** Layers × tensor roles, each cell coloured by the buffer type its weight lives in. */
+/** Layers × tensor roles, each cell coloured by the buffer type its weight lives in; a MoE model's experts as their own block. */
 export function PlacementMap({placement}: {placement: PlacementView}) {
     const bufferTypes = Object.entries(placement.bytesPerBufferType).sort(([, a], [, b]) => b - a);
+    const groups = placementGroups(placement);
     return (
         <section className="panel placement" data-testid="placement-map">
             <div className="placement-head">
@@ -20,25 +22,35 @@ export function PlacementMap({placement}: {placement: PlacementView}) {
                     ))}
                 </div>
             </div>
-            <div className="placement-scroll">
-                <table className="placement-grid">
-                    <thead>
-                        <tr><th/>{placement.roles.map((role) => <th key={role}><span>{role}</span></th>)}</tr>
-                    </thead>
-                    <tbody>
-                        {placement.grid.map((row, layer) => (
-                            <tr key={layer}>
-                                <th className="placement-layer">{layer}</th>
-                                {row.map((bufferType, index) => (
-                                    <td key={index} title={bufferType == null ? "no tensor" : `blk.${layer}.${placement.roles[index]} → ${bufferType}`}>
-                                        {bufferType != null && <span className="cell" style={{background: bufferTypeColor(bufferType)}}/>}
-                                    </td>
+            {groups.map((group) => (
+                <div key={group.kind} className="placement-group" data-testid={`placement-group-${group.kind}`}>
+                    {groups.length > 1 && (
+                        <h3>{group.kind === "experts" ? "Routed experts" : "Dense weights"}
+                            <span className="muted">{group.kind === "experts"
+                                ? " · all experts of one kind per cell (MUL_MAT_ID reads the selected ones per token)"
+                                : " · attention, router, shared experts"}</span></h3>
+                    )}
+                    <div className="placement-scroll">
+                        <table className="placement-grid">
+                            <thead>
+                                <tr><th/>{group.roles.map((role) => <th key={role}><span>{role}</span></th>)}</tr>
+                            </thead>
+                            <tbody>
+                                {group.rows.map((row, layer) => (
+                                    <tr key={layer}>
+                                        <th className="placement-layer">{layer}</th>
+                                        {row.map((bufferType, index) => (
+                                            <td key={index} title={bufferType == null ? "no tensor" : `blk.${layer}.${group.roles[index]} → ${bufferType}`}>
+                                                {bufferType != null && <span className="cell" style={{background: bufferTypeColor(bufferType)}}/>}
+                                            </td>
+                                        ))}
+                                    </tr>
                                 ))}
-                            </tr>
-                        ))}
-                    </tbody>
-                </table>
-            </div>
+                            </tbody>
+                        </table>
+                    </div>
+                </div>
+            ))}
             {placement.globals.length > 0 && (
                 <div className="placement-globals">
                     <h3>Outside the layers</h3>
