@@ -176,7 +176,9 @@ export class HostService {
                 ? await this.engine.request("autoOffload", request.arg)
                 : await this.engine.request("load", request.arg);
             this.shared.loaded = state;
-            this.shared.lastLoad = request;
+            // a replay after an engine restart reuses the profile this load measured
+            this.shared.lastLoad = request.name === "autoOffload" && request.arg.refreshProfile === true
+                ? {name: "autoOffload", arg: {...request.arg, refreshProfile: false}} : request;
             return state;
         } finally {
             this.busyTask = null;

@@ -19,15 +19,19 @@ import {planForBudget} from "./planForBudget.js";
 import {runBenchJob} from "./runBenchJob.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import {withDefaultSettings} from "../../contract/settings.js";
+import type {RequestPredictor} from "../planner/requestPredictor.js";
 
 
-type Loaded = {placed: PlacedModel; state: LoadedModelState};
+/** `predictRequest`: the plan's cost model for a reply's own token counts; absent for a load without a plan. */
+type Loaded = {placed: PlacedModel; state: LoadedModelState; predictRequest?: RequestPredictor};
 
 /** Everything the engine process does, one model at a time. Owned by engineMain; callable directly in tests. */
 export class EngineService {
     private loaded: Loaded | null = null;
     private readonly streams = new Map<string, AbortController>();
     private readonly inspected = new Map<string, InspectedModel>();
+    /** Running auto-offloads by task id, for {@link cancelTask}. */
+    private readonly tasks = new Map<string, AbortController>();
     /** The benchmark running in this process; it loads its own models, so chat and loads wait for it. */
     private benchRun: {benchId: string; controller: AbortController} | null = null;
 
@@ -79,20 +83,56 @@ export class EngineService {
         });
     }
 
-    /** Profile → plan → load with the best strategy (default `optimal`), within the budget. */
-    async autoOffload(request: {path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string}): Promise<LoadedModelState> {
-        const model = await this.inspectForTask(request.path, request.taskId);
-        const settings = withDefaultSettings(request.settings);
-        this.progress(request.taskId, "profile", null, "measuring this machine's operators");
-        const plan = await planForBudget({
-            engine: this.engine, modelPath: request.path, budget: request.budget, settings, strategy: request.strategy,
-            onProgress: (message) => this.progress(request.taskId, message.startsWith("planning") ? "plan" : "profile", null, message)
-        });
-        return await this.loadPlaced({
-            path: request.path, model, taskId: request.taskId, placement: plan.placement, settings: plan.settings,
-            strategy: plan.strategy, gpuLayers: plan.gpuLayers, overrides: plan.overrides, llamaCppFlags: plan.llamaCppFlags,
-            prediction: plan.prediction
-        });
+    /**
+     * Profile (the cached profile of this machine when one fits, unless `refreshProfile`) → plan → load with the best
+     * strategy (default `optimal`), within the budget. The plan, with its memory per device, is sent as progress
+     * before the weights load. {@link cancelTask} stops it until then; the model loaded before stays loaded.
+     */
+    async autoOffload(request: {
+        path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string; refreshProfile?: boolean;
+    }): Promise<LoadedModelState> {
+        const {taskId} = request;
+        const controller = new AbortController();
+        this.tasks.set(taskId, controller);
+        try {
+            const model = await this.inspectForTask(request.path, taskId);
+            const settings = withDefaultSettings(request.settings);
+            const plan = await planForBudget({
+                engine: this.engine, modelPath: request.path, budget: request.budget, settings, strategy: request.strategy,
+                refreshProfile: request.refreshProfile, signal: controller.signal,
+                onProgress: (message, fraction) => {
+                    const step = message.startsWith("profile:") ? "profile" : message.startsWith("validating") ? "inspect" : "plan";
+                    this.progress(taskId, step, fraction ?? null, message.replace(/^profile: /, ""));
+                }
+            });
+            controller.signal.throwIfAborted();
+            this.onProgress({
+                taskId, step: "plan", progress: 1, detail: `${plan.strategy}: planned, loading its weights`,
+                plan: {
+                    placement: toPlacementView({
+                        strategy: plan.strategy, placement: plan.placement, model, overrides: plan.overrides, gpuLayers: plan.gpuLayers,
+                        llamaCppFlags: plan.llamaCppFlags
+                    }),
+                    prediction: plan.prediction, settings: plan.settings
+                }
+            });
+            return await this.loadPlaced({
+                path: request.path, model, taskId, placement: plan.placement, settings: plan.settings,
+                strategy: plan.strategy, gpuLayers: plan.gpuLayers, overrides: plan.overrides, llamaCppFlags: plan.llamaCppFlags,
+                prediction: plan.prediction, predictRequest: plan.predictRequest
+            });
+        } catch (error) {
+            if (controller.signal.aborted)
+                throw new TensorwiseError("aborted", "Auto-offload was cancelled before loading; the model loaded before, if any, is still loaded.");
+            throw error;
+        } finally {
+            this.tasks.delete(taskId);
+        }
+    }
+
+    /** Cancels a running auto-offload (see {@link autoOffload}); an unknown or finished task is ignored. */
+    cancelTask(taskId: string): void {
+        this.tasks.get(taskId)?.abort();
     }
 
     /** Loads with an explicit per-tensor placement: every layer offloaded, then overrides move tensors back. */
@@ -137,7 +177,12 @@ export class EngineService {
         this.streams.set(request.streamId, controller);
         try {
             const {streamId: _streamId, ...options} = request;
-            return await streamChatReply(loaded.placed, {...options, signal: controller.signal, onText: onDelta, onPromptProgress});
+            const reply = await streamChatReply(loaded.placed, {...options, signal: controller.signal, onText: onDelta, onPromptProgress});
+            if (loaded.predictRequest == null)
+                return reply;
+            // priced by the tokens this reply really evaluated and generated, not the planning workload
+            const {ttftMs, tpotMs} = loaded.predictRequest(reply.timing.promptTokens, reply.timing.generatedTokens);
+            return {...reply, timing: {...reply.timing, predicted: {ttftMs, tpotMs}}};
         } finally {
             this.streams.delete(request.streamId);
         }
@@ -174,7 +219,7 @@ export class EngineService {
     private async loadPlaced(options: {
         path: string; model: InspectedModel; taskId: string; placement: Placement; settings: RuntimeSettings;
         strategy: PlacementStrategy; gpuLayers: number | "max"; overrides: readonly {pattern: string; bufferType: string}[];
-        llamaCppFlags: string; prediction: LoadedModelState["prediction"];
+        llamaCppFlags: string; prediction: LoadedModelState["prediction"]; predictRequest?: RequestPredictor;
     }): Promise<LoadedModelState> {
         this.refuseWhileBenching("load a model");
         await this.unload();
@@ -202,7 +247,7 @@ export class EngineService {
             settings: options.settings,
             loadMs: placed.loadMs
         };
-        this.loaded = {placed, state};
+        this.loaded = {placed, state, ...(options.predictRequest != null ? {predictRequest: options.predictRequest} : {})};
         return state;
     }
 

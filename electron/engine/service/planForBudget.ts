@@ -8,6 +8,8 @@ import type {StrategyName} from "../../contract/strategies.js";
 import type {Workload} from "../planner/types.js";
 import {toMemoryReport} from "../runtime/memoryReport.js";
 import type {NativeBufferTypeMemory} from "../native/tensorwiseBindings.js";
+import type {PlanExplanation} from "../../contract/planExplanation.js";
+import type {RequestPredictor} from "../planner/requestPredictor.js";
 
 export type BudgetPlan = {
     placement: Placement;
@@ -18,15 +20,19 @@ export type BudgetPlan = {
     prediction: Prediction;
     llamaCppFlags: string;
     result: StrategyResult;
+    /** Prices one request (a chat reply) of this plan at its own prompt and reply lengths. */
+    predictRequest: RequestPredictor;
 };
 
 /** Profile → plan with a strategy (default `optimal`) under the budget, packaged for loading and for the UI. */
 export async function planForBudget(options: {
     engine: EngineLlama; modelPath: string; budget: Budget; settings: RuntimeSettings; strategy?: PlacementStrategy;
-    workload?: Workload; onProgress?: (message: string) => void; signal?: AbortSignal;
+    workload?: Workload; onProgress?: (message: string, fraction?: number) => void; signal?: AbortSignal;
+    /** Measure this machine again even when a cached profile fits. Defaults to `false`. */
+    refreshProfile?: boolean;
 }): Promise<BudgetPlan> {
     const strategy: StrategyName = options.strategy == null || options.strategy === "manual" ? "optimal" : options.strategy;
-    const {result, model} = await autoPlan(options.engine, options.modelPath, {
+    const {result, model, explanation, predictRequest} = await autoPlan(options.engine, options.modelPath, {
         budget: options.budget,
         strategy,
         workload: options.workload,
@@ -36,6 +42,7 @@ export async function planForBudget(options: {
             ...(options.settings.threads != null ? {threads: options.settings.threads} : {}),
             ...(options.settings.useMmap != null ? {useMmap: options.settings.useMmap} : {})
         },
+        ...(options.refreshProfile === true ? {profile: {refresh: true}} : {}),
         onProgress: options.onProgress,
         signal: options.signal
     });
@@ -56,16 +63,18 @@ export async function planForBudget(options: {
         overrides: result.overrides,
         settings,
         strategy: result.strategy,
-        prediction: toPrediction(result, result.placement.defaultBufferType),
+        prediction: toPrediction(result, result.placement.defaultBufferType, explanation),
         llamaCppFlags,
-        result
+        result,
+        predictRequest
     };
 }
 
 /** The planner's prediction in the contract's shape: one device row and one host row. */
-function toPrediction(result: StrategyResult, gpuBufferType: string): Prediction {
+function toPrediction(result: StrategyResult, gpuBufferType: string, explanation: PlanExplanation): Prediction {
     const {prediction} = result;
     return {
+        explanation,
         ttftMs: prediction.ttftMs,
         tpotMs: prediction.tpotMs,
         promptTokens: prediction.promptTokens,
