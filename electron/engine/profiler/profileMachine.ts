@@ -69,19 +69,42 @@ async function driverVersion(): Promise<string> {
     }
 }
 
-/**
- * What a cached profile is valid for: this machine (host, CPU, RAM, every device with its description and size, the
- * GPU driver), this llama.cpp release and build, and what was measured (threads, operator set, batch sizes).
- */
-function cacheKey(engine: EngineLlama, ops: readonly OperatorShape[], request: NativeProfileRequest, overhead: boolean, driver: string): string {
-    const devices = engine.bindings.tensorwiseGetDevices().map((d) => `${d.name}:${d.description}:${d.totalBytes}`);
-    const cpu = os.cpus()[0]?.model ?? "cpu";
+/** What a cached profile is valid for: the machine and llama.cpp build it was measured on, and what was measured. */
+export type ProfileCacheFacts = {
+    readonly host: string;
+    readonly cpu: string;
+    readonly ramBytes: number;
+    /** The GPU kernel driver's version (`""` where none is readable). */
+    readonly driver: string;
+    readonly llamaCppRelease: string;
+    readonly buildType: string;
+    readonly backend: string;
+    /** Every ggml device as `name:description:totalBytes`. */
+    readonly devices: readonly string[];
+    readonly request: Pick<NativeProfileRequest, "threads" | "batchSizes" | "cpuBatchSizes">;
+    readonly ops: readonly OperatorShape[];
+    readonly calibrateOverhead: boolean;
+};
+
+/** The cache key of a profile: any change of machine, driver, llama.cpp build or measurement gives another key. */
+export function profileCacheKey(facts: ProfileCacheFacts): string {
     const parts = [
-        PROFILE_FORMAT, os.hostname(), cpu, os.totalmem(), driver, engine.llama.llamaCppRelease.release, engine.llama.buildType,
-        engine.llama.gpu === false ? "cpu" : engine.llama.gpu, devices.join(","), request.threads,
-        [...ops].map((o) => `${o.type}:${o.rows}x${o.cols}`).sort().join(","), request.batchSizes?.join(","), request.cpuBatchSizes?.join(","), overhead
+        PROFILE_FORMAT, facts.host, facts.cpu, facts.ramBytes, facts.driver, facts.llamaCppRelease, facts.buildType, facts.backend,
+        facts.devices.join(","), facts.request.threads, [...facts.ops].map((o) => `${o.type}:${o.rows}x${o.cols}`).sort().join(","),
+        facts.request.batchSizes?.join(","), facts.request.cpuBatchSizes?.join(","), facts.calibrateOverhead
     ];
     return createHash("sha256").update(parts.join("|")).digest("hex").slice(0, 20);
+}
+
+/** The {@link ProfileCacheFacts} of this machine and engine. */
+async function cacheFacts(engine: EngineLlama, ops: readonly OperatorShape[], request: NativeProfileRequest, calibrateOverhead: boolean): Promise<ProfileCacheFacts> {
+    return {
+        host: os.hostname(), cpu: os.cpus()[0]?.model ?? "cpu", ramBytes: os.totalmem(), driver: await driverVersion(),
+        llamaCppRelease: engine.llama.llamaCppRelease.release, buildType: engine.llama.buildType,
+        backend: engine.llama.gpu === false ? "cpu" : engine.llama.gpu,
+        devices: engine.bindings.tensorwiseGetDevices().map((d) => `${d.name}:${d.description}:${d.totalBytes}`),
+        request, ops, calibrateOverhead
+    };
 }
 
 /** Bumped when measurements change meaning (2: slope-timed matmuls), so older cached profiles are re-measured. */
@@ -124,7 +147,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         cpuScanBytes: CPU_SCAN_BYTES,
         timeLimitMs: options.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS
     };
-    const key = cacheKey(engine, ops, request, options.calibrateOverhead !== false, await driverVersion());
+    const key = profileCacheKey(await cacheFacts(engine, ops, request, options.calibrateOverhead !== false));
     const file = options.cacheDir == null ? null : path.join(options.cacheDir, `profile-${key}.json`);
     if (file != null && options.refresh !== true) {
         const cached = await readCachedProfile(file, key);
@@ -133,11 +156,15 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
             return cached;
         }
     }
-    options.signal?.throwIfAborted();
     const what = `timing ${ops.length} operators on ${bindings.tensorwiseGetDevices().length} devices`;
     options.onProgress?.(`profile: ${what}`, 0);
     const onAbort = (): void => bindings.tensorwiseCancelProfiles?.();
     options.signal?.addEventListener("abort", onAbort, {once: true});
+    // an abort before the listener was added fired no event: refuse here instead of measuring anyway
+    if (options.signal?.aborted === true) {
+        options.signal.removeEventListener("abort", onAbort);
+        options.signal.throwIfAborted();
+    }
     // the native profiler reports nothing until it ends, but it ends by its time limit: progress is time against that bound
     const started = performance.now();
     const boundMs = (request.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS) + (options.calibrateOverhead !== false ? OVERHEAD_TIME_LIMIT_MS : 0);
