@@ -51,18 +51,22 @@ export async function openModelDialog(): Promise<void> {
         await inspectPath(path);
 }
 
-/** Profile → plan → load, following `task.progress` events; the result feeds the placement map and memory panel. */
-export async function autoOffload(path: string): Promise<void> {
+/**
+ * The one Auto-offload action: profile this machine if its cached profile does not fit (or `refreshProfile`), plan
+ * and load, following `task.progress` events; the plan (with its memory estimate) is shown before the weights load.
+ */
+export async function autoOffload(path: string, options: {refreshProfile?: boolean} = {}): Promise<void> {
     const plan = usePlanStore.getState();
     const taskId = newId("offload");
     const {settings} = plan;
+    useUiStore.getState().show("offload");
     plan.setRun({status: "running", taskId, steps: []});
-    plan.setLoaded(null);
     try {
         const budget: Budget = settings.budget;
         const loaded = await getTransport().request("model.autoOffload", {
             path, budget, taskId, strategy: settings.strategy,
-            settings: {contextSize: settings.contextSize, batchSize: settings.batchSize}
+            settings: {contextSize: settings.contextSize, batchSize: settings.batchSize},
+            ...(options.refreshProfile === true ? {refreshProfile: true} : {})
         });
         usePlanStore.getState().setLoaded(loaded);
         const run = usePlanStore.getState().run;
@@ -70,8 +74,21 @@ export async function autoOffload(path: string): Promise<void> {
         void refreshMachine();
     } catch (error) {
         const run = usePlanStore.getState().run;
-        usePlanStore.getState().setRun({status: "failed", taskId, steps: run.status === "idle" ? [] : run.steps, message: errorMessage(error)});
+        const steps = run.status === "idle" ? [] : run.steps;
+        const cancelled = run.status === "running" && run.cancelling === true && error instanceof TensorwiseError && error.code === "aborted";
+        usePlanStore.getState().setRun(cancelled ? {status: "cancelled", taskId, steps}
+            : {status: "failed", taskId, steps, message: errorMessage(error), ...(run.status === "running" && run.planned != null ? {planned: run.planned} : {})});
+        void refreshMachine();
     }
+}
+
+/** Cancels the running Auto-offload before its weights load; the model loaded before stays loaded. */
+export async function cancelAutoOffload(): Promise<void> {
+    const {run, setRun} = usePlanStore.getState();
+    if (run.status !== "running")
+        return;
+    setRun({...run, cancelling: true});
+    await getTransport().request("task.cancel", {taskId: run.taskId});
 }
 
 export async function unloadModel(): Promise<void> {
