@@ -180,6 +180,11 @@ export class HostService {
             this.shared.lastLoad = request.name === "autoOffload" && request.arg.refreshProfile === true
                 ? {name: "autoOffload", arg: {...request.arg, refreshProfile: false}} : request;
             return state;
+        } catch (error) {
+            // a job stopped before its weights loaded (cancelled, or no plan) leaves the model the engine had
+            if (this.engine.state.state === "running")
+                this.shared.loaded = await this.engine.request("current", undefined).catch(() => null);
+            throw error;
         } finally {
             this.busyTask = null;
             this.broadcastState();
