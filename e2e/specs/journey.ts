@@ -151,6 +151,8 @@ export function defineJourney(mode: string, launch: (dataDir: string, modelsDir:
             expect(first.profileReused).toBe(false);
             expect(first.profile).toContain("measured on this machine just now");
             await offload.run();
+            // the previous result leaves while the job runs (validating and planning take seconds), then the new one comes
+            await app.page.getByTestId("offload-result").waitFor({state: "detached", timeout: 10_000});
             await offload.waitForResult();
             await shell.waitForEngineState("ready");
             expect(await offload.stepDetail("profile")).toContain("reusing this machine's profile");

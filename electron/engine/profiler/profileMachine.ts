@@ -55,7 +55,7 @@ export type ProfileMachineOptions = {
     signal?: AbortSignal;
     /**
      * Steps as sentences; while measuring, every {@link PROGRESS_INTERVAL_MS} with `fraction` (0..1) of the time the
-     * profile may take at most (its time limit plus the per-decode calibration), the detail saying how long that is.
+     * profile is meant to take (its time limit plus the per-decode calibration), the detail saying how much is left.
      */
     onProgress?: (message: string, fraction?: number) => void;
 };
@@ -171,7 +171,9 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
     const ticker = options.onProgress == null ? null : setInterval(() => {
         const elapsed = performance.now() - started;
         const left = Math.max(0, boundMs - elapsed);
-        options.onProgress?.(`profile: ${what} · at most ${Math.ceil(left / 1000)} s left`, Math.min(0.99, elapsed / boundMs));
+        // a point already running when the limit passes still finishes: past the bound only that is said
+        options.onProgress?.(`profile: ${what} · ${left > 0 ? `about ${Math.ceil(left / 1000)} s left` : "finishing the last measurements"}`,
+            Math.min(0.99, elapsed / boundMs));
     }, PROGRESS_INTERVAL_MS);
     let result;
     let decodeOverheadUs: number | undefined;
