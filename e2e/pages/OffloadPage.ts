@@ -46,6 +46,26 @@ export class OffloadPage {
             elements.map((element) => [element.getAttribute("data-buffer-type") ?? "", Number(element.getAttribute("data-bytes"))])));
     }
 
+    /** The planner's sentences shown with the plan: placement, budget, -ngl, profile. */
+    async explanation(): Promise<{placement: string; budget: string; ngl: string; profile: string; profileReused: boolean}> {
+        const text = async (id: string) => (await this.page.getByTestId(`plan-why-${id}`).textContent()) ?? "";
+        return {
+            placement: await text("placement"), budget: await text("budget"), ngl: await text("ngl"), profile: await text("profile"),
+            profileReused: (await this.page.getByTestId("plan-why").getAttribute("data-profile-reused")) === "true"
+        };
+    }
+
+    /** The detail line of one progress step (e.g. "profile"). */
+    async stepDetail(step: string): Promise<string> {
+        return (await this.page.getByTestId(`step-${step}`).textContent()) ?? "";
+    }
+
+    /** Buffer types of the memory estimate shown with the plan, with their planned bytes. */
+    async memoryEstimate(): Promise<Record<string, number>> {
+        return await this.page.getByTestId("memory-estimate-row").evaluateAll((rows) => Object.fromEntries(
+            rows.map((row) => [row.getAttribute("data-buffer-type") ?? "", Number(row.getAttribute("data-bytes"))])));
+    }
+
     async llamaFlags(): Promise<string> {
         return (await this.page.getByTestId("llama-flags").textContent()) ?? "";
     }

@@ -1,4 +1,5 @@
 /** The same journey through Playwright's Electron launcher, when an Electron binary exists; skipped (with why) otherwise. */
+import path from "node:path";
 import {describe, it} from "vitest";
 import {_electron} from "playwright-core";
 import {findElectron} from "../support/electronApp.js";
@@ -17,7 +18,7 @@ if ("reason" in electron) {
         const app = await _electron.launch({
             executablePath: electron.path,
             args: [repoRoot],
-            env: {...process.env, TENSORWISE_DATA_DIR: dataDir, GGML_VK_VISIBLE_DEVICES: process.env.GGML_VK_VISIBLE_DEVICES ?? "0", TENSORWISE_THREADS: "2"} as Record<string, string>
+            env: {...process.env, TENSORWISE_DATA_DIR: dataDir, XDG_CACHE_HOME: path.join(dataDir, "cache"), GGML_VK_VISIBLE_DEVICES: process.env.GGML_VK_VISIBLE_DEVICES ?? "0", TENSORWISE_THREADS: "2"} as Record<string, string>
         });
         let log = "";
         const pids: number[] = [];

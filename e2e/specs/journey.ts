@@ -237,6 +237,32 @@ export function defineJourney(mode: string, launch: (dataDir: string, modelsDir:
             await shot("model-malformed-loaded");
         });
 
+        it("Auto-offload again → the machine profile is reused (no re-profile) and every decision is explained", async () => {
+            markFailure();
+            const shell = new AppShell(app.page);
+            await shell.show("offload");
+            const offload = new OffloadPage(app.page);
+            // the first press (previous step) measured this machine into this run's fresh cache
+            const first = await offload.explanation();
+            expect(first.profileReused).toBe(false);
+            expect(first.profile).toContain("measured on this machine just now");
+            await offload.run();
+            // the previous result leaves while the job runs (validating and planning take seconds), then the new one comes
+            await app.page.getByTestId("offload-result").waitFor({state: "detached", timeout: 10_000});
+            await offload.waitForResult();
+            await shell.waitForEngineState("ready");
+            expect(await offload.stepDetail("profile")).toContain("reusing this machine's profile");
+            const second = await offload.explanation();
+            expect(second.profileReused).toBe(true);
+            expect(second.profile).toContain("reused from the cache");
+            expect(second.placement).toMatch(/^(Vulkan0 holds \d+% of the weights|The whole model fits on Vulkan0)/);
+            expect(second.budget).toMatch(/^Auto budget: [\d.]+ MiB = the [\d.]+ MiB free on Vulkan0 minus a [\d.]+ MiB safety margin/);
+            expect(second.ngl).toContain("output layer");
+            // the memory estimate per device, shown before loading, is the plan the Memory screen measured against
+            expect(Object.keys(await offload.memoryEstimate())).toContain("Vulkan0");
+            await shot("offload-explained");
+        });
+
         it("send a message → tokens stream, TTFT/TPOT appear", async () => {
             markFailure();
             const shell = new AppShell(app.page);

@@ -13,6 +13,7 @@ import type {Budget, RuntimeSettings} from "./settings.js";
 import type {ServerChange, ServerState} from "./server.js";
 import type {PlacementStrategyName} from "./strategies.js";
 import type {GenerationTiming} from "./timing.js";
+import type {PlanExplanation} from "./planExplanation.js";
 
 export type {
     BenchDetail, BenchExportFormat, BenchLoad, BenchPlan, BenchPoint, BenchProgress, BenchReport, BenchRun, BenchStartRequest,
@@ -25,6 +26,7 @@ export type {Budget, FixedBudget, RuntimeSettings} from "./settings.js";
 export type {ServerChange, ServerSettings, ServerState, ServerStatus} from "./server.js";
 export type {ContractError} from "./TensorwiseError.js";
 export type {GenerationTiming} from "./timing.js";
+export type {PlanExplanation} from "./planExplanation.js";
 import type {PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
 
 export type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
@@ -83,6 +85,8 @@ export type Prediction = {
     promptTokens: number;
     /** Planned bytes per buffer type: weights, KV cache and scratch. */
     memory: MemoryReport;
+    /** Why the plan is what it is, one sentence per decision; absent for loads that were not planned. */
+    explanation?: PlanExplanation;
 };
 
 export type LoadedModelState = {
@@ -158,8 +162,14 @@ export type RecentModel = {
     missing?: boolean;
 };
 
-/** A long step (profile, plan, load, …): `progress` in 0..1, `null` when unknown. */
-export type TaskProgress = {taskId: string; step: string; progress: number | null; detail?: string};
+/**
+ * A long step (profile, plan, load, …): `progress` in 0..1, `null` when unknown. `plan` is sent once a plan is made,
+ * before its weights load: the placement and the memory it will take per device (llama.cpp's no-alloc simulation).
+ */
+export type TaskProgress = {taskId: string; step: string; progress: number | null; detail?: string; plan?: PlannedLoad};
+
+/** A plan about to be loaded, as the Offload screen shows it while the weights load. */
+export type PlannedLoad = {placement: PlacementView; prediction: Prediction; settings: RuntimeSettings};
 
 /** Requests: name → [argument, result]. */
 export type Requests = {
@@ -167,7 +177,13 @@ export type Requests = {
     "engine.state": [void, EngineState];
     "engine.restart": [void, EngineState];
     "model.inspect": [{path: string}, ModelCard];
-    "model.autoOffload": [{path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string}, LoadedModelState];
+    /**
+     * Profiles this machine if its cached profile does not fit (or `refreshProfile`), plans under the budget and loads;
+     * progress arrives as `task.progress` with this task id, `task.cancel` stops it before the weights load.
+     */
+    "model.autoOffload": [{path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string; refreshProfile?: boolean}, LoadedModelState];
+    /** Stops a running auto-offload at its next step (the profiler stops at its next measurement); the model loaded before stays. */
+    "task.cancel": [{taskId: string}, void];
     "model.load": [{path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string}, LoadedModelState];
     "model.unload": [void, void];
     "model.current": [void, LoadedModelState | null];

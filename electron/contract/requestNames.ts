@@ -15,6 +15,7 @@ const requestNameSet = {
     "model.load": true,
     "model.unload": true,
     "model.current": true,
+    "task.cancel": true,
     "conversations.list": true,
     "conversations.get": true,
     "conversations.create": true,

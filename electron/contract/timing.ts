@@ -7,4 +7,9 @@ export type GenerationTiming = {
     /** Time per output token after the first (mean decode step), or `null` when fewer than two tokens came. */
     tpotMs: number | null;
     totalMs: number;
+    /**
+     * The planner's prediction for this reply's own prompt and generated token counts, from the cost model of the plan
+     * the model was loaded with; absent when the model was loaded without a plan (a plain layer split).
+     */
+    predicted?: {ttftMs: number; tpotMs: number};
 };

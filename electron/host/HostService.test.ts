@@ -3,7 +3,7 @@ import {existsSync} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import type {EventName, Events} from "../contract/ipc.js";
+import type {EventName, Events, TaskProgress} from "../contract/ipc.js";
 import {makeSyntheticModel} from "../engine/writer/makeSyntheticModel.js";
 import {ConversationStore} from "./ConversationStore.js";
 import {defaultEngineEntry, EngineClient} from "./EngineClient.js";
@@ -37,7 +37,8 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
         dir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-host-"));
         await mkdir(path.join(dir, "models"));
         await makeSyntheticModel(path.join(dir, "models", "tiny.gguf"), {preset: "tiny"});
-        engine = new EngineClient({env: {...process.env, TENSORWISE_THREADS: "2"}});
+        // a profile cache of this run's own: the first auto-offload measures this machine, later ones reuse it
+        engine = new EngineClient({env: {...process.env, TENSORWISE_THREADS: "2", XDG_CACHE_HOME: path.join(dir, "cache")}});
         host = new HostService(await ConversationStore.open(dir), engine);
         host.attach(client);
         await engine.start();
@@ -64,6 +65,69 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
         expect(saved.messages[1]).toEqual(done.message);
         expect(saved.title).toBe("Hello");
     });
+
+    it("Auto-offload again reuses the machine profile, sends the explained plan before loading it, and predicts the same", async () => {
+        const tiny = path.join(dir, "models", "tiny.gguf");
+        const press = async (taskId: string) => {
+            const since = events.length;
+            // the load of beforeAll again, so the tests after this one chat with the same plan
+            const state = await host.handle("model.autoOffload", {path: tiny, budget: {kind: "auto"}, settings: {contextSize: 1024}, taskId}, client);
+            const progress = events.slice(since).filter((event) => event.name === "task.progress" && event.payload.taskId === taskId)
+                .map((event) => event.payload as TaskProgress);
+            return {state, progress};
+        };
+        const first = await press("again-1");
+        const second = await press("again-2");
+        for (const {state, progress} of [first, second]) {
+            // nothing measured: the profile the first load of this file made is read back
+            expect(progress.some((p) => p.step === "profile" && (p.detail ?? "").includes("reusing this machine's profile"))).toBe(true);
+            expect(progress.some((p) => (p.detail ?? "").startsWith("timing "))).toBe(false);
+            expect(state.prediction!.explanation!.profileReused).toBe(true);
+            expect(state.prediction!.explanation!.profile).toContain("reused from the cache");
+            expect(state.prediction!.explanation!.budget).toMatch(/^Auto budget: [\d.]+ MiB/);
+            // the plan and its memory per device arrive before the weights load
+            const planAt = progress.findIndex((p) => p.plan != null);
+            expect(planAt).toBeGreaterThanOrEqual(0);
+            expect(planAt).toBeLessThan(progress.findIndex((p) => p.step === "load"));
+            expect(progress[planAt]!.plan!.prediction.memory).toEqual(state.prediction!.memory);
+        }
+        // the same plan from the same profile: the prediction does not jump between presses
+        expect(second.state.prediction!.ttftMs).toBe(first.state.prediction!.ttftMs);
+        expect(second.state.prediction!.tpotMs).toBe(first.state.prediction!.tpotMs);
+
+        // each reply is predicted for its own prompt: a longer prompt is predicted a longer TTFT
+        const {id} = await host.handle("conversations.create", {settings: {maxTokens: 4, temperature: 0}}, client);
+        await host.handle("chat.send", {conversationId: id, text: "Hi", streamId: "p1"}, client);
+        const short = (await waitFor("chat.done", (payload) => payload.streamId === "p1")).message.timing!;
+        const {id: other} = await host.handle("conversations.create", {settings: {maxTokens: 4, temperature: 0}}, client);
+        // both prompts stay short: prefill on llvmpipe takes minutes on a loaded machine
+        await host.handle("chat.send", {conversationId: other, text: "Tell me more, ok?", streamId: "p2"}, client);
+        const long = (await waitFor("chat.done", (payload) => payload.streamId === "p2")).message.timing!;
+        expect(long.promptTokens).toBeGreaterThan(short.promptTokens);
+        expect(short.predicted!.ttftMs).toBeGreaterThan(0);
+        expect(long.predicted!.ttftMs).toBeGreaterThan(short.predicted!.ttftMs);
+        // and it is kept with the message
+        const saved = await host.handle("conversations.get", {id: other}, client);
+        expect(saved.messages.at(-1)!.timing!.predicted).toEqual(long.predicted);
+    }, 240_000);
+
+    it("Cancel stops a re-profile before anything is unloaded: the model stays loaded and replies still work", async () => {
+        const since = events.length;
+        const job = host.handle("model.autoOffload", {
+            path: path.join(dir, "models", "tiny.gguf"), budget: {kind: "auto"}, settings: {contextSize: 1024}, taskId: "cancel-me", refreshProfile: true
+        }, client);
+        const caught = job.catch((error: unknown) => error);
+        // measuring, with its progress against the profile's time bound
+        await waitFor("task.progress", (p) => p.taskId === "cancel-me" && p.step === "profile" && (p.progress ?? 0) > 0, since);
+        await host.handle("task.cancel", {taskId: "cancel-me"}, client);
+        expect(await caught).toMatchObject({code: "aborted"});
+        expect(events.slice(since).some((event) => event.name === "task.progress" && event.payload.taskId === "cancel-me" && event.payload.step === "load")).toBe(false);
+        expect(host.engineState.state).toBe("ready");
+        const {id} = await host.handle("conversations.create", {settings: {maxTokens: 2, temperature: 0}}, client);
+        await host.handle("chat.send", {conversationId: id, text: "Still here?", streamId: "after-cancel"}, client);
+        const done = await waitFor("chat.done", (payload) => payload.streamId === "after-cancel");
+        expect(done.message.timing!.generatedTokens).toBeGreaterThan(0);
+    }, 240_000);
 
     it("a stop that lands at once (before the first token) ends the reply as stopped, not as an error", async () => {
         const {id} = await host.handle("conversations.create", {}, client);

@@ -198,13 +198,17 @@ export class HostService {
                 ? await this.engine.request("autoOffload", request.arg)
                 : await this.engine.request("load", request.arg);
             this.shared.loaded = state;
-            this.shared.lastLoad = request;
+            // a replay after an engine restart reuses the profile this load measured
+            this.shared.lastLoad = request.name === "autoOffload" && request.arg.refreshProfile === true
+                ? {name: "autoOffload", arg: {...request.arg, refreshProfile: false}} : request;
             this.uploads.accepted(request.arg.path);
             await this.library.loaded(state.card, toLibraryLoad(request)).catch(() => {});
             return state;
         } catch (error) {
-            // a load refused before it started (a malformed file, a bad setting) leaves the engine's model in place
-            this.shared.loaded = await this.engine.request("current", undefined).catch(() => null);
+            // a load refused or stopped before its weights loaded (a malformed file, a bad setting, cancelled, no plan)
+            // leaves the engine's model in place
+            if (this.engine.state.state === "running")
+                this.shared.loaded = await this.engine.request("current", undefined).catch(() => null);
             throw await this.uploads.rejected(request.arg.path, error);
         } finally {
             this.busyTask = null;

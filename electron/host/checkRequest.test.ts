@@ -11,6 +11,7 @@ const valid: Partial<Record<RequestName, unknown>> = {
     "library.forget": {path: "/m.gguf"},
     "model.autoOffload": {path: "/m.gguf", budget: {kind: "percent", percent: 50}, settings: {contextSize: 2048, threads: null}, strategy: "optimal", taskId: "t"},
     "model.load": {path: "/m.gguf", gpuLayers: 3, settings: {}, taskId: "t"},
+    "task.cancel": {taskId: "t"},
     "conversations.get": {id: "c"},
     "conversations.delete": {id: "c"},
     "conversations.create": {title: "hello"},
@@ -100,6 +101,7 @@ describe("checkRequest: every request is checked at the trust boundary", () => {
         rejects("model.autoOffload", with_(valid["model.autoOffload"], "strategy", "fastest"));
         rejects("model.autoOffload", with_(valid["model.autoOffload"], "budget", {kind: "gib", gib: 1}));
         rejects("model.autoOffload", with_(valid["model.autoOffload"], "settings.useMmap", "yes"));
+        rejects("model.autoOffload", with_(valid["model.autoOffload"], "refreshProfile", "yes"));
         rejects("bench.export", with_(valid["bench.export"], "format", "pdf"));
         rejects("chat.send", with_(valid["chat.send"], "text", "   "));
     });

@@ -203,15 +203,18 @@ const checks: Checks = {
     "library.forget": (arg) => ({path: string(object(arg, ["path"]), "path", TEXT_LIMITS.path)}),
     "model.inspect": (arg) => ({path: string(object(arg, ["path"]), "path", TEXT_LIMITS.path)}),
     "model.autoOffload": (arg) => {
-        const fields = object(arg, ["path", "budget", "settings", "strategy", "taskId"]);
+        const fields = object(arg, ["path", "budget", "settings", "strategy", "taskId", "refreshProfile"]);
         if (fields.strategy != null && !isPlacementStrategy(fields.strategy))
             throw bad(`"strategy" must be one of ${PLACEMENT_STRATEGIES.join(", ")}`);
+        const refreshProfile = boolean(fields, "refreshProfile");
         return {
             path: string(fields, "path", TEXT_LIMITS.path), budget: budget(fields.budget), settings: settings(fields.settings),
             ...(fields.strategy != null && {strategy: fields.strategy as RequestArg<"model.autoOffload">["strategy"]}),
-            taskId: string(fields, "taskId", TEXT_LIMITS.id)
+            taskId: string(fields, "taskId", TEXT_LIMITS.id),
+            ...(refreshProfile != null && {refreshProfile})
         };
     },
+    "task.cancel": (arg) => ({taskId: string(object(arg, ["taskId"]), "taskId", TEXT_LIMITS.id)}),
     "model.load": (arg) => {
         const fields = object(arg, ["path", "gpuLayers", "settings", "taskId"]);
         return {

@@ -13,7 +13,7 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
 }): Promise<number> {
     const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.threads});
     try {
-        const {result, model} = await autoPlan(engine, modelPath, {
+        const {result, model, explanation} = await autoPlan(engine, modelPath, {
             budget: options.budget, strategy: options.strategy, workload: {promptTokens: options.promptTokens, genTokens: options.genTokens},
             settings: {contextSize: options.contextSize}, onProgress: options.json ? undefined : (m) => io.err(m)
         });
@@ -31,7 +31,7 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
         if (options.json) {
             io.out(JSON.stringify({strategy: result.strategy, fits: result.fits, reason: result.reason, gpuLayers: result.gpuLayers,
                 settings: result.settings, prediction: result.prediction, bytesPerBufferType: bytes, overrides: result.overrides,
-                placement: result.placement, llamaCppFlags: flags, notes: result.notes}, null, 2));
+                placement: result.placement, llamaCppFlags: flags, notes: result.notes, explanation}, null, 2));
             return 0;
         }
         io.out(`strategy ${result.strategy}: -ngl ${result.gpuLayers}, micro-batch ${result.settings.batchSize}, ${result.settings.useMmap ? "mmap" : "pinned host memory"}`);
@@ -47,6 +47,9 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
         io.out(`predicted: TTFT ${p.ttftMs.toFixed(1)} ms (prompt ${p.promptTokens}), TPOT ${p.tpotMs.toFixed(2)} ms, ` +
             `VRAM ${(p.vram.total / MiB).toFixed(1)} MiB = weights ${(p.vram.weights / MiB).toFixed(1)} + KV ${(p.vram.kv / MiB).toFixed(1)} + scratch ${(p.vram.scratch / MiB).toFixed(1)} ` +
             `(budget ${(result.budgetBytes / MiB).toFixed(1)} MiB)`);
+        // the same sentences the app shows beside the plan (explainPlan.ts)
+        for (const sentence of [explanation.placement, explanation.budget, explanation.gpuLayers, explanation.profile])
+            io.out(`why: ${sentence}`);
         io.out(`notes: ${result.notes.join("; ")}`);
         return 0;
     } finally {

@@ -12,6 +12,9 @@ import {distinctExpertOperators, distinctOperators} from "../profiler/operatorSh
 import {defaultProfileCacheDir, profileMachine, type ProfileMachineOptions} from "../profiler/profileMachine.js";
 import {budgetBytes} from "./budget.js";
 import {offloadMinBatchFromEnv} from "./offloadMinBatchFromEnv.js";
+import {explainPlan} from "./explainPlan.js";
+import type {PlanExplanation} from "../../contract/planExplanation.js";
+import {requestPredictor, type RequestPredictor} from "./requestPredictor.js";
 import {planStrategy} from "./planStrategy.js";
 import {createVramSimulator, type VramSimulator} from "./simulateVram.js";
 import {candidateSettings} from "./strategies/optimalStrategy.js";
@@ -40,7 +43,8 @@ export type AutoPlanOptions = {
     /** Profile options (cache folder defaults to {@link defaultProfileCacheDir}). */
     profile?: Omit<ProfileMachineOptions, "signal" | "onProgress">;
     signal?: AbortSignal;
-    onProgress?: (message: string) => void;
+    /** Steps as sentences; `fraction` (0..1) where a step knows how far it is (see ProfileMachineOptions.onProgress). */
+    onProgress?: (message: string, fraction?: number) => void;
 };
 
 /** The plan and everything needed to load it with `PlacedModel.load`. */
@@ -50,6 +54,10 @@ export type AutoPlanResult = {
     readonly overrides: readonly TensorBufferOverride[];
     readonly model: InspectedModel;
     readonly profile: MachineProfile;
+    /** One sentence per decision (placement, budget, `-ngl`, profile), for the CLI and the app alike. */
+    readonly explanation: PlanExplanation;
+    /** Prices one request of the loaded plan at its own prompt and reply lengths (a chat reply's prediction). */
+    readonly predictRequest: RequestPredictor;
 };
 
 /** llama.cpp's `common_fit_params` through the native binding, with margin = free − budget on the GPU. */
@@ -71,13 +79,17 @@ export function nativeFit(engine: EngineLlama, modelPath: string, gpu: {name: st
  */
 export async function autoPlan(engine: EngineLlama, modelPath: string, options: AutoPlanOptions = {}): Promise<AutoPlanResult> {
     const {onProgress} = options;
-    const {inputs, simulator, model, profile} = await prepareStrategyInputs(engine, modelPath, options);
+    const {inputs, simulator, model, profile, gpu} = await prepareStrategyInputs(engine, modelPath, options);
     const strategy = options.strategy ?? "optimal";
     onProgress?.(`planning (${strategy}, budget ${(inputs.budgetBytes / 2 ** 20).toFixed(0)} MiB)`);
     let result = await planStrategy(strategy, inputs);
     if (simulator != null) result = await checkWithSimulation(simulator, inputs, strategy, result, onProgress);
     if (!result.fits) throw new Error(`cannot plan ${strategy} under the budget: ${result.reason}`);
-    return {result, overrides: result.overrides, model, profile};
+    const explanation = explainPlan(inputs, result, {
+        budget: options.budget ?? {kind: "auto"}, gpu,
+        profile: {createdAt: profile.createdAt, elapsedMs: profile.elapsedMs, truncated: profile.truncated, reused: profile.cachedFile != null}
+    });
+    return {result, overrides: result.overrides, model, profile, explanation, predictRequest: requestPredictor(inputs.cost, result)};
 }
 
 /** Everything a strategy needs for this model on this machine, and the simulator that checks plans. */
@@ -87,6 +99,8 @@ export type PreparedInputs = {
     readonly simulator: VramSimulator | null;
     readonly model: InspectedModel;
     readonly profile: MachineProfile;
+    /** The GPU the budget is for, with its free memory at planning time; `null` without one. */
+    readonly gpu: {readonly name: string; readonly freeBytes: number} | null;
 };
 
 /**
@@ -126,7 +140,7 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
         fit: gpu == null ? undefined : nativeFit(engine, modelPath, gpu),
         isHostBufferType: (name) => isHostBufferType(name, machine.bufferTypes)
     };
-    return {inputs, simulator, model, profile};
+    return {inputs, simulator, model, profile, gpu: gpu == null ? null : {name: gpu.name, freeBytes: gpu.freeBytes}};
 }
 
 async function validateAndInspect(modelPath: string, signal: AbortSignal | undefined, onProgress: ((message: string) => void) | undefined): Promise<InspectedModel> {

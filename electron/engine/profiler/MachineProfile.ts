@@ -105,6 +105,8 @@ export type MachineProfile = {
     readonly decodeOverheadUs?: number;
     /** The time limit cut the profile short; missing points are extrapolated. */
     readonly truncated: boolean;
+    /** Set (never stored) on a profile read back from the cache: the file it came from. */
+    readonly cachedFile?: string;
 };
 
 /** Which statistic of the timed runs the cost model uses. */

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
-import {calibrateDecodeOverhead} from "./calibrateDecodeOverhead.js";
+import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS} from "./calibrateDecodeOverhead.js";
 import type {ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
 
 /**
@@ -28,6 +28,8 @@ export const MAX_MS_PER_POINT = 120;
  * extrapolates it): on llvmpipe one 1024×2816 matmul at 2048 tokens took 10 s, at 512 1.7 s.
  */
 export const MAX_ESTIMATED_MS_PER_POINT = 1000;
+/** How often a running profile reports its progress and the time it may still take. */
+export const PROGRESS_INTERVAL_MS = 500;
 /** Bytes copied per H2D/D2H bandwidth sample (16 MiB is past the latency-dominated sizes on PCIe). */
 export const TRANSFER_BYTES = 16 * 1024 * 1024;
 /** Bytes scanned per CPU read-bandwidth sample (well past the last-level cache). */
@@ -53,36 +55,81 @@ export type ProfileMachineOptions = {
     repeats?: number;
     /** Folder of the JSON cache; omitted = no caching. */
     cacheDir?: string;
-    /** Ignore a cached profile. Defaults to `false`. */
+    /** Measure again even when the cache holds a profile for this machine (a user's "Re-profile"). Defaults to `false`. */
     refresh?: boolean;
     /** Also measure the fixed per-decode cost on a tiny generated model ({@link calibrateDecodeOverhead}). Defaults to `true`. */
     calibrateOverhead?: boolean;
     /** Aborting stops the native profiler at its next measurement (and rejects). */
     signal?: AbortSignal;
-    onProgress?: (message: string) => void;
+    /**
+     * Steps as sentences; while measuring, every {@link PROGRESS_INTERVAL_MS} with `fraction` (0..1) of the time the
+     * profile is meant to take (its time limit plus the per-decode calibration), the detail saying how much is left.
+     */
+    onProgress?: (message: string, fraction?: number) => void;
 };
 
-function cacheKey(engine: EngineLlama, ops: readonly OperatorShape[], request: NativeProfileRequest, overhead: boolean): string {
-    const devices = engine.bindings.tensorwiseGetDevices().map((d) => `${d.name}:${d.description}:${d.totalBytes}`);
-    const cpu = os.cpus()[0]?.model ?? "cpu";
+/** The NVIDIA kernel driver's version line where one is installed (a driver update re-profiles), else `""`. */
+async function driverVersion(): Promise<string> {
+    try {
+        return (await fs.readFile("/proc/driver/nvidia/version", "utf8")).split("\n")[0] ?? "";
+    } catch {
+        return "";
+    }
+}
+
+/** What a cached profile is valid for: the machine and llama.cpp build it was measured on, and what was measured. */
+export type ProfileCacheFacts = {
+    readonly host: string;
+    readonly cpu: string;
+    readonly ramBytes: number;
+    /** The GPU kernel driver's version (`""` where none is readable). */
+    readonly driver: string;
+    readonly llamaCppRelease: string;
+    readonly buildType: string;
+    readonly backend: string;
+    /** Every ggml device as `name:description:totalBytes`. */
+    readonly devices: readonly string[];
+    readonly request: Pick<NativeProfileRequest, "threads" | "batchSizes" | "cpuBatchSizes" | "expertOps">;
+    readonly ops: readonly OperatorShape[];
+    readonly calibrateOverhead: boolean;
+};
+
+/** The cache key of a profile: any change of machine, driver, llama.cpp build or measurement gives another key. */
+export function profileCacheKey(facts: ProfileCacheFacts): string {
     const parts = [
-        PROFILE_FORMAT, os.hostname(), cpu, os.totalmem(), engine.llama.llamaCppRelease.release, engine.llama.buildType,
-        engine.llama.gpu === false ? "cpu" : engine.llama.gpu, devices.join(","), request.threads,
-        [...ops].map((o) => `${o.type}:${o.rows}x${o.cols}`).sort().join(","), request.batchSizes?.join(","), request.cpuBatchSizes?.join(","), overhead,
+        PROFILE_FORMAT, facts.host, facts.cpu, facts.ramBytes, facts.driver, facts.llamaCppRelease, facts.buildType, facts.backend,
+        facts.devices.join(","), facts.request.threads, [...facts.ops].map((o) => `${o.type}:${o.rows}x${o.cols}`).sort().join(","),
+        facts.request.batchSizes?.join(","), facts.request.cpuBatchSizes?.join(","), facts.calibrateOverhead,
         // only a MoE model's key gains its expert operators, so dense models keep their cached profiles
-        ...(request.expertOps != null && request.expertOps.length > 0
-            ? [request.expertOps.map((o) => `${o.type}:${o.rows}x${o.cols}x${o.count}/${o.used}`).sort().join(",")] : [])
+        ...(facts.request.expertOps != null && facts.request.expertOps.length > 0
+            ? [facts.request.expertOps.map((o) => `${o.type}:${o.rows}x${o.cols}x${o.count}/${o.used}`).sort().join(",")] : [])
     ];
     return createHash("sha256").update(parts.join("|")).digest("hex").slice(0, 20);
+}
+
+/** The {@link ProfileCacheFacts} of this machine and engine. */
+async function cacheFacts(engine: EngineLlama, ops: readonly OperatorShape[], request: NativeProfileRequest, calibrateOverhead: boolean): Promise<ProfileCacheFacts> {
+    return {
+        host: os.hostname(), cpu: os.cpus()[0]?.model ?? "cpu", ramBytes: os.totalmem(), driver: await driverVersion(),
+        llamaCppRelease: engine.llama.llamaCppRelease.release, buildType: engine.llama.buildType,
+        backend: engine.llama.gpu === false ? "cpu" : engine.llama.gpu,
+        devices: engine.bindings.tensorwiseGetDevices().map((d) => `${d.name}:${d.description}:${d.totalBytes}`),
+        request, ops, calibrateOverhead
+    };
 }
 
 /** Bumped when measurements change meaning (2: slope-timed matmuls), so older cached profiles are re-measured. */
 const PROFILE_VERSION = 2;
 
-async function readCache(file: string, key: string): Promise<MachineProfile | null> {
+/**
+ * The cached profile for `key`, marked with the file it came from. A profile cut short by its time limit is reused
+ * too: measuring again on the same machine cuts it again at a different point, and the plan's predictions would
+ * change between two presses of the same button; the plan's explanation says it was cut (re-profile on request).
+ */
+export async function readCachedProfile(file: string, key: string): Promise<MachineProfile | null> {
     try {
         const cached = JSON.parse(await fs.readFile(file, "utf8")) as MachineProfile;
-        return cached.version === PROFILE_VERSION && cached.key === key && !cached.truncated ? cached : null;
+        return cached.version === PROFILE_VERSION && cached.key === key ? {...cached, cachedFile: file} : null;
     } catch {
         return null;
     }
@@ -112,34 +159,55 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         cpuScanBytes: CPU_SCAN_BYTES,
         timeLimitMs: options.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS
     };
-    const key = cacheKey(engine, ops, request, options.calibrateOverhead !== false);
+    const key = profileCacheKey(await cacheFacts(engine, ops, request, options.calibrateOverhead !== false));
     const file = options.cacheDir == null ? null : path.join(options.cacheDir, `profile-${key}.json`);
     if (file != null && options.refresh !== true) {
-        const cached = await readCache(file, key);
+        const cached = await readCachedProfile(file, key);
         if (cached != null) {
-            options.onProgress?.(`profile: cached (${file})`);
+            options.onProgress?.(`profile: reusing this machine's profile of ${cached.createdAt.slice(0, 16).replace("T", " ")} UTC (${file})`, 1);
             return cached;
         }
     }
     options.signal?.throwIfAborted();
-    options.onProgress?.(`profile: timing ${ops.length} operators${request.expertOps!.length > 0 ? ` and ${request.expertOps!.length} expert operators` : ""} on ${bindings.tensorwiseGetDevices().length} devices`);
+    const what = `timing ${ops.length} operators${request.expertOps!.length > 0 ? ` and ${request.expertOps!.length} expert operators` : ""} on ${bindings.tensorwiseGetDevices().length} devices`;
+    options.onProgress?.(`profile: ${what}`, 0);
     const onAbort = (): void => bindings.tensorwiseCancelProfiles?.();
     options.signal?.addEventListener("abort", onAbort, {once: true});
-    let result;
-    try {
-        result = await bindings.tensorwiseProfileOperators(request);
-    } finally {
-        options.signal?.removeEventListener("abort", onAbort);
+    // an abort before the listener was added fired no event: refuse here instead of measuring anyway
+    if (options.signal?.aborted === true) {
+        options.signal.removeEventListener("abort", onAbort);
+        options.signal.throwIfAborted();
     }
-    options.signal?.throwIfAborted();
-    if (result.cancelled) throw new Error("the profile was cancelled");
+    // the native profiler reports nothing until it ends, but it ends by its time limit: progress is time against that bound
+    const started = performance.now();
+    const boundMs = (request.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS) + (options.calibrateOverhead !== false ? OVERHEAD_TIME_LIMIT_MS : 0);
+    const ticker = options.onProgress == null ? null : setInterval(() => {
+        const elapsed = performance.now() - started;
+        const left = Math.max(0, boundMs - elapsed);
+        // a point already running when the limit passes still finishes: past the bound only that is said
+        options.onProgress?.(`profile: ${what} · ${left > 0 ? `about ${Math.ceil(left / 1000)} s left` : "finishing the last measurements"}`,
+            Math.min(0.99, elapsed / boundMs));
+    }, PROGRESS_INTERVAL_MS);
+    let result;
     let decodeOverheadUs: number | undefined;
-    if (options.calibrateOverhead !== false) {
+    try {
         try {
-            decodeOverheadUs = await calibrateDecodeOverhead(engine, request.threads ?? 1);
-        } catch (error) {
-            options.onProgress?.(`profile: per-decode overhead not measured (${error instanceof Error ? error.message : String(error)})`);
+            result = await bindings.tensorwiseProfileOperators(request);
+        } finally {
+            options.signal?.removeEventListener("abort", onAbort);
         }
+        options.signal?.throwIfAborted();
+        if (result.cancelled) throw new Error("the profile was cancelled");
+        if (options.calibrateOverhead !== false) {
+            try {
+                decodeOverheadUs = await calibrateDecodeOverhead(engine, request.threads ?? 1);
+            } catch (error) {
+                options.onProgress?.(`profile: per-decode overhead not measured (${error instanceof Error ? error.message : String(error)})`);
+            }
+            options.signal?.throwIfAborted();
+        }
+    } finally {
+        if (ticker != null) clearInterval(ticker);
     }
     const profile: MachineProfile = {
         version: PROFILE_VERSION,
@@ -165,7 +233,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         await fs.mkdir(path.dirname(file), {recursive: true});
         await fs.writeFile(file, `${JSON.stringify(profile, null, 2)}\n`);
     }
-    options.onProgress?.(`profile: done in ${(result.elapsedMs / 1000).toFixed(1)} s${result.truncated ? " (time limit hit; the rest is extrapolated)" : ""}`);
+    options.onProgress?.(`profile: done in ${(result.elapsedMs / 1000).toFixed(1)} s${result.truncated ? " (time limit hit; the rest is extrapolated)" : ""}`, 1);
     return profile;
 }
 

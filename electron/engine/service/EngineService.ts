@@ -1,6 +1,6 @@
 import {stat} from "node:fs/promises";
 import type {
-    Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, RuntimeSettings, TaskProgress
+    Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, PlacementView, RuntimeSettings, TaskProgress
 } from "../../contract/ipc.js";
 import {assertLoadable, type InspectedModel} from "../gguf/inspectGguf.js";
 import {describeMachine} from "../hardware/describeMachine.js";
@@ -32,15 +32,19 @@ import {serveOpenAi, type OpenAiServer} from "../../serve/serveOpenAi.js";
 /** The app's server: requests that may wait for a sequence, and each one's time limit (as `tensorwise serve`'s defaults). */
 const APP_SERVER_QUEUE = 64;
 const APP_SERVER_TIMEOUT_MS = 600_000;
+import type {RequestPredictor} from "../planner/requestPredictor.js";
 
 
-type Loaded = {placed: PlacedModel; state: LoadedModelState};
+/** `predictRequest`: the plan's cost model for a reply's own token counts; absent for a load without a plan. */
+type Loaded = {placed: PlacedModel; state: LoadedModelState; predictRequest?: RequestPredictor};
 
 /** Everything the engine process does, one model at a time. Owned by engineMain; callable directly in tests. */
 export class EngineService {
     private loaded: Loaded | null = null;
     private readonly streams = new Map<string, AbortController>();
     private readonly inspected = new Map<string, InspectedModel>();
+    /** Running auto-offloads by task id, for {@link cancelTask}. */
+    private readonly tasks = new Map<string, AbortController>();
     /** The benchmark running in this process; it loads its own models, so chat and loads wait for it. */
     private benchRun: {benchId: string; controller: AbortController} | null = null;
     /** The OpenAI-compatible server on the loaded model, while the app has it on. */
@@ -95,27 +99,58 @@ export class EngineService {
         });
     }
 
-    /** Profile → plan → load with the best strategy (default `optimal`), within the budget. */
-    async autoOffload(request: {path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string}): Promise<LoadedModelState> {
-        // validated and inspected once here; the planner is handed the result
-        const model = await this.inspectForTask(request.path, request.taskId);
-        this.progress(request.taskId, "profile", null, "measuring this machine's operators");
-        // several devices (a second GPU, an rpc-server): the K-device planner (planner/devices/planDevices.ts)
-        const multiDevice = planDeviceCount(this.engine.bindings.tensorwiseGetDevices()) > 1 && (request.strategy ?? "optimal") === "optimal";
-        const onProgress = (message: string): void => this.progress(request.taskId, message.startsWith("planning") ? "plan" : "profile", null, message);
-        const plan = multiDevice
-            ? await planDevicesForBudget({
-                engine: this.engine, modelPath: request.path, model, budget: request.budget, settings: request.settings, onProgress
-            })
-            : await planForBudget({
+    /**
+     * Profile (the cached profile of this machine when one fits, unless `refreshProfile`) → plan → load with the best
+     * strategy (default `optimal`), within the budget. The plan, with its memory per device, is sent as progress
+     * before the weights load. {@link cancelTask} stops it until then; the model loaded before stays loaded.
+     */
+    async autoOffload(request: {
+        path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string; refreshProfile?: boolean;
+    }): Promise<LoadedModelState> {
+        const {taskId} = request;
+        const controller = new AbortController();
+        this.tasks.set(taskId, controller);
+        try {
+            // validated and inspected once here; the planner is handed the result
+            const model = await this.inspectForTask(request.path, taskId);
+            const onProgress = (message: string, fraction?: number): void => {
+                const step = message.startsWith("profile:") ? "profile" : message.startsWith("validating") ? "inspect" : "plan";
+                this.progress(taskId, step, fraction ?? null, message.replace(/^profile: /, ""));
+            };
+            const common = {
                 engine: this.engine, modelPath: request.path, model, budget: request.budget, settings: request.settings,
-                strategy: request.strategy, onProgress
+                signal: controller.signal, onProgress
+            };
+            // several devices (a second GPU, an rpc-server): the K-device planner (planner/devices/planDevices.ts)
+            const multiDevice = planDeviceCount(this.engine.bindings.tensorwiseGetDevices()) > 1 && (request.strategy ?? "optimal") === "optimal";
+            const plan = multiDevice
+                ? await planDevicesForBudget(common)
+                : await planForBudget({...common, strategy: request.strategy, refreshProfile: request.refreshProfile});
+            controller.signal.throwIfAborted();
+            const load = {
+                path: request.path, model, taskId, placement: plan.placement, settings: plan.settings,
+                strategy: plan.strategy, gpuLayers: plan.gpuLayers, overrides: plan.overrides, prediction: plan.prediction,
+                budgetBytes: "result" in plan ? plan.result.budgetBytes : undefined,
+                rpcServers: "rpcServers" in plan ? plan.rpcServers : undefined,
+                predictRequest: "predictRequest" in plan ? plan.predictRequest : undefined
+            };
+            this.onProgress({
+                taskId, step: "plan", progress: 1, detail: `${plan.strategy}: planned, loading its weights`,
+                plan: {placement: this.placementView(load), prediction: plan.prediction, settings: plan.settings}
             });
-        return await this.loadPlaced({
-            path: request.path, model, taskId: request.taskId, placement: plan.placement, settings: plan.settings,
-            strategy: plan.strategy, gpuLayers: plan.gpuLayers, overrides: plan.overrides, prediction: plan.prediction,
-            budgetBytes: "result" in plan ? plan.result.budgetBytes : undefined, rpcServers: "rpcServers" in plan ? plan.rpcServers : undefined
-        });
+            return await this.loadPlaced(load);
+        } catch (error) {
+            if (controller.signal.aborted)
+                throw new TensorwiseError("aborted", "Auto-offload was cancelled before loading; the model loaded before, if any, is still loaded.");
+            throw error;
+        } finally {
+            this.tasks.delete(taskId);
+        }
+    }
+
+    /** Cancels a running auto-offload (see {@link autoOffload}); an unknown or finished task is ignored. */
+    cancelTask(taskId: string): void {
+        this.tasks.get(taskId)?.abort();
     }
 
     /** Loads with an explicit per-tensor placement: every layer offloaded, then overrides move tensors back. */
@@ -227,9 +262,14 @@ export class EngineService {
         try {
             const {streamId: _streamId, conversationId, ...options} = request;
             // while the server is on, the app's reply shares its sequences and scheduler with the API clients
-            if (this.serving != null)
-                return await scheduledChatReply(this.serving.server, loaded.placed.model, {...options, conversationId, signal: controller.signal, onText: onDelta});
-            return await streamChatReply(loaded.placed, {...options, signal: controller.signal, onText: onDelta, onPromptProgress});
+            const reply = this.serving != null
+                ? await scheduledChatReply(this.serving.server, loaded.placed.model, {...options, conversationId, signal: controller.signal, onText: onDelta})
+                : await streamChatReply(loaded.placed, {...options, signal: controller.signal, onText: onDelta, onPromptProgress});
+            if (loaded.predictRequest == null)
+                return reply;
+            // priced by the tokens this reply really evaluated and generated, not the planning workload
+            const {ttftMs, tpotMs} = loaded.predictRequest(reply.timing.promptTokens, reply.timing.generatedTokens);
+            return {...reply, timing: {...reply.timing, predicted: {ttftMs, tpotMs}}};
         } finally {
             this.streams.delete(request.streamId);
         }
@@ -269,6 +309,17 @@ export class EngineService {
         return resolveSettings(settings, {maxThreads: this.engine.llama.maxThreads, partlyOnGpu: offloads && this.describe().gpu != null});
     }
 
+    /** The placement as the app shows it, with the llama.cpp command that loads the same plan. */
+    private placementView(options: Parameters<EngineService["loadPlaced"]>[0]): PlacementView {
+        return toPlacementView({
+            strategy: options.strategy, placement: options.placement, model: options.model, overrides: options.overrides,
+            gpuLayers: options.gpuLayers, llamaCppFlags: renderLlamaCppFlags(options, {
+                modelPath: options.path, layerCount: options.model.layerCount ?? undefined,
+                tensorNames: options.model.tensors.map((t) => t.name), rpcServers: options.rpcServers
+            }).command
+        });
+    }
+
     private async loadPlaced(options: {
         path: string; model: InspectedModel; taskId: string; placement: Placement; settings: ResolvedSettings;
         strategy: PlacementStrategy; gpuLayers: number | "max"; overrides: readonly {pattern: string; bufferType: string}[];
@@ -277,6 +328,7 @@ export class EngineService {
         budgetBytes?: number;
         /** rpc-servers the plan places tensors on (`--rpc` in the rendered llama.cpp command). */
         rpcServers?: readonly string[];
+        predictRequest?: RequestPredictor;
     }): Promise<LoadedModelState> {
         this.refuseWhileBenching("load a model");
         return await this.exclusive(() => this.loadPlacedNow(options));
@@ -300,13 +352,7 @@ export class EngineService {
         });
         this.progress(options.taskId, "load", 1, "loaded");
         const measured = placed.memory();
-        const placement = toPlacementView({
-            strategy: options.strategy, placement: options.placement, model: options.model, overrides: options.overrides,
-            gpuLayers: options.gpuLayers, llamaCppFlags: renderLlamaCppFlags(options, {
-                modelPath: options.path, layerCount: options.model.layerCount ?? undefined,
-                tensorNames: options.model.tensors.map((t) => t.name), rpcServers: options.rpcServers
-            }).command
-        });
+        const placement = this.placementView(options);
         const state: LoadedModelState = {
             card: toModelCard(options.path, options.model),
             placement,
@@ -319,7 +365,7 @@ export class EngineService {
             settings: options.settings,
             loadMs: placed.loadMs
         };
-        this.loaded = {placed, state};
+        this.loaded = {placed, state, ...(options.predictRequest != null ? {predictRequest: options.predictRequest} : {})};
         return state;
     }
 

@@ -53,6 +53,7 @@ async function main(): Promise<void> {
         describe: () => service.describe(),
         inspect: ({path}) => service.inspect(path),
         autoOffload: (arg) => service.autoOffload(arg),
+        cancelTask: ({taskId}) => service.cancelTask(taskId),
         load: (arg) => service.load(arg),
         unload: () => service.unload(),
         current: () => service.current(),

@@ -15,7 +15,9 @@ import type {ChatReply} from "../runtime/streamChatReply.js";
 export type EngineRequests = {
     describe: [void, MachineDescription];
     inspect: [{path: string}, ModelCard];
-    autoOffload: [{path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string}, LoadedModelState];
+    autoOffload: [{path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string; refreshProfile?: boolean}, LoadedModelState];
+    /** Stops a running autoOffload before its weights load. */
+    cancelTask: [{taskId: string}, void];
     load: [{path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string}, LoadedModelState];
     unload: [void, void];
     current: [void, LoadedModelState | null];

@@ -9,6 +9,8 @@ import type {StrategyName} from "../../contract/strategies.js";
 import type {Workload} from "../planner/types.js";
 import {toMemoryReport} from "../runtime/memoryReport.js";
 import type {NativeBufferTypeMemory} from "../native/tensorwiseBindings.js";
+import type {PlanExplanation} from "../../contract/planExplanation.js";
+import type {RequestPredictor} from "../planner/requestPredictor.js";
 
 /** A plan ready to load: placement, llama.cpp parameters, settings and the prediction in the contract's shape. */
 export type BudgetPlan = {
@@ -19,6 +21,8 @@ export type BudgetPlan = {
     strategy: PlacementStrategy;
     prediction: Prediction;
     result: StrategyResult;
+    /** Prices one request (a chat reply) of this plan at its own prompt and reply lengths. */
+    predictRequest: RequestPredictor;
 };
 
 /**
@@ -28,11 +32,14 @@ export type BudgetPlan = {
  */
 export async function planForBudget(options: {
     engine: EngineLlama; modelPath: string; model: InspectedModel; budget: Budget; settings: Partial<RuntimeSettings>;
-    strategy?: PlacementStrategy; workload?: Workload; onProgress?: (message: string) => void; signal?: AbortSignal;
+    strategy?: PlacementStrategy; workload?: Workload; onProgress?: (message: string, fraction?: number) => void; signal?: AbortSignal;
+    /** Measure this machine again even when a cached profile fits. Defaults to `false`. */
+    refreshProfile?: boolean;
 }): Promise<BudgetPlan> {
     const strategy: StrategyName = options.strategy == null || options.strategy === "manual" ? "optimal" : options.strategy;
-    const {result} = await autoPlan(options.engine, options.modelPath, {
+    const {result, explanation, predictRequest} = await autoPlan(options.engine, options.modelPath, {
         model: options.model, budget: options.budget, strategy, workload: options.workload, settings: options.settings,
+        ...(options.refreshProfile === true ? {profile: {refresh: true}} : {}),
         onProgress: options.onProgress, signal: options.signal
     });
     return {
@@ -41,15 +48,17 @@ export async function planForBudget(options: {
         overrides: result.overrides,
         settings: result.settings,
         strategy: result.strategy,
-        prediction: toPrediction(result, result.placement.defaultBufferType),
-        result
+        prediction: toPrediction(result, result.placement.defaultBufferType, explanation),
+        result,
+        predictRequest
     };
 }
 
 /** The planner's prediction in the contract's shape: one device row and one host row. */
-function toPrediction(result: StrategyResult, gpuBufferType: string): Prediction {
+function toPrediction(result: StrategyResult, gpuBufferType: string, explanation: PlanExplanation): Prediction {
     const {prediction} = result;
     return {
+        explanation,
         ttftMs: prediction.ttftMs,
         tpotMs: prediction.tpotMs,
         promptTokens: prediction.promptTokens,

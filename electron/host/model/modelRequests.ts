@@ -3,7 +3,7 @@ import type {HostContext, RequestHandlers} from "../HostContext.js";
 
 type ModelRequestName =
     | "machine.describe" | "engine.state" | "engine.restart"
-    | "model.inspect" | "model.autoOffload" | "model.load" | "model.unload" | "model.current";
+    | "model.inspect" | "model.autoOffload" | "model.load" | "model.unload" | "model.current" | "task.cancel";
 
 export function modelRequests(host: HostContext): RequestHandlers<ModelRequestName> {
     return {
@@ -30,6 +30,10 @@ export function modelRequests(host: HostContext): RequestHandlers<ModelRequestNa
         },
         "model.autoOffload": async (arg) =>
             await host.runLoad({name: "autoOffload", arg: {...arg, path: await host.access.check(arg.path)}}, "auto-offload"),
+        "task.cancel": async (arg) => {
+            if (host.engine.state.state === "running")
+                await host.engine.request("cancelTask", arg);
+        },
         "model.load": async (arg) => await host.runLoad({name: "load", arg: {...arg, path: await host.access.check(arg.path)}}, "load"),
         "model.unload": async () => {
             for (const stream of host.streams.values())

@@ -76,9 +76,14 @@ async function runLoad(taskId: string, run: () => Promise<LoadedModelState>): Pr
         return true;
     } catch (error) {
         const current = usePlanStore.getState().run;
+        const steps = current.status === "idle" ? [] : current.steps;
         const contract = toContractError(error);
-        usePlanStore.getState().setRun({status: "failed", taskId, steps: current.status === "idle" ? [] : current.steps, message: contract.message, error: contract});
-        // a load refused before it started keeps the model that was loaded: show what the engine holds now
+        const cancelled = current.status === "running" && current.cancelling === true && contract.code === "aborted";
+        usePlanStore.getState().setRun(cancelled ? {status: "cancelled", taskId, steps} : {
+            status: "failed", taskId, steps, message: contract.message, error: contract,
+            ...(current.status === "running" && current.planned != null ? {planned: current.planned} : {})
+        });
+        // a load refused or cancelled before its weights loaded keeps the model that was loaded: show what the engine holds now
         usePlanStore.getState().setLoaded(await getTransport().request("model.current").catch(() => null));
         return false;
     } finally {
@@ -87,15 +92,29 @@ async function runLoad(taskId: string, run: () => Promise<LoadedModelState>): Pr
     }
 }
 
-/** Profile → plan → load, following `task.progress` events. */
-export async function autoOffload(path: string): Promise<void> {
+/**
+ * The one Auto-offload action: profile this machine if its cached profile does not fit (or `refreshProfile`), plan
+ * and load, following `task.progress` events; the plan (with its memory estimate) is shown before the weights load.
+ */
+export async function autoOffload(path: string, options: {refreshProfile?: boolean} = {}): Promise<void> {
     const taskId = newId("offload");
     const {settings} = usePlanStore.getState();
     const budget: Budget = settings.budget;
+    useUiStore.getState().show("offload");
     await runLoad(taskId, () => getTransport().request("model.autoOffload", {
         path, budget, taskId, strategy: settings.strategy,
-        settings: {contextSize: settings.contextSize, batchSize: settings.batchSize}
+        settings: {contextSize: settings.contextSize, batchSize: settings.batchSize},
+        ...(options.refreshProfile === true ? {refreshProfile: true} : {})
     }));
+}
+
+/** Cancels the running Auto-offload before its weights load; the model loaded before stays loaded. */
+export async function cancelAutoOffload(): Promise<void> {
+    const {run, setRun} = usePlanStore.getState();
+    if (run.status !== "running")
+        return;
+    setRun({...run, cancelling: true});
+    await getTransport().request("task.cancel", {taskId: run.taskId});
 }
 
 /** Loads a library model the way it was last loaded; a failure is shown in the library, naming the model's file. */

@@ -1,5 +1,5 @@
 import {create} from "zustand";
-import type {Budget, ContractError, LoadedModelState, PlacementStrategy, TaskProgress} from "../../../electron/contract/ipc";
+import type {Budget, ContractError, LoadedModelState, PlacementStrategy, PlannedLoad, TaskProgress} from "../../../electron/contract/ipc";
 import {DEFAULT_RUNTIME_SETTINGS} from "../../../electron/contract/settings";
 
 export type OffloadSettings = {
@@ -9,12 +9,16 @@ export type OffloadSettings = {
     strategy: PlacementStrategy;
 };
 
-/** The current placement job: running with its steps, done, or failed. */
+/**
+ * The current placement job: running with its steps, done, failed, or cancelled by the user. `planned` is the plan
+ * the engine sent before loading its weights (shown with its memory estimate while they load).
+ */
 export type OffloadRun =
     | {status: "idle"}
-    | {status: "running"; taskId: string; steps: TaskProgress[]}
-    | {status: "done"; taskId: string; steps: TaskProgress[]}
-    | {status: "failed"; taskId: string; steps: TaskProgress[]; message: string; error?: ContractError};
+    | {status: "running"; taskId: string; steps: TaskProgress[]; planned?: PlannedLoad; cancelling?: boolean}
+    | {status: "done"; taskId: string; steps: TaskProgress[]; planned?: PlannedLoad}
+    | {status: "failed"; taskId: string; steps: TaskProgress[]; message: string; error?: ContractError; planned?: PlannedLoad}
+    | {status: "cancelled"; taskId: string; steps: TaskProgress[]};
 
 export type PlanStore = {
     settings: OffloadSettings;
@@ -22,7 +26,7 @@ export type PlanStore = {
     loaded: LoadedModelState | null;
     setSettings(change: Partial<OffloadSettings>): void;
     setRun(run: OffloadRun): void;
-    /** A `task.progress` event: updates the running task's step (same step name replaces, new one appends). */
+    /** A `task.progress` event: updates the running task's step (same step name replaces, new one appends) and keeps its plan. */
     progress(progress: TaskProgress): void;
     setLoaded(loaded: LoadedModelState | null): void;
 };
@@ -40,13 +44,15 @@ export const usePlanStore = create<PlanStore>((set) => ({
     progress: (progress) => set((state) => {
         if (state.run.status !== "running" || state.run.taskId !== progress.taskId)
             return {};
+        const {plan, ...step} = progress;
         const steps = [...state.run.steps];
-        const at = steps.findIndex((step) => step.step === progress.step);
+        const at = steps.findIndex((candidate) => candidate.step === step.step);
         if (at === -1)
-            steps.push(progress);
+            steps.push(step);
         else
-            steps[at] = progress;
-        return {run: {...state.run, steps}};
+            steps[at] = step;
+        // once a plan arrives the engine unloads the model it had and loads this one
+        return plan != null ? {run: {...state.run, steps, planned: plan}, loaded: null} : {run: {...state.run, steps}};
     }),
     setLoaded: (loaded) => set({loaded})
 }));

@@ -1,7 +1,6 @@
 import {useMemo} from "react";
 import {formatMs, formatRate, tokensPerSecond} from "../../format/format";
 import {useChatStore} from "../../stores/chatStore";
-import {usePlanStore} from "../../stores/planStore";
 import {LiveChart} from "./components/LiveChart/LiveChart";
 import "./Dashboards.css";
 
@@ -10,27 +9,27 @@ export function Dashboards() {
     const activeId = useChatStore((state) => state.activeId);
     const conversation = useChatStore((state) => activeId == null ? null : state.conversations[activeId] ?? null);
     const stream = useChatStore((state) => Object.values(state.streams).find((candidate) => candidate.conversationId === activeId) ?? null);
-    const loaded = usePlanStore((state) => state.loaded);
     const title = useChatStore((state) => state.summaries.find((summary) => summary.id === activeId)?.title ?? conversation?.title);
 
     const replies = useMemo(() => (conversation?.messages ?? []).filter((message) => message.role === "assistant" && message.timing != null), [conversation]);
     const data = useMemo(() => {
         const x = replies.map((_, index) => index + 1);
-        const predictedTtft = loaded?.prediction?.ttftMs ?? null;
-        const predictedTpot = loaded?.prediction?.tpotMs ?? null;
+        // each reply's own prediction (its prompt and reply lengths, priced by the engine); null for unplanned loads
+        const predicted = replies.map((message) => message.timing!.predicted ?? null);
+        const anyPredicted = predicted.some((prediction) => prediction != null);
         return {
             x,
             ttft: [
                 {label: "TTFT", color: "#6ea8fe", values: replies.map((message) => message.timing!.ttftMs)},
-                ...(predictedTtft != null ? [{label: "predicted", color: "#5f687c", values: x.map(() => predictedTtft)}] : [])
+                ...(anyPredicted ? [{label: "predicted", color: "#5f687c", values: predicted.map((prediction) => prediction?.ttftMs ?? null)}] : [])
             ],
             tpot: [
                 {label: "TPOT", color: "#2dd4bf", values: replies.map((message) => message.timing!.tpotMs)},
-                ...(predictedTpot != null ? [{label: "predicted", color: "#5f687c", values: x.map(() => predictedTpot)}] : [])
+                ...(anyPredicted ? [{label: "predicted", color: "#5f687c", values: predicted.map((prediction) => prediction?.tpotMs ?? null)}] : [])
             ],
             rate: [{label: "tok/s", color: "#f472b6", values: replies.map((message) => tokensPerSecond(message.timing!.tpotMs))}]
         };
-    }, [replies, loaded]);
+    }, [replies]);
 
     const last = replies.at(-1)?.timing;
     const mean = (values: (number | null)[]) => {
@@ -42,7 +41,7 @@ export function Dashboards() {
             <div className="screen-header">
                 <div>
                     <h1>Dashboards</h1>
-                    <p>{conversation != null ? <>Per reply in <b>{title}</b>, timed by the engine.</> : "Open a conversation in Chat to see its timing."}</p>
+                    <p>{conversation != null ? <>Per reply in <b>{title}</b>, timed by the engine; "predicted" is the plan's cost model for each reply's own prompt and length.</> : "Open a conversation in Chat to see its timing."}</p>
                 </div>
                 {stream != null && <span className="pill" data-testid="live-stream"><span className="dot live"/>replying · {stream.tokens} tokens · {formatMs(stream.elapsedMs)}</span>}
             </div>
@@ -51,6 +50,14 @@ export function Dashboards() {
                     <div className="stat"><span className="label">Replies</span><span className="value" data-testid="reply-count">{replies.length}</span></div>
                     <div className="stat"><span className="label">Last TTFT</span><span className="value">{formatMs(last?.ttftMs)}</span></div>
                     <div className="stat"><span className="label">Last TPOT</span><span className="value">{formatMs(last?.tpotMs)}</span></div>
+                    {last?.predicted != null && (
+                        <div className="stat" title={`the plan's cost model for this reply's own ${last.promptTokens}-token prompt and ${last.generatedTokens} tokens`}>
+                            <span className="label">Predicted for it</span>
+                            <span className="value" data-testid="last-predicted" data-prompt-tokens={last.promptTokens} data-ttft={last.predicted.ttftMs}>
+                                {formatMs(last.predicted.ttftMs)} · {formatMs(last.predicted.tpotMs)}
+                            </span>
+                        </div>
+                    )}
                     <div className="stat"><span className="label">Mean TTFT</span><span className="value">{formatMs(mean(data.ttft[0]!.values))}</span></div>
                     <div className="stat"><span className="label">Mean TPOT</span><span className="value">{formatMs(mean(data.tpot[0]!.values))}</span></div>
                     <div className="stat"><span className="label">Mean speed</span><span className="value">{formatRate(mean(data.rate[0]!.values))}</span></div>

@@ -1,4 +1,4 @@
-import {autoOffload} from "../../actions/modelActions";
+import {autoOffload, cancelAutoOffload} from "../../actions/modelActions";
 import {ErrorNotice} from "../../components/ErrorNotice/ErrorNotice";
 import {formatBytes, formatMs, formatRate, tokensPerSecond} from "../../format/format";
 import {useEngineStore} from "../../stores/engineStore";
@@ -7,6 +7,8 @@ import {usePlanStore} from "../../stores/planStore";
 import {useUiStore} from "../../stores/uiStore";
 import {OffloadControls} from "./components/OffloadControls/OffloadControls";
 import {PlacementMap} from "./components/PlacementMap/PlacementMap";
+import {MemoryEstimate} from "./components/MemoryEstimate/MemoryEstimate";
+import {PlanExplanation} from "./components/PlanExplanation/PlanExplanation";
 import {TaskSteps} from "./components/TaskSteps/TaskSteps";
 import "./Offload.css";
 
@@ -18,6 +20,11 @@ export function Offload() {
     const show = useUiStore((state) => state.show);
     const card = inspection.status === "ready" ? inspection.card : loaded?.card ?? null;
     const running = run.status === "running" || engine.state === "busy";
+    // the engine stops a task at its next step until its weights start loading; then it finishes the load
+    const cancellable = run.status === "running" && !run.steps.some((step) => step.step === "load");
+    // while a job runs, the plan it sent before loading; afterwards the loaded model's
+    const planned = run.status === "running" ? run.planned ?? null : null;
+    const prediction = planned?.prediction ?? loaded?.prediction ?? null;
     return (
         <div className="screen offload-screen">
             <div className="screen-header">
@@ -35,14 +42,34 @@ export function Offload() {
                             : <div className="muted">No model open. <button className="button small" onClick={() => show("model")}>Open one</button></div>}
                     </div>
                     <OffloadControls disabled={running}/>
-                    <button className="button primary large" data-testid="auto-offload" disabled={card == null || running || engine.state === "crashed"}
-                        onClick={() => card != null && void autoOffload(card.path)}>
-                        {running ? "Working…" : "⚡ Auto-offload"}
-                    </button>
+                    <div className="row offload-actions">
+                        <button className="button primary large" data-testid="auto-offload" disabled={card == null || running || engine.state === "crashed"}
+                            title="Profiles this machine if no saved profile fits it, plans the placement and loads the model"
+                            onClick={() => card != null && void autoOffload(card.path)}>
+                            {running ? "Working…" : "⚡ Auto-offload"}
+                        </button>
+                        {cancellable
+                            ? <button className="button" data-testid="auto-offload-cancel" disabled={run.cancelling === true}
+                                onClick={() => void cancelAutoOffload()}>{run.cancelling === true ? "Cancelling…" : "Cancel"}</button>
+                            : <button className="button small" data-testid="auto-offload-reprofile" disabled={card == null || running || engine.state === "crashed"}
+                                title="Measures this machine again instead of reusing its saved profile, then plans and loads"
+                                onClick={() => card != null && void autoOffload(card.path, {refreshProfile: true})}>Re-profile and auto-offload</button>}
+                    </div>
                 </section>
                 {run.status !== "idle" && <TaskSteps steps={run.steps} running={run.status === "running"}/>}
                 {run.status === "failed" && <ErrorNotice testId="offload-error" title="The model was not loaded." error={run.error ?? {code: "internal", message: run.message}}/>}
-                {loaded != null && (
+                {run.status === "cancelled" && <div className="muted" data-testid="offload-cancelled">Cancelled.{loaded != null ? " The model loaded before is still loaded." : ""}</div>}
+                {prediction?.explanation != null && (
+                    <section className="panel stack" data-testid="offload-plan">
+                        <h2>Why this plan</h2>
+                        <PlanExplanation explanation={prediction.explanation}/>
+                        <h2>Memory {planned != null ? "it will take" : "planned"} per device</h2>
+                        <MemoryEstimate memory={prediction.memory}/>
+                        <div className="faint offload-note">Estimated before loading by llama.cpp's no-alloc simulation of this plan; the Memory screen compares it with what was allocated.</div>
+                    </section>
+                )}
+                {planned != null && <PlacementMap placement={planned.placement}/>}
+                {run.status !== "running" && loaded != null && (
                     <>
                         <section className="panel offload-result" data-testid="offload-result">
                             <div className="offload-stats">
@@ -53,7 +80,7 @@ export function Offload() {
                                 <div className="stat"><span className="label">Load time</span><span className="value">{formatMs(loaded.loadMs)}</span></div>
                                 <div className="stat"><span className="label">Context · batch</span><span className="value">{loaded.settings.contextSize} · {loaded.settings.batchSize}</span></div>
                             </div>
-                            {loaded.prediction != null && <div className="faint offload-note">Predictions for a {loaded.prediction.promptTokens}-token prompt. Measured TTFT/TPOT appear per message in Chat and Dashboards.</div>}
+                            {loaded.prediction != null && <div className="faint offload-note">Predictions for a {loaded.prediction.promptTokens}-token prompt. Each reply in Chat and Dashboards is predicted for its own prompt and length, beside what was measured.</div>}
                         </section>
                         <PlacementMap placement={loaded.placement}/>
                         <section className="panel">

@@ -1,11 +1,15 @@
 import type {ModelCard as Card} from "../../../../../../electron/contract/ipc";
 import {formatBytes, formatCount} from "../../../../format/format";
-import {useUiStore} from "../../../../stores/uiStore";
+import {autoOffload} from "../../../../actions/modelActions";
+import {useEngineStore} from "../../../../stores/engineStore";
+import {usePlanStore} from "../../../../stores/planStore";
 import {quantColor} from "./quantColor";
 import "./ModelCard.css";
 
 export function ModelCard({card}: {card: Card}) {
-    const show = useUiStore((state) => state.show);
+    const running = usePlanStore((state) => state.run.status === "running");
+    const engineBusy = useEngineStore((state) => state.engine.state === "busy" || state.engine.state === "crashed");
+    const busy = running || engineBusy;
     const totalBytes = card.quantMix.reduce((sum, entry) => sum + entry.bytes, 0) || 1;
     return (
         <section className="panel model-card" data-testid="model-card">
@@ -14,7 +18,9 @@ export function ModelCard({card}: {card: Card}) {
                     <h2 data-testid="model-name">{card.name ?? card.fileName}</h2>
                     <div className="faint mono model-card-path">{card.path}</div>
                 </div>
-                <button className="button primary" data-testid="go-offload" onClick={() => show("offload")}>⚡ Auto-offload…</button>
+                <button className="button primary" data-testid="go-offload" disabled={busy}
+                    title="Profiles this machine if no saved profile fits it, plans the placement and loads the model"
+                    onClick={() => void autoOffload(card.path)}>⚡ Auto-offload</button>
             </div>
             <div className="model-card-stats">
                 <div className="stat"><span className="label">Architecture</span><span className="value" data-testid="model-architecture">{card.architecture}</span></div>

@@ -1,0 +1,129 @@
+/**
+ * One sentence per planner decision, for wherever a plan is shown (the app's Offload screen, `tensorwise plan`): why
+ * the weights are where they are (why CPU-only), what the budget in MiB is and where it came from, what `-ngl` counts,
+ * and where the timings came from.
+ */
+import type {Budget} from "../../contract/ipc.js";
+import type {PlanExplanation} from "../../contract/planExplanation.js";
+import {AUTO_SAFETY_MARGIN_BYTES, AUTO_SAFETY_MARGIN_SHARE, budgetBytes, weightBudget} from "./budget.js";
+import {layerSplit} from "./resolvePlacement.js";
+import type {StrategyInputs, StrategyResult} from "./strategies/StrategyResult.js";
+
+/** What the plan itself does not carry: the budget as the user chose it, the GPU's free memory, the profile's origin. */
+export type PlanFacts = {
+    /** The budget as chosen (before it was resolved to bytes). */
+    readonly budget: Budget;
+    /** The GPU the budget is for, with its free memory when the plan was made; `null` without one. */
+    readonly gpu: {readonly name: string; readonly freeBytes: number} | null;
+    /** The machine profile the timings came from. */
+    readonly profile: {readonly createdAt: string; readonly elapsedMs: number; readonly truncated: boolean; readonly reused: boolean};
+};
+
+const MiB = 1024 * 1024;
+
+/** Bytes as MiB for a sentence: whole MiB from 10 MiB up, one decimal below. */
+export function mib(bytes: number): string {
+    const value = bytes / MiB;
+    return `${value >= 10 || value === 0 ? value.toFixed(0) : value.toFixed(1)} MiB`;
+}
+
+/** Explains a plan made from `inputs` (see autoPlan.ts); pure, so each sentence is testable with fake inputs. */
+export function explainPlan(inputs: StrategyInputs, result: StrategyResult, facts: PlanFacts): PlanExplanation {
+    return {
+        placement: explainPlacement(inputs, result),
+        budget: explainBudget(facts.budget, {gpu: facts.gpu, weightBytes: inputs.cost.model.weightBytes}),
+        gpuLayers: explainGpuLayers(result.gpuLayers, result.overrides.length, inputs.cost.model.layerCount),
+        profile: explainProfile(facts.profile),
+        profileReused: facts.profile.reused
+    };
+}
+
+/** The budget in MiB and where it came from; the number is {@link budgetBytes}'s, so the sentence and the plan agree. */
+export function explainBudget(budget: Budget, facts: {gpu: PlanFacts["gpu"]; weightBytes: number}): string {
+    const {gpu} = facts;
+    const bytes = budgetBytes(budget, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: facts.weightBytes});
+    const fits = "weights, KV cache and scratch on the GPU must all fit in it";
+    switch (budget.kind) {
+        case "auto": {
+            if (gpu == null) return "Auto budget: 0 MiB, because llama.cpp found no GPU on this machine.";
+            const margin = Math.max(AUTO_SAFETY_MARGIN_BYTES, gpu.freeBytes * AUTO_SAFETY_MARGIN_SHARE);
+            const marginWhy = `the larger of ${mib(AUTO_SAFETY_MARGIN_BYTES)} and ${AUTO_SAFETY_MARGIN_SHARE * 100}% of free memory, left for the driver and other apps`;
+            if (bytes === 0)
+                return `Auto budget: 0 MiB, because ${gpu.name} has only ${mib(gpu.freeBytes)} free, less than the ${mib(margin)} safety margin ` +
+                    `(${marginWhy}); choose a budget in MiB to use it anyway.`;
+            return `Auto budget: ${mib(bytes)} = the ${mib(gpu.freeBytes)} free on ${gpu.name} minus a ${mib(margin)} safety margin (${marginWhy}).`;
+        }
+        case "mib":
+            return `Budget: ${mib(bytes)} of ${gpu?.name ?? "GPU"} memory, as entered; ${fits}` +
+                (gpu != null && bytes > gpu.freeBytes ? ` (it is more than the ${mib(gpu.freeBytes)} free now).` : ".");
+        case "percent":
+            return `Budget: ${mib(bytes)} = ${budget.percent}% of the model's ${mib(facts.weightBytes)} of weights; ${fits}.`;
+    }
+}
+
+/** Where the weights went and why; for a CPU-only plan on a GPU machine, the reason nothing went to the GPU. */
+export function explainPlacement(inputs: StrategyInputs, result: StrategyResult): string {
+    const {model} = inputs.cost;
+    const gpu = inputs.gpuBufferType;
+    const budget = mib(inputs.budgetBytes);
+    if (inputs.cost.gpuDevice == null || gpu == null)
+        return "Everything runs on the CPU because llama.cpp found no GPU on this machine.";
+    const {onGpu} = result.resolved;
+    const gpuWeights = model.tensors.filter((t) => onGpu.has(t.name)).reduce((sum, t) => sum + t.bytes, 0);
+    if (onGpu.size === 0) {
+        if (result.strategy === "cpu") return "Everything runs on the CPU because the CPU-only strategy was chosen.";
+        const reserve = weightBudget(inputs.cost, result.settings, inputs.budgetBytes);
+        if (reserve.reason != null)
+            return `Everything runs on the CPU because the KV cache (${mib(reserve.kvBytes)} at ${result.settings.contextSize} tokens) and ` +
+                `scratch (${mib(reserve.scratchBytes)} at micro-batch ${result.settings.batchSize}) alone exceed the ${budget} budget; ` +
+                "a smaller context or micro-batch, or a larger budget, leaves room for weights.";
+        // the first thing this strategy would offload: the output layer for whole layers, else the smallest weight
+        const firstUnit = result.strategy === "layers" || result.strategy === "fit"
+            ? model.tensors.filter((t) => layerSplit(model, 1).onGpu.has(t.name)).reduce((sum, t) => sum + t.bytes, 0)
+            : Math.min(...model.tensors.filter((t) => t.op != null && t.role !== "token_embd").map((t) => t.bytes));
+        if (firstUnit > reserve.bytes)
+            return `Everything runs on the CPU because the ${mib(reserve.bytes)} left in the ${budget} budget after the KV cache ` +
+                `(${mib(reserve.kvBytes)}) and scratch (${mib(reserve.scratchBytes)}) cannot hold even ` +
+                `${result.strategy === "layers" || result.strategy === "fit" ? "the output layer" : "the smallest weight matrix"} (${mib(firstUnit)}).`;
+        if (result.strategy === "optimal")
+            return `Everything runs on the CPU because, for a ${result.prediction.promptTokens}-token prompt and a ${result.prediction.genTokens}-token reply, ` +
+                `it is predicted faster than every placement that uses ${gpu} within the ${budget} budget.`;
+        return `Everything runs on the CPU because the ${result.strategy} strategy put no weight on ${gpu} within the ${budget} budget.`;
+    }
+    const hostBytes = model.weightBytes - gpuWeights;
+    const vram = result.prediction.vram;
+    const used = `weights, KV cache and scratch need ${mib(vram.total)} of the ${budget} budget`;
+    // token_embd stays in host memory whatever the plan (llama.cpp's input layer), so it does not make a plan mixed
+    const others = model.tensors.filter((t) => !onGpu.has(t.name) && t.role !== "token_embd");
+    if (others.length === 0)
+        return `The whole model fits on ${gpu}: ${used} (the token embeddings stay in host memory, as llama.cpp always keeps them).`;
+    const share = Math.round(gpuWeights / model.weightBytes * 100);
+    const kvLayers = result.resolved.kvOnGpu.filter(Boolean).length;
+    const host = result.settings.useMmap ? "memory-mapped host memory" : "pinned host memory";
+    return `${gpu} holds ${share}% of the weights (${mib(gpuWeights)} of ${mib(model.weightBytes)}) and the KV cache of ${kvLayers} of ` +
+        `${model.layerCount} layers; the other ${mib(hostBytes)} stay in ${host}, because on ${gpu} ${used}.`;
+}
+
+/** What llama.cpp's `-ngl` of this plan counts: the output layer is one of them (llama_model::load_tensors). */
+export function explainGpuLayers(gpuLayers: number | "max", overrideCount: number, layerCount: number): string {
+    const moved = overrideCount === 0 ? ""
+        : `, then ${overrideCount} tensor override${overrideCount === 1 ? "" : "s"} (-ot) move${overrideCount === 1 ? "s" : ""} the weights ${overrideCount === 1 ? "it names" : "they name"} back to host memory`;
+    if (gpuLayers === "max" || gpuLayers > layerCount)
+        return `-ngl offloads all ${layerCount} repeating layers and the output layer, which llama.cpp counts as one more layer ` +
+            `(${layerCount + 1} in all)${moved}.`;
+    if (gpuLayers === 0)
+        return `-ngl 0 offloads no layer: every layer and its KV cache stay on the CPU${moved}.`;
+    const repeating = gpuLayers - 1;
+    const range = repeating === 0 ? "no repeating layer" : repeating === 1 ? `the last repeating layer (blk.${layerCount - 1})`
+        : `the last ${repeating} of ${layerCount} repeating layers (blk.${layerCount - repeating}–blk.${layerCount - 1})`;
+    return `-ngl ${gpuLayers} counts the output layer as one: it offloads the output layer and ${range}${moved}.`;
+}
+
+/** Where the timings came from: a profile measured now, or one reused from the cache (and when it was made). */
+export function explainProfile(profile: PlanFacts["profile"]): string {
+    const cut = profile.truncated ? " It was cut at its time limit, so some timings are extrapolated." : "";
+    if (profile.reused)
+        return `Timings from this machine's profile of ${profile.createdAt.slice(0, 16).replace("T", " ")} UTC, reused from the cache; ` +
+            `re-profile to measure again.${cut}`;
+    return `Timings measured on this machine just now (${(profile.elapsedMs / 1000).toFixed(1)} s) and saved for the next plan.${cut}`;
+}

@@ -1,0 +1,130 @@
+import {mkdtemp, readdir, readFile} from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import {afterAll, describe, expect, it} from "vitest";
+import type {EngineLlama} from "../native/getEngineLlama.js";
+import type {NativeProfileResult} from "../native/tensorwiseBindings.js";
+import {probeEngine} from "../testing/probeEngine.js";
+import type {OperatorShape} from "./MachineProfile.js";
+import {profileCacheKey, profileMachine, type ProfileCacheFacts} from "./profileMachine.js";
+
+describe("the profile cache key: the same machine and build reuse a profile, any change measures again", () => {
+    const facts: ProfileCacheFacts = {
+        host: "box", cpu: "EPYC", ramBytes: 64e9, driver: "", llamaCppRelease: "b7000", buildType: "localBuild", backend: "vulkan",
+        devices: ["CPU:EPYC:64000000000", "Vulkan0:llvmpipe (LLVM 15.0.6, 256 bits):2147483648"],
+        request: {threads: 2, batchSizes: [1, 32, 128, 512], cpuBatchSizes: [1, 32]},
+        ops: [{type: "f16", rows: 64, cols: 64}, {type: "q8_0", rows: 128, cols: 64}], calibrateOverhead: true
+    };
+
+    it("is stable for the same facts, whatever the order of the operators", () => {
+        expect(profileCacheKey({...facts, ops: [...facts.ops].reverse()})).toBe(profileCacheKey(facts));
+    });
+
+    const changes: [string, Partial<ProfileCacheFacts>][] = [
+        ["another device", {devices: [...facts.devices, "CUDA0:NVIDIA H100:85000000000"]}],
+        ["a device of another size", {devices: ["CPU:EPYC:64000000000", "Vulkan0:llvmpipe (LLVM 15.0.6, 256 bits):4294967296"]}],
+        ["a driver update", {driver: "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15"}],
+        ["another llama.cpp release", {llamaCppRelease: "b7001"}],
+        ["another build", {buildType: "prebuilt"}],
+        ["another backend", {backend: "cuda"}],
+        ["other threads", {request: {...facts.request, threads: 1}}],
+        ["other operators", {ops: [{type: "f16", rows: 64, cols: 128}]}]
+    ];
+    for (const [what, change] of changes) {
+        it(`changes with ${what}`, () => {
+            expect(profileCacheKey({...facts, ...change})).not.toBe(profileCacheKey(facts));
+        });
+    }
+});
+
+const probe = await probeEngine("cpu");
+if (probe.reason != null)
+    console.warn(`[skip] profile cache and cancel on the CPU engine: ${probe.reason}`);
+
+/** The engine with its native profiler call counted, and each native result kept. */
+function counted(engine: EngineLlama): {engine: EngineLlama; results: NativeProfileResult[]} {
+    const results: NativeProfileResult[] = [];
+    const native = engine.bindings;
+    // the bindings object's properties are read-only: a child object overrides the one call and inherits the rest
+    const bindings = Object.create(native, {
+        tensorwiseProfileOperators: {
+            value: async (request: Parameters<NonNullable<typeof native.tensorwiseProfileOperators>>[0]) => {
+                const result = await native.tensorwiseProfileOperators!(request);
+                results.push(result);
+                return result;
+            }
+        }
+    }) as typeof native;
+    return {engine: {...engine, bindings}, results};
+}
+
+describe.skipIf(probe.reason != null)("profileMachine on this machine's CPU", () => {
+    afterAll(async () => {
+        await probe.engine?.llama.dispose();
+    });
+    const ops: OperatorShape[] = [{type: "f16", rows: 256, cols: 256}, {type: "f32", rows: 128, cols: 256}];
+    // cut short on purpose: a profile stopped by its time limit must be reused too (re-measuring cuts it elsewhere)
+    const quick = {calibrateOverhead: false, timeLimitMs: 1, threads: 1} as const;
+
+    it("measures once, then reuses the cached profile (even one cut at its time limit) until asked to re-profile", async () => {
+        const cacheDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-profile-cache-"));
+        const {engine, results} = counted(probe.engine!);
+        const first = await profileMachine(engine, ops, {...quick, cacheDir});
+        expect(results).toHaveLength(1);
+        expect(first.cachedFile).toBeUndefined();
+        expect(first.truncated).toBe(true);
+        const files = await readdir(cacheDir);
+        expect(files).toHaveLength(1);
+        // the marker of a cached profile is never written into the cache
+        expect(JSON.parse(await readFile(path.join(cacheDir, files[0]!), "utf8"))).not.toHaveProperty("cachedFile");
+
+        const messages: string[] = [];
+        const second = await profileMachine(engine, ops, {...quick, cacheDir, onProgress: (message) => messages.push(message)});
+        expect(results).toHaveLength(1);
+        expect(second.cachedFile).toBe(path.join(cacheDir, files[0]!));
+        expect(second.createdAt).toBe(first.createdAt);
+        expect(second.matmuls).toEqual(first.matmuls);
+        expect(messages.join("\n")).toContain("reusing this machine's profile");
+
+        const refreshed = await profileMachine(engine, ops, {...quick, cacheDir, refresh: true});
+        expect(results).toHaveLength(2);
+        expect(refreshed.cachedFile).toBeUndefined();
+        const third = await profileMachine(engine, ops, {...quick, cacheDir});
+        expect(third.createdAt).toBe(refreshed.createdAt);
+        expect(results).toHaveLength(2);
+
+        // another measurement (another thread count) is another key: measured, and cached beside the first
+        await profileMachine(engine, ops, {...quick, cacheDir, threads: 2});
+        expect(results).toHaveLength(3);
+        expect(await readdir(cacheDir)).toHaveLength(2);
+    }, 120_000);
+
+    it("Cancel stops the native profiler at its next measurement, rejects, and caches nothing", async () => {
+        const cacheDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-profile-cancel-"));
+        const {engine, results} = counted(probe.engine!);
+        // enough operators that the profile runs far longer than the moment the cancel comes
+        const many: OperatorShape[] = Array.from({length: 48}, (_, i) => ({type: "f16", rows: 1024, cols: 1024 + 64 * i}));
+        const controller = new AbortController();
+        const fractions: number[] = [];
+        const profile = profileMachine(engine, many, {
+            cacheDir, calibrateOverhead: false, threads: 1, timeLimitMs: 600_000, signal: controller.signal,
+            onProgress: (_message, fraction) => {
+                if (fraction != null) fractions.push(fraction);
+                if (fraction === 0) setTimeout(() => controller.abort(), 100);
+            }
+        });
+        await expect(profile).rejects.toThrow();
+        // the native run itself reports that it was cancelled (it would otherwise have measured every operator)
+        expect(results).toHaveLength(1);
+        expect(results[0]!.cancelled).toBe(true);
+        expect(results[0]!.matmuls.length).toBeLessThan(many.length * 2);
+        expect(await readdir(cacheDir)).toHaveLength(0);
+        expect(fractions[0]).toBe(0);
+    }, 120_000);
+
+    it("an abort before measuring starts measures nothing", async () => {
+        const {engine, results} = counted(probe.engine!);
+        await expect(profileMachine(engine, ops, {...quick, signal: AbortSignal.abort()})).rejects.toThrow();
+        expect(results).toHaveLength(0);
+    });
+});
