@@ -85,6 +85,8 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
     const startedAt = new Date().toISOString();
     const machine = describeMachine(engine);
     const threads = options.threads ?? engine.llama.maxThreads;
+    // without --threads every plan takes the fastest measured count up to the engine's (autoPlan); each load records its own
+    const fixedThreads = options.threads != null ? {threads: options.threads} : {};
     const tpotPromptTokens = options.tpotPromptTokens ?? 1;
     const warmupTokens = options.warmupTokens ?? 8;
     const batchSize = options.batchSize ?? DEFAULT_RUNTIME_SETTINGS.batchSize;
@@ -99,7 +101,7 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
     const stock = options.llamaBench === true ? ensureLlamaBench(llamaBenchVariantOf(engine.llama.gpu), {onProgress: log}) : null;
 
     // A cheap first plan validates the model and profiles the machine (cached) before anything is written.
-    const first = await autoPlan(engine, modelPath, {strategy: "cpu", budget: {kind: "mib", mib: 0}, settings: {contextSize, threads, batchSize},
+    const first = await autoPlan(engine, modelPath, {strategy: "cpu", budget: {kind: "mib", mib: 0}, settings: {contextSize, batchSize, ...fixedThreads},
         signal, onProgress: log});
     // a benchmark tokenizes prompts: a vocabulary llama.cpp cannot tokenize with would end the process mid-run
     assertLoadable(first.model);
@@ -162,7 +164,7 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
             log(`planning (micro-batch ${batchSize})`);
             const planned = await autoPlan(engine, options.modelPath, {
                 strategy: variant.strategy, budget: cx.budgetSpec, signal: options.signal,
-                settings: {contextSize: settings.contextSize, threads: settings.threads, batchSize},
+                settings: {contextSize: settings.contextSize, batchSize, ...(options.threads != null ? {threads: options.threads} : {})},
                 workload: {promptTokens: Math.max(...settings.prompts), genTokens: Math.max(...settings.gens)}
             });
             const {result} = planned;
@@ -181,7 +183,8 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
             const predictPoint = (kind: PointKind, tokens: number): number | null => {
                 try {
                     const workload = kind === "ttft" ? {promptTokens: tokens, genTokens: 1} : {promptTokens: settings.tpotPromptTokens, genTokens: tokens};
-                    const p = predict(costContext(cx.cost, planSettings, workload), result.resolved);
+                    // the profile measured at the plan's own thread count
+                    const p = predict(costContext({...cx.cost, profile: planned.profile}, planSettings, workload), result.resolved);
                     return kind === "ttft" ? p.ttftMs : p.tpotMs;
                 } catch {
                     return null;

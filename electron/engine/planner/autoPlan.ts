@@ -9,6 +9,7 @@ import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {TensorBufferOverride} from "../placement/Placement.js";
 import type {MachineProfile} from "../profiler/MachineProfile.js";
 import {distinctOperators} from "../profiler/operatorShapes.js";
+import {profileAtThreads, threadCandidates} from "../profiler/profileAtThreads.js";
 import {defaultProfileCacheDir, profileMachine, type ProfileMachineOptions} from "../profiler/profileMachine.js";
 import {budgetBytes} from "./budget.js";
 import {planStrategy} from "./planStrategy.js";
@@ -26,7 +27,11 @@ export type AutoPlanOptions = {
     workload?: Workload;
     /** Defaults to `"optimal"`. */
     strategy?: StrategyName;
-    /** Context size, threads (default the engine's), micro-batch and mmap to start from; defaults: DEFAULT_RUNTIME_SETTINGS. */
+    /**
+     * Context size, threads, micro-batch and mmap to start from; defaults: DEFAULT_RUNTIME_SETTINGS. Without `threads`,
+     * the plan takes the thread count (of {@link threadCandidates} up to the engine's `maxThreads`) whose measured
+     * profile predicts the shortest request for the chosen placement.
+     */
     settings?: Partial<PlanSettings>;
     /** Profile options (cache folder defaults to {@link defaultProfileCacheDir}). */
     profile?: Omit<ProfileMachineOptions, "signal" | "onProgress">;
@@ -62,13 +67,42 @@ export function nativeFit(engine: EngineLlama, modelPath: string, gpu: {name: st
  */
 export async function autoPlan(engine: EngineLlama, modelPath: string, options: AutoPlanOptions = {}): Promise<AutoPlanResult> {
     const {onProgress} = options;
-    const {inputs, simulator, model, profile} = await prepareStrategyInputs(engine, modelPath, options);
+    const prepared = await prepareStrategyInputs(engine, modelPath, options);
+    const {simulator, model} = prepared;
     const strategy = options.strategy ?? "optimal";
-    onProgress?.(`planning (${strategy}, budget ${(inputs.budgetBytes / 2 ** 20).toFixed(0)} MiB)`);
-    let result = await planStrategy(strategy, inputs);
+    onProgress?.(`planning (${strategy}, budget ${(prepared.inputs.budgetBytes / 2 ** 20).toFixed(0)} MiB)`);
+    const {inputs, profile, result: planned} = options.settings?.threads != null
+        ? {...prepared, result: await planStrategy(strategy, prepared.inputs)}
+        : await planWithFastestThreads(engine, prepared, strategy, options);
+    let result = planned;
     if (simulator != null) result = await checkWithSimulation(simulator, inputs, strategy, result, onProgress);
     if (!result.fits) throw new Error(`cannot plan ${strategy} under the budget: ${result.reason}`);
     return {result, overrides: result.overrides, model, profile};
+}
+
+/**
+ * Plans with each of {@link threadCandidates} (the CPU part of the profile measured at each count, cached) and keeps
+ * the plan with the shortest predicted request (TTFT + TPOT × the rest of the reply); its notes give every count's.
+ */
+async function planWithFastestThreads(engine: EngineLlama, prepared: PreparedInputs, strategy: StrategyName,
+    options: Omit<AutoPlanOptions, "strategy">): Promise<{inputs: StrategyInputs; profile: MachineProfile; result: StrategyResult}> {
+    const tried: {inputs: StrategyInputs; profile: MachineProfile; result: StrategyResult}[] = [];
+    for (const threads of threadCandidates(prepared.inputs.settings.threads)) {
+        options.signal?.throwIfAborted();
+        options.onProgress?.(`measuring the CPU with ${threads} thread${threads === 1 ? "" : "s"}`);
+        const profile = await profileAtThreads(engine, prepared.profile, threads, {
+            cacheDir: defaultProfileCacheDir(), decodeWorkingSetBytes: prepared.model.tensorBytes, ...options.profile,
+            signal: options.signal, onProgress: options.onProgress
+        });
+        const inputs: StrategyInputs = {...prepared.inputs, settings: {...prepared.inputs.settings, threads}, cost: {...prepared.inputs.cost, profile}};
+        tried.push({inputs, profile, result: await planStrategy(strategy, inputs)});
+    }
+    const fitting = tried.filter((t) => t.result.fits);
+    const pool = fitting.length > 0 ? fitting : tried;
+    const best = pool.reduce((a, b) => b.result.prediction.requestMs < a.result.prediction.requestMs ? b : a);
+    const note = `threads: ${best.inputs.settings.threads}, the shortest predicted request of ` +
+        tried.map((t) => `${t.inputs.settings.threads} → ${t.result.prediction.requestMs.toFixed(0)} ms`).join(", ");
+    return {...best, result: {...best.result, notes: [...best.result.notes, note]}};
 }
 
 /** Everything a strategy needs for this model on this machine, and the simulator that checks plans. */
@@ -99,7 +133,7 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
         useMmap: options.settings?.useMmap ?? gpu == null
     };
     const profile = await profileMachine(engine, distinctOperators(model.tensors), {
-        cacheDir: defaultProfileCacheDir(), threads: settings.threads, ...options.profile, signal, onProgress
+        cacheDir: defaultProfileCacheDir(), threads: settings.threads, decodeWorkingSetBytes: model.tensorBytes, ...options.profile, signal, onProgress
     });
     const budget = budgetBytes(options.budget ?? {kind: "auto"}, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: model.tensorBytes});
     // scratch per micro-batch from llama.cpp's no-alloc simulation, measured once (it barely depends on the placement)
@@ -111,8 +145,7 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
         scratchByBatch = await simulator.scratchByBatch(settings.contextSize, candidateSettings(settings).map((s) => s.batchSize));
     }
     const inputs: StrategyInputs = {
-        cost: {model: planner, profile, gpuDevice: gpu?.name ?? null, scratchByBatch, scratchContextSize: settings.contextSize,
-            decodeOverheadUs: profile.decodeOverheadUs},
+        cost: {model: planner, profile, gpuDevice: gpu?.name ?? null, scratchByBatch, scratchContextSize: settings.contextSize},
         gpuBufferType: gpu?.bufferType ?? null,
         budgetBytes: budget,
         settings,
