@@ -1,4 +1,5 @@
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import type {Token} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import {makeTestModel} from "../testing/testModels.js";
@@ -73,7 +74,7 @@ describe.skipIf(probe.reason != null)("streamChatReply (patched CPU build)", () 
         // the path chat took before the native loop: LlamaChatSession.promptWithMeta on the context's sequence
         const session = placed.chatSession();
         session.setChatHistory([]);
-        const before: number[] = [];
+        const before: Token[] = [];
         const old = await session.promptWithMeta(message, {maxTokens: 24, temperature: 0, onToken: (tokens) => before.push(...tokens)});
         const now = placed.model.tokenize(reply.text, false);
         console.log(`[measure] greedy reply: ${reply.timing.generatedTokens} tokens natively, ${before.length} through node-llama-cpp`);
