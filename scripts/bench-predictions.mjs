@@ -47,12 +47,14 @@ for (const name of values.only.split(",")) {
     for (const e of [...perStrategy, ...(pooled != null ? [{...pooled, variant: "**all**"}] : [])])
         lines.push(`| ${MODELS[name].label} | ${e.variant} | ${pct(e.ttft)} | ${pct(e.tpot)} | ${e.points} |`);
     const failed = report.runs.filter((r) => r.status !== "ok").map((r) => `${r.budget} ${r.variant.label}: ${r.error}`);
-    results.push({model: name, threads: report.settings.threads, loadAverage: [loadBefore, os.loadavg()[0]], perStrategy, pooled, failed});
+    // each plan picks its own thread count unless --threads is given: list what the loads used
+    const threads = [...new Set(report.runs.flatMap((r) => r.loads.map((l) => l.plan.threads)))].join("/");
+    results.push({model: name, threads, loadAverage: [loadBefore, os.loadavg()[0]], perStrategy, pooled, failed});
     for (const f of failed) console.error(`failed run: ${f}`);
 }
 const load = os.loadavg().map((v) => v.toFixed(1)).join(" / ");
 const text = `${lines.join("\n")}\n\nMachine: ${os.cpus()[0]?.model ?? "?"} × ${os.cpus().length}; load average at the end ${load}; ` +
-    `threads ${results.map((r) => `${r.model} ${r.threads}`).join(", ")}.\n`;
+    `threads used ${results.map((r) => `${r.model} ${r.threads}`).join(", ")}.\n`;
 fs.writeFileSync(path.join(outDir, "predictions.json"), JSON.stringify({date, host: os.hostname(), args: values, results}, null, 2));
 fs.writeFileSync(path.join(outDir, "README.md"), `# Predicted vs measured TTFT and TPOT, ${date}\n\n` +
     `Median of |predicted − measured| / measured over the cells of \`tensorwise bench\` (strategies ${values.strategies}, ` +

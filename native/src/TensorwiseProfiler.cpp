@@ -319,6 +319,14 @@ public:
             out.devices.push_back({name, type == GGML_BACKEND_DEVICE_TYPE_CPU ? "cpu" : "gpu"});
         }
         if (!stop(out)) cpuRead(out);
+        // every GPU's transfer costs before any matmul and whatever the time limit (a few 16 MiB copies each): a plan
+        // cannot be priced without them, while a matmul the time limit cuts is extrapolated
+        for (const Dev& d : devs) {
+            if (tensorwiseProfileCancelGeneration.load() != generation) { out.cancelled = true; break; }
+            if (d.isCpu) continue;
+            BackendPtr backend(ggml_backend_dev_init(d.dev, nullptr));
+            if (backend) transfers(backend.get(), d.dev, d.name, out);
+        }
         // the CPU first: it is what every plan falls back to, and GPU pipelines compile lazily (slow on llvmpipe)
         std::stable_sort(devs.begin(), devs.end(), [](const Dev& a, const Dev& b) { return a.isCpu && !b.isCpu; });
         for (const Dev& d : devs) {
@@ -328,7 +336,7 @@ public:
             if (d.isCpu) {
                 setThreads(backend.get(), d.dev, req.threads);
                 cpuLaunch(backend.get(), out);
-            } else transfers(backend.get(), d.dev, d.name, out);
+            }
             std::vector<int64_t> batches = d.isCpu ? req.cpuBatchSizes : req.batchSizes;
             std::sort(batches.begin(), batches.end());
             // every op at the small batches first, so a time limit cuts only large-batch points (extrapolated)
