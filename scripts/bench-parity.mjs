@@ -7,13 +7,12 @@
 // Usage: node scripts/bench-parity.mjs [--out bench/results/<date>-parity-<host>] [--repeats 5] [--only small,large]
 //        [--configs cpu-t1,cpu-t2,vulkan-mixed]
 // Needs a built checkout (npm ci; npx tsc -p tsconfig.json) and a C++ compiler (llama-bench is built once, cached).
-import {spawnSync} from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {parseArgs} from "node:util";
+import {median, MODELS, modelFile, root, tensorwise} from "./benchModels.mjs";
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const {values} = parseArgs({options: {
     out: {type: "string"}, repeats: {type: "string", default: "5"}, only: {type: "string", default: "small,large"},
     configs: {type: "string", default: "cpu-t1,cpu-t2,vulkan-mixed"}, prompt: {type: "string", default: "64"}, gen: {type: "string", default: "32"}
@@ -22,11 +21,6 @@ const date = new Date().toISOString().slice(0, 10);
 const outDir = path.resolve(values.out ?? path.join(root, "bench", "results", `${date}-parity-${os.hostname().slice(0, 12)}`));
 fs.mkdirSync(outDir, {recursive: true});
 
-/** The models of the comparison, written with the project's own GGUF writer (`tensorwise make-model`). */
-const MODELS = {
-    small: {label: "≈100 MiB F16 (3 layers, embd 1024)", args: ["--layers", "3", "--embd", "1024", "--ff", "2816", "--heads", "16", "--kv-heads", "16", "--vocab", "8000", "--type", "f16"]},
-    large: {label: "≈1 GiB Q8_0 (16 layers, embd 2048, ff 8192)", args: ["--layers", "16", "--embd", "2048", "--ff", "8192", "--heads", "16", "--kv-heads", "16", "--vocab", "32000", "--type", "q8_0"]}
-};
 /** Placements: CPU only with 1 and 2 threads, and half the weights on the Vulkan device (Mesa llvmpipe). */
 const CONFIGS = {
     "cpu-t1": {label: "CPU, 1 thread", args: ["--gpu", "cpu", "--strategies", "cpu", "--budgets", "50%", "--threads", "1"], env: {}},
@@ -35,19 +29,10 @@ const CONFIGS = {
         env: {GGML_VK_VISIBLE_DEVICES: "0"}}
 };
 
-const tensorwise = (args, env = {}) => spawnSync(process.execPath, [path.join(root, "bin", "tensorwise.mjs"), ...args],
-    {encoding: "utf8", env: {...process.env, ...env}, maxBuffer: 64 << 20});
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
-
 const rows = [];
 for (const modelName of values.only.split(",")) {
+    const file = modelFile(modelName);
     const model = MODELS[modelName];
-    if (model == null) throw new Error(`unknown model ${modelName} (use ${Object.keys(MODELS).join(", ")})`);
-    const file = path.join(os.tmpdir(), `tensorwise-parity-${modelName}.gguf`);
-    if (!fs.existsSync(file)) {
-        const made = tensorwise(["make-model", file, ...model.args]);
-        if (made.status !== 0) throw new Error(`make-model failed: ${made.stderr}`);
-    }
     const samples = Object.fromEntries(values.configs.split(",").map((c) => [c, {pp: [], tg: [], threads: null, errors: []}]));
     for (let repeat = 0; repeat < Number(values.repeats); repeat++) {
         for (const configName of values.configs.split(",")) {

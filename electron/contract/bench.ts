@@ -158,6 +158,7 @@ export type BenchSettings = {
     readonly variants: readonly BenchVariant[];
     readonly repeats: number;
     readonly gpu: string;
+    /** `--threads`, else the most a plan may use (each plan then takes the fastest measured count; see BenchPlan). */
     readonly threads: number;
     readonly contextSize: number;
     /** Base micro-batch of the planner (default runs). */

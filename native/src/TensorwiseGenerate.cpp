@@ -38,6 +38,9 @@ struct GenerationState {
     uint32_t seed = 0;
     int32_t topK = 40;
     float topP = 0.95f;
+    float minP = 0.0f;
+    float repeatPenalty = 1.0f;          // 1 = off
+    int32_t repeatPenaltyLastTokens = 64;
 
     // shared with the JS thread
     std::atomic<bool> abortRequested{false};
@@ -50,6 +53,8 @@ struct GenerationState {
     std::string error;
     std::string stopReason;  // "maxTokens" | "eog" | "abort" | "error"
     int32_t decodedTokens = 0;  // tokens now in the KV cache for the sequence, from position 0
+    int32_t promptDecoded = 0;  // prompt tokens decoded so far by this call
+    int32_t promptDelivered = -1;
 
     Napi::ThreadSafeFunction tsfn;
     Napi::ObjectReference contextRef;
@@ -65,6 +70,8 @@ void deliver(Napi::Env env, Napi::Function callback, const std::shared_ptr<Gener
     std::vector<llama_token> tokens;
     std::vector<double> times;
     bool finished;
+    int32_t promptDecoded;
+    bool progressed;
     {
         std::lock_guard<std::mutex> lock(state->mutex);
         tokens.swap(state->pendingTokens);
@@ -72,8 +79,11 @@ void deliver(Napi::Env env, Napi::Function callback, const std::shared_ptr<Gener
         state->callPending = false;
         finished = state->finished && !state->finishDelivered;
         if (finished) state->finishDelivered = true;
+        promptDecoded = state->promptDecoded;
+        progressed = promptDecoded != state->promptDelivered;
+        state->promptDelivered = promptDecoded;
     }
-    if (tokens.empty() && !finished) return;
+    if (tokens.empty() && !finished && !progressed) return;
     Napi::Uint32Array tokenArray = Napi::Uint32Array::New(env, tokens.size());
     Napi::Float64Array timeArray = Napi::Float64Array::New(env, times.size());
     for (size_t i = 0; i < tokens.size(); i++) {
@@ -89,7 +99,7 @@ void deliver(Napi::Env env, Napi::Function callback, const std::shared_ptr<Gener
         end = info;
         state->contextRef.Reset();
     }
-    callback.Call({tokenArray, timeArray, end});
+    callback.Call({tokenArray, timeArray, end, Napi::Number::New(env, promptDecoded)});
 }
 
 void notify(const std::shared_ptr<GenerationState>& state, bool force) {
@@ -144,6 +154,55 @@ llama_token argmax(const float* logits, int32_t nVocab) {
     return best;
 }
 
+// Token selection with the same llama.cpp samplers, in the same order, as node-llama-cpp's AddonSampler
+// (llama/addon/AddonSampler.cpp, rebuildChainIfNeeded): repeat penalty, then greedy at temperature 0, else top-k,
+// top-p, min-p, temperature and the seeded distribution. The repeat penalty sees the last `repeatPenaltyLastTokens`
+// generated tokens except the newline token (node-llama-cpp's LlamaChat getPenaltyTokens with penalizeNewLine off),
+// so it is applied and fed by hand instead of through llama_sampler_sample, which would feed it every token.
+class Sampling {
+public:
+    Sampling(const GenerationState& s, int32_t nVocab) : nVocab(nVocab), newline(llama_vocab_nl(s.vocab)) {
+        if (s.repeatPenalty != 1.0f && s.repeatPenaltyLastTokens > 0)
+            penalties = llama_sampler_init_penalties(nVocab, s.repeatPenaltyLastTokens, s.repeatPenalty, 0.0f, 0.0f);
+        if (s.temperature <= 0.0f && penalties == nullptr) return;  // plain argmax
+        chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
+        if (s.temperature <= 0.0f) {
+            llama_sampler_chain_add(chain, llama_sampler_init_greedy());
+            return;
+        }
+        if (s.topK > 0) llama_sampler_chain_add(chain, llama_sampler_init_top_k(std::min(s.topK, nVocab)));
+        if (s.topP >= 0.0f && s.topP < 1.0f) llama_sampler_chain_add(chain, llama_sampler_init_top_p(s.topP, 1));
+        if (s.minP > 0.0f) llama_sampler_chain_add(chain, llama_sampler_init_min_p(s.minP, 1));
+        llama_sampler_chain_add(chain, llama_sampler_init_temp(s.temperature));
+        llama_sampler_chain_add(chain, llama_sampler_init_dist(s.seed));
+    }
+    ~Sampling() {
+        if (chain != nullptr) llama_sampler_free(chain);
+        if (penalties != nullptr) llama_sampler_free(penalties);
+    }
+    Sampling(const Sampling&) = delete;
+    Sampling& operator=(const Sampling&) = delete;
+
+    llama_token sample(const float* logits) {
+        if (chain == nullptr) return argmax(logits, nVocab);
+        candidates.resize(nVocab);
+        for (int32_t i = 0; i < nVocab; i++) candidates[i] = {i, logits[i], 0.0f};
+        llama_token_data_array array{candidates.data(), candidates.size(), -1, false};
+        if (penalties != nullptr) llama_sampler_apply(penalties, &array);
+        llama_sampler_apply(chain, &array);
+        const llama_token token = array.data[array.selected].id;
+        if (penalties != nullptr && token != newline) llama_sampler_accept(penalties, token);
+        return token;
+    }
+
+private:
+    int32_t nVocab;
+    llama_token newline;
+    llama_sampler* penalties = nullptr;
+    llama_sampler* chain = nullptr;
+    std::vector<llama_token_data> candidates;
+};
+
 // Decodes `count` tokens starting at `first` at positions pos.., logits for the last one only; false when aborted/failed.
 bool decodeChunk(GenerationState& s, llama_batch& batch, const llama_token* first, int32_t count, int32_t pos, int32_t& rc) {
     batch.n_tokens = count;
@@ -167,15 +226,7 @@ void run(const std::shared_ptr<GenerationState>& state) {
     attachThreadpool(s.ctx);
     llama_set_abort_callback(s.ctx, abortCallback, &s);
 
-    llama_sampler* sampler = nullptr;
-    if (s.temperature > 0.0f) {
-        // node-llama-cpp's defaults for temperature > 0 (topK 40, topP 0.95), then the seeded distribution
-        sampler = llama_sampler_chain_init(llama_sampler_chain_default_params());
-        if (s.topK > 0) llama_sampler_chain_add(sampler, llama_sampler_init_top_k(s.topK));
-        if (s.topP < 1.0f) llama_sampler_chain_add(sampler, llama_sampler_init_top_p(s.topP, 1));
-        llama_sampler_chain_add(sampler, llama_sampler_init_temp(s.temperature));
-        llama_sampler_chain_add(sampler, llama_sampler_init_dist(s.seed));
-    }
+    Sampling sampling(s, nVocab);
 
     llama_batch batch = llama_batch_init(std::max<int32_t>(nBatch, 1), 0, 1);
     int32_t pos = s.startPosition;
@@ -193,11 +244,16 @@ void run(const std::shared_ptr<GenerationState>& state) {
         }
         pos += count;
         done += count;
+        {
+            std::lock_guard<std::mutex> lock(s.mutex);
+            s.promptDecoded = (int32_t) done;
+        }
+        if (done < s.prompt.size()) notify(state, false);
     }
 
     for (int32_t generated = 0; reason == "maxTokens" && generated < s.maxTokens;) {
         const float* logits = llama_get_logits_ith(s.ctx, -1);
-        llama_token token = sampler != nullptr ? llama_sampler_sample(sampler, s.ctx, -1) : argmax(logits, nVocab);
+        llama_token token = sampling.sample(logits);
         generated++;
         {
             std::lock_guard<std::mutex> lock(s.mutex);
@@ -221,7 +277,6 @@ void run(const std::shared_ptr<GenerationState>& state) {
     }
 
     llama_batch_free(batch);
-    if (sampler != nullptr) llama_sampler_free(sampler);
     llama_set_abort_callback(s.ctx, nullptr, nullptr);
     {
         std::lock_guard<std::mutex> lock(s.mutex);
@@ -235,8 +290,9 @@ void run(const std::shared_ptr<GenerationState>& state) {
 }
 
 // tensorwiseGenerate(context, options, onTokens) → {abort()}
-// options: {sequenceId, startPosition, prompt: Uint32Array, maxTokens, stopAtEog, temperature, seed, topK, topP}
-// onTokens(tokens: Uint32Array, msSinceStart: Float64Array, end: null | {reason, decodedTokens, error})
+// options: {sequenceId, startPosition, prompt: Uint32Array, maxTokens, stopAtEog, temperature, seed, topK, topP,
+//           minP?, repeatPenalty?, repeatPenaltyLastTokens?}
+// onTokens(tokens: Uint32Array, msSinceStart: Float64Array, end: null | {reason, decodedTokens, error}, promptDecoded)
 Napi::Value generate(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     AddonContext* context = Napi::ObjectWrap<AddonContext>::Unwrap(info[0].As<Napi::Object>());
@@ -258,6 +314,11 @@ Napi::Value generate(const Napi::CallbackInfo& info) {
     state->seed = options.Get("seed").As<Napi::Number>().Uint32Value();
     state->topK = options.Get("topK").As<Napi::Number>().Int32Value();
     state->topP = options.Get("topP").As<Napi::Number>().FloatValue();
+    if (options.Has("minP") && options.Get("minP").IsNumber()) state->minP = options.Get("minP").As<Napi::Number>().FloatValue();
+    if (options.Has("repeatPenalty") && options.Get("repeatPenalty").IsNumber())
+        state->repeatPenalty = options.Get("repeatPenalty").As<Napi::Number>().FloatValue();
+    if (options.Has("repeatPenaltyLastTokens") && options.Get("repeatPenaltyLastTokens").IsNumber())
+        state->repeatPenaltyLastTokens = options.Get("repeatPenaltyLastTokens").As<Napi::Number>().Int32Value();
     if (state->prompt.empty() && state->startPosition == 0) {
         Napi::Error::New(env, "the prompt is empty").ThrowAsJavaScriptException();
         return env.Undefined();

@@ -61,6 +61,10 @@ struct Request {
     size_t transferBytes = 64u << 20;
     size_t switchBytes = 16384;
     size_t cpuScanBytes = 256u << 20;
+    // Bytes of distinct weights a decode (batch-1) timing streams through: a real decode reads every weight of the
+    // model once per token, so a weight set that fits in the last-level cache would be timed at cache speed while the
+    // model runs at memory speed. The caller passes the model's weight bytes (capped); 0 = the plain slope timing.
+    size_t decodeWorkingSetBytes = 0;
 };
 
 struct MatmulResult {
@@ -142,6 +146,8 @@ void setThreads(ggml_backend_t backend, ggml_backend_dev_t dev, int threads) {
 // Slope timing: at most this many matmuls per timed graph, and at most this many weight bytes for them together.
 constexpr size_t kMaxSlopeOps = 8;
 constexpr size_t kSlopeWeightBudget = 256u << 20;
+// Decode timing over a working set: at most this many distinct weights (graph nodes) however small the op.
+constexpr size_t kMaxDecodeOps = 256;
 
 class Profiler {
 public:
@@ -182,11 +188,22 @@ public:
     // ~4-6 ms here, more than a whole small-model decode; GPU: submit + sync). So two graphs are timed, one with a
     // single matmul and one with K matmuls over K distinct weights (no cache reuse across them), and the per-op time
     // is the slope (T_K - T_1) / (K - 1): the fixed per-graph cost cancels out.
+    //
+    // At batch 1 (decode) the K weights add up to the decode working set (the model's weight bytes, capped), and the
+    // single-matmul graphs rotate over all K weights, so neither timing finds its weight in the cache: a decode streams
+    // the whole model from memory every token, and that is the rate the cost model needs.
     void matmul(ggml_backend_t backend, const std::string& dev, const OpRequest& op, int64_t batch, Response& out) {
         MatmulResult result{dev, op, batch, -1, -1, 0, false};
         const size_t weightBytes = ggml_row_size(op.type, op.cols) * (size_t) op.rows;
-        const int k = (int) std::max<size_t>(2, std::min<size_t>(kMaxSlopeOps, kSlopeWeightBudget / std::max<size_t>(1, weightBytes)));
-        ContextPtr ctx = newContext(4 * k + 8, 2);
+        const bool decode = batch == 1 && req.decodeWorkingSetBytes > 0;
+        const size_t wanted = decode
+            ? std::min<size_t>(kMaxDecodeOps, (req.decodeWorkingSetBytes + weightBytes - 1) / std::max<size_t>(1, weightBytes))
+            : std::min<size_t>(kMaxSlopeOps, kSlopeWeightBudget / std::max<size_t>(1, weightBytes));
+        const int k = (int) std::max<size_t>(2, wanted);
+        const int singles = decode ? k : 1;
+        ggml_init_params params = {ggml_tensor_overhead() * (4 * k + 8) + ggml_graph_overhead() +
+            ggml_graph_overhead_custom(4, false) * singles, nullptr, true};
+        ContextPtr ctx(ggml_init(params));
         ggml_tensor* x = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, op.cols, batch);
         std::vector<ggml_tensor*> outputs;
         for (int i = 0; i < k; i++) {
@@ -206,13 +223,17 @@ public:
         for (ggml_tensor* y : outputs)
             ggml_backend_tensor_memset(y->src[0], 0x11, 0, ggml_nbytes(y->src[0]));
         ggml_backend_tensor_memset(x, 0x3c, 0, ggml_nbytes(x));
-        ggml_cgraph* single = ggml_new_graph(ctx.get());
-        ggml_build_forward_expand(single, outputs[0]);
+        std::vector<ggml_cgraph*> single;
+        for (int i = 0; i < singles; i++) {
+            single.push_back(ggml_new_graph_custom(ctx.get(), 4, false));
+            ggml_build_forward_expand(single.back(), outputs[i]);
+        }
         ggml_cgraph* many = ggml_new_graph(ctx.get());
         for (ggml_tensor* y : outputs)
             ggml_build_forward_expand(many, y);
 
-        auto singleUs = time([&] { ggml_backend_graph_compute(backend, single); }, out);
+        size_t next = 0;
+        auto singleUs = time([&] { ggml_backend_graph_compute(backend, single[next++ % single.size()]); }, out);
         auto manyUs = time([&] { ggml_backend_graph_compute(backend, many); }, out);
         result.supported = true;
         result.samples = (int) std::min(singleUs.size(), manyUs.size());
@@ -453,6 +474,14 @@ public:
         linkPhase = false;
         budgetStarted = Clock::now();
         if (!stop(out)) cpuRead(out);
+        // every GPU's transfer costs before any matmul and whatever the time limit (a few 16 MiB copies each): a plan
+        // cannot be priced without them, while a matmul the time limit cuts is extrapolated
+        for (const Dev& d : devs) {
+            if (tensorwiseProfileCancelGeneration.load() != generation) { out.cancelled = true; break; }
+            if (d.isCpu) continue;
+            BackendPtr backend(ggml_backend_dev_init(d.dev, nullptr));
+            if (backend) transfers(backend.get(), d.dev, d.name, out);
+        }
         // the CPU first: it is what every plan falls back to, and GPU pipelines compile lazily (slow on llvmpipe)
         std::stable_sort(devs.begin(), devs.end(), [](const Dev& a, const Dev& b) { return a.isCpu && !b.isCpu; });
         for (const Dev& d : devs) {
@@ -713,6 +742,7 @@ Napi::Value profileOperators(const Napi::CallbackInfo& info) {
         req.transferBytes = (size_t) std::clamp(number(o, "transferBytes", 64.0 * (1 << 20)), 4096.0, 4.0 * (1 << 30));
         req.switchBytes = (size_t) std::clamp(number(o, "switchBytes", 16384), 4.0, 64.0 * (1 << 20));
         req.cpuScanBytes = (size_t) std::clamp(number(o, "cpuScanBytes", 256.0 * (1 << 20)), 1.0 * (1 << 20), 8.0 * (1 << 30));
+        req.decodeWorkingSetBytes = (size_t) std::clamp(number(o, "decodeWorkingSetBytes", 0), 0.0, 4.0 * (1 << 30));
     } catch (const std::exception& e) {
         Napi::TypeError::New(env, std::string("tensorwiseProfileOperators: ") + e.what()).ThrowAsJavaScriptException();
         return env.Undefined();

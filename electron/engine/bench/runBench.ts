@@ -91,6 +91,8 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
     const log = options.onProgress ?? (() => undefined);
     const startedAt = new Date().toISOString();
     const machine = describeMachine(engine);
+    // without --threads every plan takes the fastest measured count up to the engine's (autoPlan); each load records its own
+    const fixedThreads = options.threads != null ? {threads: options.threads} : {};
     const tpotPromptTokens = options.tpotPromptTokens ?? 1;
     const warmupTokens = options.warmupTokens ?? 8;
     // the plans choose mmap per run; threads, micro-batch and context are fixed for the whole benchmark
@@ -108,7 +110,7 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
     const stock = options.llamaBench === true ? ensureLlamaBench(llamaBenchVariantOf(engine.llama.gpu), {onProgress: log}) : null;
 
     // A cheap first plan validates the model and profiles the machine (cached) before anything is written.
-    const first = await autoPlan(engine, modelPath, {strategy: "cpu", budget: {kind: "mib", mib: 0}, settings: {contextSize, threads, batchSize},
+    const first = await autoPlan(engine, modelPath, {strategy: "cpu", budget: {kind: "mib", mib: 0}, settings: {contextSize, batchSize, ...fixedThreads},
         signal, onProgress: log});
     // a benchmark tokenizes prompts: a vocabulary llama.cpp cannot tokenize with would end the process mid-run
     assertLoadable(first.model);
@@ -187,10 +189,12 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
             log(`planning (micro-batch ${batchSize})`);
             const workload = {promptTokens: Math.max(...settings.prompts), genTokens: Math.max(...settings.gens)};
             const planSettings = {contextSize: settings.contextSize, threads: settings.threads, batchSize};
+            // without --threads a one-GPU plan takes the fastest measured thread count (autoPlan); each load records its own
             const {plan, predictPoint, layerCount, budget} = variant.devicePlan != null
                 ? await planDeviceRun(engine, options.modelPath, variant.devicePlan, {budget: cx.budgetSpec, settings: planSettings, workload, model: cx.model,
                     tpotPromptTokens: settings.tpotPromptTokens, signal: options.signal})
-                : await planStrategyRun(cx, planSettings, workload, variant.handTuned);
+                : await planStrategyRun(cx, {contextSize: settings.contextSize, batchSize, ...(options.threads != null ? {threads: options.threads} : {})},
+                    workload, variant.handTuned);
             budgetBytes = budget;
             const cpuRead = cx.cost.profile.cpuReadBytesPerSec;
             tpotFloorMs = plan.hostWeightBytes > 0 && cpuRead > 0 ? plan.hostWeightBytes / cpuRead * 1000 : null;
@@ -243,9 +247,9 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
 }
 
 /** A one-GPU strategy's plan for a run (autoPlan), with its per-point predictions. */
-async function planStrategyRun(cx: RunContext, planSettings: {contextSize: number; threads: number; batchSize: number},
+async function planStrategyRun(cx: RunContext, planSettings: {contextSize: number; threads?: number; batchSize: number},
     workload: {promptTokens: number; genTokens: number}, handTuned: boolean): Promise<PlannedRun> {
-    const {result, model} = await autoPlan(cx.engine, cx.options.modelPath, {
+    const {result, model, profile} = await autoPlan(cx.engine, cx.options.modelPath, {
         model: cx.model, strategy: cx.variant.strategy, budget: cx.budgetSpec, signal: cx.options.signal, settings: planSettings, workload
     });
     const useMmap = handTuned ? false : result.settings.useMmap;
@@ -260,7 +264,8 @@ async function planStrategyRun(cx: RunContext, planSettings: {contextSize: numbe
     const predictPoint = (kind: PointKind, tokens: number): number | null => {
         try {
             const at = kind === "ttft" ? {promptTokens: tokens, genTokens: 1} : {promptTokens: cx.settings.tpotPromptTokens, genTokens: tokens};
-            const p = predict(costContext(cx.cost, predictSettings, at), result.resolved);
+            // the profile measured at the plan's own thread count
+            const p = predict(costContext({...cx.cost, profile}, predictSettings, at), result.resolved);
             return kind === "ttft" ? p.ttftMs : p.tpotMs;
         } catch {
             return null;

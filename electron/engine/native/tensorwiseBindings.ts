@@ -58,6 +58,8 @@ export type NativeProfileRequest = {
     transferBytes?: number;
     switchBytes?: number;
     cpuScanBytes?: number;
+    /** Batch-1 matmuls are timed over this many bytes of distinct weights (0 = a handful of copies). */
+    decodeWorkingSetBytes?: number;
 };
 
 /** Result of `tensorwiseProfileOperators`. */
@@ -114,6 +116,12 @@ export type NativeGenerateRequest = {
     seed: number;
     topK: number;
     topP: number;
+    /** 0 = off. Defaults to 0. */
+    minP?: number;
+    /** llama.cpp's repeat penalty on the last {@link repeatPenaltyLastTokens} generated tokens; 1 = off. Defaults to 1. */
+    repeatPenalty?: number;
+    /** Defaults to 64 (node-llama-cpp's). */
+    repeatPenaltyLastTokens?: number;
 };
 
 /** How a native generation ended. */
@@ -147,7 +155,7 @@ export type TensorwiseBindings = {
      * tokens in batches with their ms since the call, and `end` once, last.
      */
     tensorwiseGenerate(addonContext: object, request: NativeGenerateRequest,
-        onTokens: (tokens: Uint32Array, msSinceStart: Float64Array, end: NativeGenerateEnd | null) => void): {abort(): void};
+        onTokens: (tokens: Uint32Array, msSinceStart: Float64Array, end: NativeGenerateEnd | null, promptDecoded: number) => void): {abort(): void};
 };
 
 /** Thrown when the loaded llama.cpp binary is not the tensorwise-patched build. */

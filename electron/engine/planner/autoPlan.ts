@@ -9,6 +9,7 @@ import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {TensorBufferOverride} from "../placement/Placement.js";
 import type {MachineProfile} from "../profiler/MachineProfile.js";
 import {distinctExpertOperators, distinctOperators} from "../profiler/operatorShapes.js";
+import {profileAtThreads, threadCandidates} from "../profiler/profileAtThreads.js";
 import {defaultProfileCacheDir, profileMachine, type ProfileMachineOptions} from "../profiler/profileMachine.js";
 import {budgetBytes} from "./budget.js";
 import {offloadMinBatchFromEnv} from "./offloadMinBatchFromEnv.js";
@@ -32,7 +33,9 @@ export type AutoPlanOptions = {
     strategy?: StrategyName;
     /**
      * Context size, threads, micro-batch and mmap to start from, resolved by `resolveSettings`
-     * (electron/contract/settings.ts): the contract's defaults, the engine's threads, mmap off with a GPU.
+     * (electron/contract/settings.ts): the contract's defaults, the engine's threads, mmap off with a GPU. Without
+     * `threads`, the plan takes the thread count (of {@link threadCandidates} up to the engine's `maxThreads`) whose
+     * measured profile predicts the shortest request for the chosen placement.
      */
     settings?: Partial<RuntimeSettings>;
     /**
@@ -79,10 +82,14 @@ export function nativeFit(engine: EngineLlama, modelPath: string, gpu: {name: st
  */
 export async function autoPlan(engine: EngineLlama, modelPath: string, options: AutoPlanOptions = {}): Promise<AutoPlanResult> {
     const {onProgress} = options;
-    const {inputs, simulator, model, profile, gpu} = await prepareStrategyInputs(engine, modelPath, options);
+    const prepared = await prepareStrategyInputs(engine, modelPath, options);
+    const {simulator, model, gpu} = prepared;
     const strategy = options.strategy ?? "optimal";
-    onProgress?.(`planning (${strategy}, budget ${(inputs.budgetBytes / 2 ** 20).toFixed(0)} MiB)`);
-    let result = await planStrategy(strategy, inputs);
+    onProgress?.(`planning (${strategy}, budget ${(prepared.inputs.budgetBytes / 2 ** 20).toFixed(0)} MiB)`);
+    const {inputs, profile, result: planned} = options.settings?.threads != null
+        ? {...prepared, result: await planStrategy(strategy, prepared.inputs)}
+        : await planWithFastestThreads(engine, prepared, strategy, options);
+    let result = planned;
     if (simulator != null) result = await checkWithSimulation(simulator, inputs, strategy, result, onProgress);
     if (!result.fits) throw new Error(`cannot plan ${strategy} under the budget: ${result.reason}`);
     const explanation = explainPlan(inputs, result, {
@@ -90,6 +97,31 @@ export async function autoPlan(engine: EngineLlama, modelPath: string, options: 
         profile: {createdAt: profile.createdAt, elapsedMs: profile.elapsedMs, truncated: profile.truncated, reused: profile.cachedFile != null}
     });
     return {result, overrides: result.overrides, model, profile, explanation, predictRequest: requestPredictor(inputs.cost, result)};
+}
+
+/**
+ * Plans with each of {@link threadCandidates} (the CPU part of the profile measured at each count, cached) and keeps
+ * the plan with the shortest predicted request (TTFT + TPOT × the rest of the reply); its notes give every count's.
+ */
+async function planWithFastestThreads(engine: EngineLlama, prepared: PreparedInputs, strategy: StrategyName,
+    options: Omit<AutoPlanOptions, "strategy">): Promise<{inputs: StrategyInputs; profile: MachineProfile; result: StrategyResult}> {
+    const tried: {inputs: StrategyInputs; profile: MachineProfile; result: StrategyResult}[] = [];
+    for (const threads of threadCandidates(prepared.inputs.settings.threads)) {
+        options.signal?.throwIfAborted();
+        options.onProgress?.(`measuring the CPU with ${threads} thread${threads === 1 ? "" : "s"}`);
+        const profile = await profileAtThreads(engine, prepared.profile, threads, {
+            cacheDir: defaultProfileCacheDir(), decodeWorkingSetBytes: prepared.model.tensorBytes, ...options.profile,
+            signal: options.signal, onProgress: options.onProgress
+        });
+        const inputs: StrategyInputs = {...prepared.inputs, settings: {...prepared.inputs.settings, threads}, cost: {...prepared.inputs.cost, profile}};
+        tried.push({inputs, profile, result: await planStrategy(strategy, inputs)});
+    }
+    const fitting = tried.filter((t) => t.result.fits);
+    const pool = fitting.length > 0 ? fitting : tried;
+    const best = pool.reduce((a, b) => b.result.prediction.requestMs < a.result.prediction.requestMs ? b : a);
+    const note = `threads: ${best.inputs.settings.threads}, the shortest predicted request of ` +
+        tried.map((t) => `${t.inputs.settings.threads} → ${t.result.prediction.requestMs.toFixed(0)} ms`).join(", ");
+    return {...best, result: {...best.result, notes: [...best.result.notes, note]}};
 }
 
 /** Everything a strategy needs for this model on this machine, and the simulator that checks plans. */
@@ -118,7 +150,8 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     const offloadMinBatch = gpu == null ? undefined : offloadMinBatchFromEnv();
     const settings: ResolvedSettings = resolveSettings(options.settings ?? {}, {maxThreads: engine.llama.maxThreads, partlyOnGpu: gpu != null});
     const profile = await profileMachine(engine, distinctOperators(model.tensors), {
-        cacheDir: defaultProfileCacheDir(), threads: settings.threads, expertOps: distinctExpertOperators(model.tensors, model.expertUsedCount ?? 1),
+        cacheDir: defaultProfileCacheDir(), threads: settings.threads, decodeWorkingSetBytes: model.tensorBytes,
+        expertOps: distinctExpertOperators(model.tensors, model.expertUsedCount ?? 1),
         ...options.profile, signal, onProgress
     });
     const budget = budgetBytes(options.budget ?? {kind: "auto"}, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: model.tensorBytes});
@@ -132,7 +165,7 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     }
     const inputs: StrategyInputs = {
         cost: {model: planner, profile, gpuDevice: gpu?.name ?? null, scratchByBatch, scratchContextSize: settings.contextSize,
-            decodeOverheadUs: profile.decodeOverheadUs, ...(offloadMinBatch != null ? {offloadMinBatch} : {})},
+            ...(offloadMinBatch != null ? {offloadMinBatch} : {})},
         gpuBufferType: gpu?.bufferType ?? null,
         budgetBytes: budget,
         settings,

@@ -28,6 +28,38 @@ describe("the cost model's terms, by hand", () => {
         expect(p.requestMs).toBeCloseTo(0.08 + 19 * 0.01408, 9);
     });
 
+    it("decode: each op at its own batch-1 time, however fast another op of the same ggml type ran", () => {
+        // Two F16 ops of 4096 B: one read at 4096 B/µs (a weight the cache held), one at 409.6 B/µs (from memory).
+        const ops: HandOp[] = [{layer: 0, role: "attn_q", bytes: 4096, cpuUs: 1, gpuUs: 1}, {layer: 1, role: "attn_q", bytes: 4096, cpuUs: 10, gpuUs: 10}];
+        const typed = handModel(shape, ops);
+        const model = {...typed, tensors: typed.tensors.map((t) => t.op == null ? t : {...t, type: "f16", op: {...t.op, type: "f16"}})};
+        const profile = handProfile(typed, ops, {switchUs: 0, h2dBytesPerSec: 1e9});
+        const f16 = {...profile, matmuls: profile.matmuls.map((m) => ({...m, type: "f16"}))};
+        const settings = {useMmap: true, batchSize: 512, contextSize: 2048, threads: 2};
+        const workload = {promptTokens: 100, genTokens: 20};
+        const shared = predict(costContext({model, profile: f16, gpuDevice: null}, settings, workload), layerSplit(model, 0));
+        const own = predict(costContext({model: typed, profile, gpuDevice: null}, settings, workload), layerSplit(typed, 0));
+        // the same 1 + 10 µs as with a type per op: the slower op is not bounded by the faster one's bytes/µs
+        expect(shared.tpotMs).toBeCloseTo(own.tpotMs, 12);
+        expect(own.tpotMs).toBeGreaterThan(0.011);
+    });
+
+    it("per-decode costs: a fixed one per llama_decode and one per layer, read from the profile's calibration", () => {
+        const model = handModel(shape, []);
+        const profile = handProfile(model, [], {switchUs: 0, h2dBytesPerSec: 1e9});
+        const settings = {useMmap: true, batchSize: 64, contextSize: 2048, threads: 2};
+        const workload = {promptTokens: 100, genTokens: 20};
+        const plain = predict(costContext({model, profile, gpuDevice: null}, settings, workload), layerSplit(model, 0));
+        const calibrated = {...profile, decodeOverheadUs: 100, decodePerLayerUs: 7};
+        const p = predict(costContext({model, profile: calibrated, gpuDevice: null}, settings, workload), layerSplit(model, 0));
+        // 100 + 2 layers × 7 µs a token; the prompt is two micro-batches (64 + 36), two llama_decode graphs
+        expect(p.tpotMs - plain.tpotMs).toBeCloseTo(0.114, 9);
+        expect(p.ttftMs - plain.ttftMs).toBeCloseTo(0.228, 9);
+        // an explicit input wins over the profile's
+        const explicit = predict(costContext({model, profile: calibrated, gpuDevice: null, decodeOverheadUs: 0, decodePerLayerUs: 0}, settings, workload), layerSplit(model, 0));
+        expect(explicit.tpotMs).toBeCloseTo(plain.tpotMs, 12);
+    });
+
     describe("hops: every CPU↔GPU switch costs a sync, and in prefill a copy of the micro-batch's activations", () => {
         // Every op takes 5 µs a token on either device, so moving one changes only the switches around it.
         const ops: HandOp[] = (["attn_q", "ffn_up", "ffn_down"] as const).flatMap((role) => [0, 1].map((layer) => ({layer, role, bytes: 4096, cpuUs: 5, gpuUs: 5})));

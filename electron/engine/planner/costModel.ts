@@ -34,10 +34,16 @@ export type CostInputs = {
     /** Context size the scratch measurements were taken at. */
     readonly scratchContextSize?: number;
     /**
-     * Fixed cost of one llama_decode call beyond its matmuls, µs: graph build + scheduling, output/sampling and
-     * node-llama-cpp's per-token JS. Defaults to 0 (fake profiles); measured by calibrateDecodeOverhead (profiler).
+     * Fixed cost of one llama_decode call beyond its matmuls, µs: graph build + scheduling, output/sampling and the
+     * generation loop's per-token work. Defaults to the profile's `decodeOverheadUs` (measured by
+     * calibrateDecodeOverhead.ts), else 0 (fake profiles).
      */
     readonly decodeOverheadUs?: number;
+    /**
+     * Cost of one layer's non-matmul graph nodes per llama_decode (norms, RoPE, softmax, adds, KV copies: one node
+     * launch and thread barrier each), µs. Defaults to the profile's `decodePerLayerUs`, else 0.
+     */
+    readonly decodePerLayerUs?: number;
     /**
      * The GPU backend's op_offload_min_batch_size (env `GGML_OP_OFFLOAD_MIN_BATCH` where the process sets it).
      * Defaults to {@link OFFLOAD_MIN_BATCH}.
@@ -141,8 +147,6 @@ export type CostContext = {
     readonly launchUs: number;
     readonly gpuReadBytesPerUs: number;
     readonly cpuReadBytesPerUs: number;
-    /** Memo of {@link typeReadRate}, by `device:type`. */
-    readonly typeReadRates: Map<string, number>;
     readonly gpuFlopsPerUs: number;
     readonly cpuFlopsPerUs: number;
     /** See {@link CostInputs.offloadMinBatch}. */
@@ -160,23 +164,6 @@ function peak(profile: MachineProfile, device: string, minBatch: number, perPoin
         if (p.device !== device || !p.supported || p.medianUs <= 0 || p.batch < minBatch) continue;
         best = Math.max(best, perPoint(p.rows, p.cols, p.batch, p.type) / p.medianUs);
     }
-    return best;
-}
-
-/** Best single-token weight-read rate (bytes/µs, fastest sample) of `device` over the profiled ops of ggml type `type`. */
-function typeReadRate(cx: CostContext, device: string, type: string): number {
-    const key = `${device}:${type}`;
-    const cached = cx.typeReadRates.get(key);
-    if (cached != null) return cached;
-    let best = 0;
-    for (const p of cx.inputs.profile.matmuls) {
-        if (p.device !== device || p.type !== type || p.batch !== 1 || !p.supported) continue;
-        const us = p.minUs > 0 ? p.minUs : p.medianUs;
-        const tensor = cx.inputs.model.tensors.find((t) => t.op != null && t.type === type && t.op.rows === p.rows && t.op.cols === p.cols);
-        const bytes = tensor == null ? null : opBytes(tensor);
-        if (us > 0 && bytes != null) best = Math.max(best, bytes / us);
-    }
-    cx.typeReadRates.set(key, best);
     return best;
 }
 
@@ -201,7 +188,6 @@ export function costContext(inputs: CostInputs, settings: ResolvedSettings, work
         launchUs: transfer?.launchUs ?? 0,
         gpuReadBytesPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, 1, weightBytes),
         cpuReadBytesPerUs: Math.max(profile.cpuReadBytesPerSec / 1e6, peak(profile, "CPU", 1, weightBytes)),
-        typeReadRates: new Map(),
         // a time-limited profile may lack the GPU's prefill sizes: its single-token rate then (as for the CPU), not zero
         gpuFlopsPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, OFFLOAD_MIN_BATCH, flops) || peak(profile, gpuDevice, 1, flops),
         cpuFlopsPerUs: cpuFlops,
@@ -219,15 +205,11 @@ const MIN_WORK_SHARE = 0.1;
  */
 function mm(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): number {
     const device = gpu ? cx.inputs.gpuDevice : "CPU";
-    let us = matmulUs(cx.inputs.profile, device ?? "CPU", t.op!, batch, cx.inputs.statistic);
-    if (batch === 1) {
-        // A single-token matmul streams its weight once: memory-bound. Its own short timing is the noisiest point of a
-        // profile (timer and thread-wake jitter only ever add time), so it is bounded by the best bytes/µs this device
-        // reached on any op of the same ggml type — the per-quant-type read rate (measured: Q4_K decodes at about half
-        // the CPU's read bandwidth, F16 near it).
-        const rate = typeReadRate(cx, device ?? "CPU", t.type);
-        if (rate > 0) us = Math.min(us, opBytes(t) / rate);
-    }
+    // A single-token matmul streams its weight from memory once per token. The profiler times it at batch 1 over the
+    // model's own working set of distinct weights (profileMachine.ts, decodeWorkingSetBytes), so the op's own point
+    // already carries the memory-bound rate of its ggml type and shape; no other op's rate bounds it (a faster op of
+    // the same type was measured in the cache, not as a decode reads it).
+    const us = matmulUs(cx.inputs.profile, device ?? "CPU", t.op!, batch, cx.inputs.statistic);
     // slope-timed profiles already exclude the per-graph launch
     const launch = cx.inputs.profile.cpuLaunchUs == null || cx.inputs.profile.matmulTiming === "slope" ? 0
         : gpu ? cx.launchUs : cx.inputs.profile.cpuLaunchUs;
@@ -373,8 +355,10 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     }
     const dHops = decodeHops(cx, p);
     tpot += dHops * cx.switchUs;
-    // one llama_decode per token: graph build, scheduling, output copy, sampling, node-llama-cpp's JS
-    const overheadUs = cx.inputs.decodeOverheadUs ?? 0;
+    // one llama_decode per token: graph build, scheduling, output copy, sampling; and every layer's non-matmul nodes
+    const {profile, model} = cx.inputs;
+    const overheadUs = (cx.inputs.decodeOverheadUs ?? profile.decodeOverheadUs ?? 0)
+        + model.layerCount * (cx.inputs.decodePerLayerUs ?? profile.decodePerLayerUs ?? 0);
     tpot += overheadUs;
 
     // one llama_decode per micro-batch (source: llama_context::decode loops over the ubatches of one batch, and

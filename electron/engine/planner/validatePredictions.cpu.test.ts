@@ -37,7 +37,7 @@ describe.skipIf(probe.reason != null)("predicted vs measured TTFT/TPOT on the CP
         });
         const plan = await planStrategy("cpu", inputs);
         const rows = await validatePredictions(engine, modelPath, [{label: "cpu", plan}], {warmupRuns: 1, runs: 5});
-        console.log(`prediction check (CPU, small f16 2 layers, 1 thread, decode overhead ${((inputs.cost.decodeOverheadUs ?? 0) / 1000).toFixed(2)} ms)\n` +
+        console.log(`prediction check (CPU, small f16 2 layers, 1 thread, decode overhead ${((inputs.cost.profile.decodeOverheadUs ?? 0) / 1000).toFixed(2)} ms + ${((inputs.cost.profile.decodePerLayerUs ?? 0) / 1000).toFixed(3)} ms/layer)\n` +
             formatPredictionTable(rows));
         const [row] = rows;
         expect(row!.predictedVramBytes).toBe(0);

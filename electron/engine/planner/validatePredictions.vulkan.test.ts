@@ -47,7 +47,7 @@ describe.skipIf(probe.reason != null)("predicted vs measured TTFT/TPOT/VRAM on t
 
         const rows = await validatePredictions(engine, modelPath, cases, {warmupRuns: 1, runs: 2});
         console.log(`prediction check (llvmpipe, small f16 4 layers, ctx 512, threads 2; profile + simulation ${(prepareMs / 1000).toFixed(1)} s; ` +
-            `decode overhead ${((inputs.cost.decodeOverheadUs ?? 0) / 1000).toFixed(2)} ms)\n${formatPredictionTable(rows)}`);
+            `decode overhead ${((inputs.cost.profile.decodeOverheadUs ?? 0) / 1000).toFixed(2)} ms + ${((inputs.cost.profile.decodePerLayerUs ?? 0) / 1000).toFixed(3)} ms/layer)\n${formatPredictionTable(rows)}`);
         expect(rows).toHaveLength(cases.length);
         for (const row of rows) {
             for (const value of [row.predictedTtftMs, row.measuredTtftMs, row.predictedTpotMs, row.measuredTpotMs])

@@ -70,7 +70,7 @@ export type TransferPoint = {
 
 /** Everything the cost model needs to know about this machine for one model's operator set. */
 export type MachineProfile = {
-    readonly version: 1 | 2;
+    readonly version: 1 | 2 | 3;
     /** Cache key: machine + llama.cpp release + build + threads + operator set + batch sizes. */
     readonly key: string;
     readonly createdAt: string;
@@ -103,6 +103,11 @@ export type MachineProfile = {
      * measured on a tiny model by calibrateDecodeOverhead.ts; absent in profiles taken without it.
      */
     readonly decodeOverheadUs?: number;
+    /**
+     * Cost of one layer's non-matmul nodes per decode step, µs: the TPOT slope between two tiny models that differ only
+     * in layer count (calibrateDecodeOverhead.ts), whose weights stay in the cache; absent in profiles taken without it.
+     */
+    readonly decodePerLayerUs?: number;
     /** The time limit cut the profile short; missing points are extrapolated. */
     readonly truncated: boolean;
     /** Set (never stored) on a profile read back from the cache: the file it came from. */

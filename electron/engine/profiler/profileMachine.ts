@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
-import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS} from "./calibrateDecodeOverhead.js";
+import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS, type DecodeOverhead} from "./calibrateDecodeOverhead.js";
 import type {ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
 
 /**
@@ -34,10 +34,23 @@ export const PROGRESS_INTERVAL_MS = 500;
 export const TRANSFER_BYTES = 16 * 1024 * 1024;
 /** Bytes scanned per CPU read-bandwidth sample (well past the last-level cache). */
 export const CPU_SCAN_BYTES = 96 * 1024 * 1024;
-const PROFILE_FORMAT = 3;
+/**
+ * Largest decode working set the profiler streams per batch-1 timing: far past any last-level cache, so a larger model
+ * times the same, and bounded in memory and time.
+ */
+export const MAX_DECODE_WORKING_SET_BYTES = 256 * 1024 * 1024;
+const PROFILE_FORMAT = 4;
 
 /** Options of {@link profileMachine}. */
 export type ProfileMachineOptions = {
+    /**
+     * Weight bytes a decode step of the model streams (its weights' total): batch-1 matmuls are timed over that many
+     * bytes of distinct weights (capped at {@link MAX_DECODE_WORKING_SET_BYTES}) so the cache holds no more of them than
+     * in a real decode. Defaults to 0 (each op timed over a handful of copies, which a large cache may hold).
+     */
+    decodeWorkingSetBytes?: number;
+    /** Device names to time (`["CPU"]`: the CPU alone). Defaults to every CPU and GPU device. */
+    devices?: readonly string[];
     /** CPU threads, the same as inference uses. Defaults to the engine's `maxThreads`. */
     threads?: number;
     /** Defaults to {@link DEFAULT_GPU_BATCH_SIZES}. */
@@ -57,7 +70,7 @@ export type ProfileMachineOptions = {
     cacheDir?: string;
     /** Measure again even when the cache holds a profile for this machine (a user's "Re-profile"). Defaults to `false`. */
     refresh?: boolean;
-    /** Also measure the fixed per-decode cost on a tiny generated model ({@link calibrateDecodeOverhead}). Defaults to `true`. */
+    /** Also measure the fixed and per-layer decode costs on tiny generated models ({@link calibrateDecodeOverhead}). Defaults to `true`. */
     calibrateOverhead?: boolean;
     /** Aborting stops the native profiler at its next measurement (and rejects). */
     signal?: AbortSignal;
@@ -89,7 +102,7 @@ export type ProfileCacheFacts = {
     readonly backend: string;
     /** Every ggml device as `name:description:totalBytes`. */
     readonly devices: readonly string[];
-    readonly request: Pick<NativeProfileRequest, "threads" | "batchSizes" | "cpuBatchSizes" | "expertOps">;
+    readonly request: Pick<NativeProfileRequest, "threads" | "batchSizes" | "cpuBatchSizes" | "expertOps" | "decodeWorkingSetBytes" | "devices">;
     readonly ops: readonly OperatorShape[];
     readonly calibrateOverhead: boolean;
 };
@@ -100,6 +113,7 @@ export function profileCacheKey(facts: ProfileCacheFacts): string {
         PROFILE_FORMAT, facts.host, facts.cpu, facts.ramBytes, facts.driver, facts.llamaCppRelease, facts.buildType, facts.backend,
         facts.devices.join(","), facts.request.threads, [...facts.ops].map((o) => `${o.type}:${o.rows}x${o.cols}`).sort().join(","),
         facts.request.batchSizes?.join(","), facts.request.cpuBatchSizes?.join(","), facts.calibrateOverhead,
+        facts.request.decodeWorkingSetBytes, facts.request.devices?.join(","),
         // only a MoE model's key gains its expert operators, so dense models keep their cached profiles
         ...(facts.request.expertOps != null && facts.request.expertOps.length > 0
             ? [facts.request.expertOps.map((o) => `${o.type}:${o.rows}x${o.cols}x${o.count}/${o.used}`).sort().join(",")] : [])
@@ -118,8 +132,8 @@ async function cacheFacts(engine: EngineLlama, ops: readonly OperatorShape[], re
     };
 }
 
-/** Bumped when measurements change meaning (2: slope-timed matmuls), so older cached profiles are re-measured. */
-const PROFILE_VERSION = 2;
+/** Bumped when measurements change meaning (2: slope-timed matmuls, 3: decode timed over the model's working set), so older cached profiles are re-measured. */
+const PROFILE_VERSION = 3;
 
 /**
  * The cached profile for `key`, marked with the file it came from. A profile cut short by its time limit is reused
@@ -151,12 +165,14 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         batchSizes: [...(options.batchSizes ?? DEFAULT_GPU_BATCH_SIZES)],
         cpuBatchSizes: [...(options.cpuBatchSizes ?? DEFAULT_CPU_BATCH_SIZES)],
         threads: options.threads ?? llama.maxThreads,
+        ...(options.devices != null ? {devices: [...options.devices]} : {}),
         repeats: options.repeats ?? DEFAULT_REPEATS,
         warmup: 1,
         maxMsPerPoint: MAX_MS_PER_POINT,
         maxEstimatedMsPerPoint: MAX_ESTIMATED_MS_PER_POINT,
         transferBytes: TRANSFER_BYTES,
         cpuScanBytes: CPU_SCAN_BYTES,
+        decodeWorkingSetBytes: Math.min(MAX_DECODE_WORKING_SET_BYTES, Math.max(0, options.decodeWorkingSetBytes ?? 0)),
         timeLimitMs: options.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS
     };
     const key = profileCacheKey(await cacheFacts(engine, ops, request, options.calibrateOverhead !== false));
@@ -189,7 +205,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
             Math.min(0.99, elapsed / boundMs));
     }, PROGRESS_INTERVAL_MS);
     let result;
-    let decodeOverheadUs: number | undefined;
+    let overhead: DecodeOverhead | undefined;
     try {
         try {
             result = await bindings.tensorwiseProfileOperators(request);
@@ -200,7 +216,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         if (result.cancelled) throw new Error("the profile was cancelled");
         if (options.calibrateOverhead !== false) {
             try {
-                decodeOverheadUs = await calibrateDecodeOverhead(engine, request.threads ?? 1);
+                overhead = await calibrateDecodeOverhead(engine, request.threads ?? 1);
             } catch (error) {
                 options.onProgress?.(`profile: per-decode overhead not measured (${error instanceof Error ? error.message : String(error)})`);
             }
@@ -224,7 +240,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         transfers: result.transfers,
         cpuReadBytesPerSec: result.cpuReadBytesPerSec,
         elapsedMs: result.elapsedMs,
-        ...(decodeOverheadUs != null ? {decodeOverheadUs} : {}),
+        ...(overhead != null ? {decodeOverheadUs: overhead.fixedUs, decodePerLayerUs: overhead.perLayerUs} : {}),
         ...(result.cpuLaunchUs != null && result.cpuLaunchUs > 0 ? {cpuLaunchUs: result.cpuLaunchUs} : {}),
         matmulTiming: "slope",
         truncated: result.truncated

@@ -1,4 +1,4 @@
-import {LlamaChatSession, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token} from "node-llama-cpp";
+import {LlamaChatSession, resolveChatWrapper, type ChatWrapper, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {checkContextSize} from "./checkContextSize.js";
 import {toMemoryReport} from "./memoryReport.js";
@@ -19,12 +19,23 @@ export type NativeGenerateOptions = {
     topK?: number;
     /** Defaults to 0.95 (node-llama-cpp's default), used when temperature > 0. */
     topP?: number;
+    /** Defaults to 0 (off), used when temperature > 0. */
+    minP?: number;
+    /** Penalty on the last 64 generated tokens (newlines excepted, as node-llama-cpp's chat); 1 = off. Defaults to 1. */
+    repeatPenalty?: number;
     /** Reuse the prompt prefix still in the KV cache from the previous native generation. Defaults to `true`. */
     reusePrefix?: boolean;
     signal?: AbortSignal;
     /** Tokens as they come, in batches, with when each was sampled (`performance.now()` clock); `false` stops. */
     onTokens?: (tokens: readonly Token[], times: readonly number[]) => boolean | void;
+    /**
+     * Prompt progress after each micro-batch: tokens decoded by this call, and how many the KV cache already held.
+     */
+    onPromptProgress?: (progress: {decoded: number; reused: number; total: number}) => void;
 };
+
+/** A native generation, with how many prompt tokens the KV cache already held. */
+export type PlacedGeneration = NativeGenerationResult & {readonly reused: number};
 
 /** One llama.cpp `--override-tensor` entry: tensors whose name matches `pattern` go to `bufferType`. */
 export type TensorBufferOverride = {pattern: string; bufferType: string};
@@ -68,6 +79,7 @@ export class PlacedModel {
     private chatSessionInstance: LlamaChatSession | null = null;
     /** Tokens the native loop left in the KV cache of sequence 0 (reused as a prefix by the next native generation). */
     private nativeTokens: Token[] = [];
+    private chatWrapperInstance: ChatWrapper | null = null;
     /** The native generation in flight: one at a time per context. */
     private nativeRun: Promise<unknown> = Promise.resolve();
 
@@ -173,13 +185,13 @@ export class PlacedModel {
      * the KV cache from the previous native generation is reused. Calls are serialised per context. The result's
      * `times` are when each token was sampled, on the `performance.now()` clock.
      */
-    generate(prompt: readonly Token[], options: NativeGenerateOptions): Promise<NativeGenerationResult> {
+    generate(prompt: readonly Token[], options: NativeGenerateOptions): Promise<PlacedGeneration> {
         const run = this.nativeRun.catch(() => undefined).then(() => this.generateNow(prompt, options));
         this.nativeRun = run;
         return run;
     }
 
-    private async generateNow(prompt: readonly Token[], options: NativeGenerateOptions): Promise<NativeGenerationResult> {
+    private async generateNow(prompt: readonly Token[], options: NativeGenerateOptions): Promise<PlacedGeneration> {
         if (prompt.length === 0) throw new Error("the prompt is empty");
         if (this.sequenceInstance != null && this.sequenceInstance.contextTokens.length > 0)
             await this.sequenceInstance.clearHistory();
@@ -193,11 +205,20 @@ export class PlacedModel {
             sequenceId: 0, startPosition: keep, prompt: prompt.slice(keep), maxTokens: options.maxTokens,
             stopAtEog: options.stopAtEog ?? true, temperature: options.temperature ?? 0,
             seed: options.seed ?? Math.floor(Math.random() * 2 ** 32), topK: options.topK ?? 40, topP: options.topP ?? 0.95,
+            minP: options.minP ?? 0, repeatPenalty: options.repeatPenalty ?? 1,
             signal: options.signal,
+            onPromptProgress: options.onPromptProgress == null ? undefined
+                : (decoded) => options.onPromptProgress?.({decoded, reused: keep, total: prompt.length}),
             onTokens: onTokens == null ? undefined : (tokens, times) => onTokens(tokens, times.map((t) => calledAt + t))
         });
         this.nativeTokens = [...prompt, ...result.tokens].slice(0, result.end.decodedTokens);
-        return {...result, times: result.times.map((t) => calledAt + t)};
+        return {...result, times: result.times.map((t) => calledAt + t), reused: keep};
+    }
+
+    /** The model's chat template, as node-llama-cpp's LlamaChat resolves it (resolveChatWrapper), without touching the sequence. */
+    get chatWrapper(): ChatWrapper {
+        this.chatWrapperInstance ??= resolveChatWrapper(this.model);
+        return this.chatWrapperInstance;
     }
 
     /** A chat session on the shared sequence (its history is replaced per request). */

@@ -15,6 +15,8 @@ export type NativeGenerationOptions = Omit<NativeGenerateRequest, "prompt"> & {
     signal?: AbortSignal;
     /** Tokens as they arrive (in batches), with their times; return `false` to stop after this batch. */
     onTokens?: (tokens: readonly Token[], times: readonly number[]) => boolean | void;
+    /** Prompt tokens of this call decoded so far, after every micro-batch of the prompt. */
+    onPromptProgress?: (decoded: number) => void;
 };
 
 /**
@@ -22,18 +24,24 @@ export type NativeGenerationOptions = Omit<NativeGenerateRequest, "prompt"> & {
  * `false`) is checked by the native loop before every decode, so it lands within one token's time.
  */
 export function runNativeGeneration(bindings: TensorwiseBindings, addonContext: object, options: NativeGenerationOptions): Promise<NativeGenerationResult> {
-    const {signal, onTokens, prompt, ...request} = options;
+    const {signal, onTokens, onPromptProgress, prompt, ...request} = options;
     return new Promise((resolve, reject) => {
         const tokens: Token[] = [];
         const times: number[] = [];
         let handle: {abort(): void} | null = null;
         let stopped = false;
+        let lastPromptDecoded = 0;
         const stop = () => {
             stopped = true;
             handle?.abort();
         };
         try {
-            handle = bindings.tensorwiseGenerate(addonContext, {...request, prompt: Uint32Array.from(prompt)}, (batch, batchTimes, end) => {
+            handle = bindings.tensorwiseGenerate(addonContext, {...request, prompt: Uint32Array.from(prompt)}, (batch, batchTimes, end, promptDecoded) => {
+                // each delivery carries the prompt tokens decoded so far (the last micro-batch's with the first token)
+                if (promptDecoded !== lastPromptDecoded) {
+                    lastPromptDecoded = promptDecoded;
+                    onPromptProgress?.(promptDecoded);
+                }
                 if (batch.length > 0) {
                     const newTokens = Array.from(batch) as Token[];
                     const newTimes = Array.from(batchTimes);

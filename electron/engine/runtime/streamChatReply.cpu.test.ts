@@ -1,4 +1,5 @@
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import type {Token} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import {makeTestModel} from "../testing/testModels.js";
@@ -62,9 +63,43 @@ describe.skipIf(probe.reason != null)("streamChatReply (patched CPU build)", () 
         expect(full.stopReason).toBe("max-tokens");
         expect(full.timing.generatedTokens).toBeLessThanOrEqual(4);
         expect(full.prompt.reused).toBeGreaterThan(0);
-        expect(steps.at(-1)!.evaluated).toBe(steps.at(-1)!.total - 1);
+        expect(steps.at(-1)!.evaluated).toBe(steps.at(-1)!.total);
         expect(full.context.size).toBe(2048);
         expect(full.context.usedTokens).toBeGreaterThanOrEqual(full.prompt.tokens);
+    }, 180_000);
+
+    it("generates the same greedy reply, token for token, as node-llama-cpp's own chat session did", async () => {
+        const message = "Tell me about the weather";
+        const reply = await streamChatReply(placed, {message, maxTokens: 24, temperature: 0});
+        // the path chat took before the native loop: LlamaChatSession.promptWithMeta on the context's sequence
+        const session = placed.chatSession();
+        session.setChatHistory([]);
+        const before: Token[] = [];
+        const old = await session.promptWithMeta(message, {maxTokens: 24, temperature: 0, onToken: (tokens) => before.push(...tokens)});
+        const now = placed.model.tokenize(reply.text, false);
+        console.log(`[measure] greedy reply: ${reply.timing.generatedTokens} tokens natively, ${before.length} through node-llama-cpp`);
+        expect(reply.text).toBe(old.responseText);
+        expect(reply.timing.generatedTokens).toBe(before.filter((token) => !placed.model.isEogToken(token)).length);
+        expect(placed.model.detokenize(now, false)).toBe(placed.model.detokenize(before.filter((token) => !placed.model.isEogToken(token)), false));
+    }, 180_000);
+
+    it("samples with a seed reproducibly, and a repeat penalty changes a greedy reply's repeats", async () => {
+        const settings = {message: "Hello", maxTokens: 16, temperature: 0.9, topK: 20, topP: 0.9, minP: 0.05, seed: 1234};
+        const first = await streamChatReply(placed, settings);
+        const second = await streamChatReply(placed, settings);
+        expect(second.text).toBe(first.text);
+        expect(second.prompt.reused).toBeGreaterThan(0);
+
+        const plain = await streamChatReply(placed, {message: "Hello", maxTokens: 32, temperature: 0});
+        const penalised = await streamChatReply(placed, {message: "Hello", maxTokens: 32, temperature: 0, repeatPenalty: 1.8});
+        const distinct = (text: string): number => new Set(placed.model.tokenize(text, false)).size;
+        console.log(`[measure] distinct tokens in 32: greedy ${distinct(plain.text)}, with repeat penalty 1.8 ${distinct(penalised.text)}`);
+        expect(penalised.text).not.toBe(plain.text);
+    }, 180_000);
+
+    it("refuses a conversation longer than the context with an error that says what to do", async () => {
+        const message = Array.from({length: 3000}, (_, index) => `w${index}`).join(" ");
+        await expect(streamChatReply(placed, {message, maxTokens: 4, temperature: 0})).rejects.toThrow(/does not fit in the context \(2048 tokens\): start a new chat/);
     }, 180_000);
 
     it("stops within the limit while decoding, and keeps a stop string out of the reply", async () => {

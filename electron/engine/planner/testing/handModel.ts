@@ -1,7 +1,6 @@
 /**
- * Hand-sized planner models and profiles: every weight op has its own ggml type, so the cost model's per-type read-rate
- * bound (costModel.ts, `mm`) is the op's own timing, and each op costs exactly the microseconds the test writes down.
- * Expected plans and predictions can then be computed by hand.
+ * Hand-sized planner models and profiles: every weight op has its own ggml type and shape, so each op costs exactly the
+ * microseconds the test writes down. Expected plans and predictions can then be computed by hand.
  */
 import type {MachineProfile, MatmulPoint} from "../../profiler/MachineProfile.js";
 import type {PlannerModel, PlannerTensor} from "../types.js";
