@@ -3,8 +3,9 @@
  * error with a contract code), and pushed events. Host ↔ engine child sends whole {@link Envelope}s over the
  * child-process channel (electron/engine/service/engineProtocol.ts); renderer ↔ host sends the same parts over its
  * transport: a {@link Reply} answers each request (Electron IPC's `invoke`, or the body of web mode's
- * `POST /api/request/<name>`, where HTTP pairs it with its request so the id is left out), and web mode's event
- * stream carries {@link EventEnvelope}s (electron/web/serveWeb.ts).
+ * `POST /api/request/<name>`, where HTTP pairs it with its request so the id is left out), and pushed events travel
+ * as {@link EventEnvelope}s: on web mode's event stream (electron/web/serveWeb.ts) and on each event's own Electron IPC
+ * channel (electron/main/main.ts, unwrapped by electron/main/preload.ts).
  */
 import type {ContractError} from "./TensorwiseError.js";
 

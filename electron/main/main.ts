@@ -7,6 +7,7 @@ import {app, BrowserWindow, dialog, session, shell, type WebContents} from "elec
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import type {EventName, Events} from "../contract/ipc.js";
+import {eventEnvelope} from "../contract/envelope.js";
 import {eventChannel} from "../contract/bridge.js";
 import type {HostClient} from "../host/HostService.js";
 import {startHost, type StartedHost} from "../host/startHost.js";
@@ -48,7 +49,8 @@ function attachWindow(contents: WebContents): void {
         id: `window-${contents.id}-${Date.now()}`,
         emit<Name extends EventName>(name: Name, payload: Events[Name]) {
             if (!contents.isDestroyed())
-                contents.send(eventChannel(name), payload);
+                // the contract's event envelope, on the event's own channel (the preload listens only on named ones)
+                contents.send(eventChannel(name), eventEnvelope(name, payload));
         }
     };
     clients.set(contents.id, {client, detach: host.service.attach(client)});

@@ -5,6 +5,7 @@
  */
 import {contextBridge, ipcRenderer, webUtils, type IpcRendererEvent} from "electron";
 import {eventChannel, requestChannel, type TensorwiseBridge} from "../contract/bridge.js";
+import type {EventEnvelope} from "../contract/envelope.js";
 import type {EventName, RequestName} from "../contract/ipc.js";
 import {eventNames, requestNames} from "../contract/requestNames.js";
 
@@ -16,7 +17,13 @@ function requestFunction(name: RequestName) {
 function eventFunction(name: EventName) {
     const channel = eventChannel(name);
     return (listener: (payload: unknown) => void) => {
-        const handler = (_event: IpcRendererEvent, payload: unknown) => listener(payload);
+        // main sends the contract's event envelope (electron/contract/envelope.ts); a message of another shape or for
+        // another event is dropped
+        const handler = (_event: IpcRendererEvent, envelope: unknown) => {
+            const {kind, name: sent, payload} = (envelope ?? {}) as Partial<EventEnvelope<EventName>>;
+            if (kind === "event" && sent === name)
+                listener(payload);
+        };
         ipcRenderer.on(channel, handler);
         return () => {
             ipcRenderer.removeListener(channel, handler);
