@@ -11,7 +11,7 @@ const CPU_DEVICE = "CPU";
 
 /**
  * Thread counts worth comparing: 1, 2, 4, … and `maxThreads` itself, never more. ggml's CPU threads spin-wait at every
- * barrier, so more threads than free cores slows decode many times over (BRIEF §8); fewer can be faster on a busy
+ * barrier, so more threads than free cores slows decode many times over (ggml_barrier in ggml/src/ggml-cpu/ggml-cpu.c); fewer can be faster on a busy
  * machine, which only a measurement shows.
  */
 export function threadCandidates(maxThreads: number): number[] {
