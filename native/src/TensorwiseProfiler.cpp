@@ -195,7 +195,12 @@ public:
     void matmul(ggml_backend_t backend, const std::string& dev, const OpRequest& op, int64_t batch, Response& out) {
         MatmulResult result{dev, op, batch, -1, -1, 0, false};
         const size_t weightBytes = ggml_row_size(op.type, op.cols) * (size_t) op.rows;
-        const bool decode = batch == 1 && req.decodeWorkingSetBytes > 0;
+        // Only on the CPU: a decode there streams weights through the CPU's caches. On a GPU the rotation over up to
+        // kMaxDecodeOps single-matmul graphs corrupted the heap inside Mesa's lavapipe (ggml_vk_graph_cleanup →
+        // command pool cleanup, SIGABRT "corrupted double-linked list"), so GPUs keep the plain slope timing.
+        ggml_backend_dev_t device = ggml_backend_get_device(backend);
+        const bool onCpu = device != nullptr && ggml_backend_dev_type(device) == GGML_BACKEND_DEVICE_TYPE_CPU;
+        const bool decode = onCpu && batch == 1 && req.decodeWorkingSetBytes > 0;
         const size_t wanted = decode
             ? std::min<size_t>(kMaxDecodeOps, (req.decodeWorkingSetBytes + weightBytes - 1) / std::max<size_t>(1, weightBytes))
             : std::min<size_t>(kMaxSlopeOps, kSlopeWeightBudget / std::max<size_t>(1, weightBytes));
