@@ -156,8 +156,13 @@ public:
 
     // The time limit applies to the matmul phase only (from budgetStarted): links are few, short and bounded by
     // maxMsPerPoint each, and a device without a link timing cannot be planned for at all.
-    bool stop(Response& out) {
+    bool cancelled(Response& out) {
         if (tensorwiseProfileCancelGeneration.load() != generation) { out.cancelled = true; return true; }
+        return false;
+    }
+
+    bool stop(Response& out) {
+        if (cancelled(out)) return true;
         if (!linkPhase && elapsedUs(budgetStarted) / 1000 > req.timeLimitMs) { out.truncated = true; return true; }
         return false;
     }
@@ -489,8 +494,10 @@ public:
         }
         // the CPU first: it is what every plan falls back to, and GPU pipelines compile lazily (slow on llvmpipe)
         std::stable_sort(devs.begin(), devs.end(), [](const Dev& a, const Dev& b) { return a.isCpu && !b.isCpu; });
+        // every device's ops at its smallest batch whatever the time limit (only a cancel stops them): a device
+        // without a single matmul timing cannot be planned for, and a remote or slow device comes last
         for (const Dev& d : devs) {
-            if (stop(out)) break;
+            if (cancelled(out)) break;
             BackendPtr backend(ggml_backend_dev_init(d.dev, nullptr));
             if (!backend) continue;
             if (d.isCpu) {
@@ -503,7 +510,7 @@ public:
             std::vector<std::pair<int64_t, double>> last(req.ops.size(), {0, -1});  // op → (batch, median µs)
             for (int64_t batch : batches) {
                 for (size_t i = 0; i < req.ops.size(); i++) {
-                    if (stop(out)) break;
+                    if (batch == batches.front() ? cancelled(out) : stop(out)) break;
                     auto& [lastBatch, lastUs] = last[i];
                     if (lastBatch > 0 && lastUs < 0) continue;  // unsupported or skipped before
                     if (lastBatch > 0) {

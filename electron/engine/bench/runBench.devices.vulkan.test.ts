@@ -42,7 +42,7 @@ describe.skipIf(probe.reason != null)("tensorwise bench over CPU + Vulkan0 + an 
         const modelPath = await makeTestModel("bench-devices", {preset: "small", layers: 4, type: "f16"});
         const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "tensorwise-bench-devices-"));
         const report = await runBench(probe.engine!, {
-            modelPath, budgets: [{label: "8MiB", budget: {kind: "mib", mib: 8}}], prompts: [16], gens: [4],
+            modelPath, budgets: [{label: "50%", budget: {kind: "percent", percent: 50}}], prompts: [16], gens: [4],
             variants: [{label: "cpu", strategy: "cpu", handTuned: false}], repeats: 1, threads: 1, warmupTokens: 2, outDir,
             onProgress: (message) => console.log(message)
         });
