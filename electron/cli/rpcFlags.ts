@@ -1,10 +1,8 @@
 /** Command-line flags of the RPC features: `--rpc host:port,…`, and rpc-server's `--host`, `--port`, `--device`. */
-import {parseRpcEndpoint} from "../engine/rpc/parseRpcEndpoint.js";
+import {MAX_RPC_SERVERS, parseRpcEndpoint} from "../engine/rpc/parseRpcEndpoint.js";
 import type {FlagValue} from "./flags.js";
 import {UsageError} from "./UsageError.js";
 
-/** Most rpc-servers one process connects to (GGML_RPC_MAX_SERVERS in ggml/include/ggml-rpc.h). */
-const MAX_RPC_SERVERS = 16;
 
 /** `--rpc 127.0.0.1:50052,10.0.0.2:50052` → the addresses, checked; `[]` when absent. */
 export function flagRpc(value: FlagValue): string[] {

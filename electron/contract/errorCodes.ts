@@ -95,6 +95,7 @@ export const ERROR_SENTENCES = {
     "load-failed": "The model could not be loaded with this placement.",
     "bench-running": "A benchmark is running.",
     "server-failed": "The OpenAI-compatible server could not start.",
+    "rpc-unreachable": "No rpc-server answers at that address.",
     // anything else
     "internal": "Something went wrong inside the app."
 } as const;
@@ -164,7 +165,8 @@ export const ERROR_FIXES: {readonly [Code in ErrorCode]?: string} = {
     "context-too-large": "Lower the context size on the Auto-offload screen and load again.",
     "not-enough-memory": "Lower the memory budget or the context size on the Auto-offload screen, or close programs that use the GPU, then load again.",
     "load-failed": "Try a smaller memory budget or context size; if it fails again, the file may be damaged: download it again.",
-    "bench-running": "Wait for the benchmark to finish, or stop it on the Benchmark screen."
+    "bench-running": "Wait for the benchmark to finish, or stop it on the Benchmark screen.",
+    "rpc-unreachable": "Start `tensorwise rpc-server --host 0.0.0.0` on that machine, check the address and port, then add it again."
 };
 
 /** The codes errors cross the contract with. */

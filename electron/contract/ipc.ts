@@ -10,6 +10,7 @@ import type {ErrorCode} from "./errorCodes.js";
 import type {MachineDescription} from "./machine.js";
 import type {MemoryComparison, MemoryReport} from "./memory.js";
 import type {Budget, RuntimeSettings} from "./settings.js";
+import type {RpcServersState} from "./rpc.js";
 import type {ServerChange, ServerState} from "./server.js";
 import type {PlacementStrategyName} from "./strategies.js";
 import type {GenerationTiming} from "./timing.js";
@@ -23,6 +24,7 @@ export type {ErrorCode} from "./errorCodes.js";
 export type {BufferTypeDescription, DeviceDescription, MachineDescription} from "./machine.js";
 export type {BufferTypeMemory, BufferTypeUse, DeviceMemory, MemoryComparison, MemoryReport, PlannedTotals} from "./memory.js";
 export type {Budget, FixedBudget, RuntimeSettings} from "./settings.js";
+export type {RpcServerEntry, RpcServersState} from "./rpc.js";
 export type {ServerChange, ServerSettings, ServerState, ServerStatus} from "./server.js";
 export type {ContractError} from "./TensorwiseError.js";
 export type {GenerationTiming} from "./timing.js";
@@ -233,6 +235,15 @@ export type Requests = {
      * on. Refused in one sentence when the combination is unsafe (another address without a key).
      */
     "server.set": [ServerChange, ServerState];
+    /** The rpc-servers the user added, each probed again for reachability. */
+    "rpc.list": [void, RpcServersState];
+    /**
+     * Adds an rpc-server (`host:port`) and restarts the engine with every reachable one (the loaded model reloads).
+     * Refused in one sentence when the address is malformed or nothing answers there.
+     */
+    "rpc.add": [{endpoint: string}, RpcServersState];
+    /** Removes an rpc-server and restarts the engine without it (the loaded model reloads). */
+    "rpc.remove": [{endpoint: string}, RpcServersState];
 };
 
 /** Pushed events: name → payload. */

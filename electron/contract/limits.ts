@@ -86,7 +86,9 @@ export const TEXT_LIMITS = {
     /** `tensorwise serve --api-key`. */
     apiKey: 512,
     /** An address to listen on (an IPv6 literal is at most 45 characters). */
-    host: 64
+    host: 64,
+    /** An rpc-server's `host:port`: a DNS name (at most 253 characters) and `:65535`. */
+    rpcEndpoint: 259
 } as const;
 
 /** A context may exceed the model's trained context by this factor (RoPE scaling); beyond it output is garbage. */

@@ -38,7 +38,10 @@ const requestNameSet = {
     "bench.export": true,
     "dialog.saveBenchReport": true,
     "server.get": true,
-    "server.set": true
+    "server.set": true,
+    "rpc.list": true,
+    "rpc.add": true,
+    "rpc.remove": true
 } as const satisfies {[Name in keyof Requests]: true};
 
 const eventNameSet = {

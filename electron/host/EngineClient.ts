@@ -9,8 +9,8 @@ import {existsSync} from "node:fs";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {explainRpcAbort} from "../engine/rpc/explainRpcAbort.js";
-import type {
-    EngineEvents, EngineMessage, EngineRequestName, EngineRequests
+import {
+    ENGINE_RPC_ENV, type EngineEvents, type EngineMessage, type EngineRequestName, type EngineRequests
 } from "../engine/service/engineProtocol.js";
 import type {ErrorCode} from "../contract/errorCodes.js";
 import type {Reply} from "../contract/envelope.js";
@@ -70,6 +70,7 @@ export class EngineClient {
     private readonly eventListeners = new Set<EventListener>();
     private readonly stateListeners = new Set<(state: EngineClientState) => void>();
     private starting: Promise<void> | null = null;
+    private rpcEndpoints: readonly string[] = [];
 
     constructor(private readonly options: EngineClientOptions = {}) {}
 
@@ -92,6 +93,18 @@ export class EngineClient {
     onState(listener: (state: EngineClientState) => void): () => void {
         this.stateListeners.add(listener);
         return () => this.stateListeners.delete(listener);
+    }
+
+    /**
+     * The rpc-servers (`host:port`) the next child registers when it starts; the running child keeps its own until
+     * {@link restart}.
+     */
+    set rpcServers(endpoints: readonly string[]) {
+        this.rpcEndpoints = [...endpoints];
+    }
+
+    get rpcServers(): readonly string[] {
+        return this.rpcEndpoints;
     }
 
     /** Forks the child and waits for its `ready`. Idempotent while starting or running. */
@@ -183,7 +196,7 @@ export class EngineClient {
         const spawner = this.options.spawner ?? forkEngineProcess(this.options.execPath);
         let child: EngineProcess;
         try {
-            child = spawner(entry, {env: this.options.env ?? process.env});
+            child = spawner(entry, {env: {...this.options.env ?? process.env, [ENGINE_RPC_ENV]: this.rpcEndpoints.join(",")}});
         } catch (error) {
             this.setState({state: "crashed", reason: `could not start: ${(error as Error).message}`, at: Date.now()});
             return Promise.reject(new TensorwiseError("engine-start-failed", (error as Error).message));

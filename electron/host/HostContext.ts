@@ -16,6 +16,7 @@ import type {ModelAccess} from "./ModelAccess.js";
 import type {ServerControl} from "./server/ServerControl.js";
 import type {ModelLibrary} from "./ModelLibrary.js";
 import type {UploadedCopies} from "./model/UploadedCopies.js";
+import type {RpcServers} from "./rpc/RpcServers.js";
 
 /** A load the host can replay after an engine restart. */
 export type LoadRequest =
@@ -58,6 +59,8 @@ export type HostContext = {
     readonly shared: SharedHostState;
     /** The app's OpenAI-compatible server. */
     readonly server: ServerControl;
+    /** The rpc-servers of the settings, and the engine's share of them. */
+    readonly rpc: RpcServers;
     engineState(): EngineState;
     broadcastState(): void;
     /** Marks the engine busy with `task` while it loads (stopping replies first); remembered for a replay. */

@@ -26,6 +26,9 @@ import {ServerControl} from "./server/ServerControl.js";
 import {LIBRARY_FILE, ModelLibrary} from "./ModelLibrary.js";
 import {libraryRequests} from "./model/libraryRequests.js";
 import {UploadedCopies} from "./model/UploadedCopies.js";
+import {rpcRequests} from "./rpc/rpcRequests.js";
+import {RpcServers} from "./rpc/RpcServers.js";
+import {RPC_SERVERS_FILE} from "./rpc/RpcServerList.js";
 
 /** One window or browser tab: where its events go. Chat streams die with their client. */
 export type HostClient = {
@@ -48,6 +51,8 @@ export type HostServiceOptions = {
     modelAccess?: ModelAccessOptions;
     /** The model library's file. Defaults to `recent-models.json` beside the conversation store's folder. */
     libraryFile?: string;
+    /** The rpc-servers' list. Defaults to `rpc-servers.json` beside the conversation store's folder. */
+    rpcServersFile?: string;
 };
 
 export class HostService {
@@ -62,6 +67,7 @@ export class HostService {
     private readonly access: ModelAccess;
     private readonly server: ServerControl;
     private readonly library: ModelLibrary;
+    private readonly rpc: RpcServers;
     private readonly uploads = new UploadedCopies();
     /** Every request's handler, one file per domain; a request missing from them fails to compile here. */
     private readonly handlers: RequestHandlers<RequestName>;
@@ -75,6 +81,7 @@ export class HostService {
         this.benchStore = new BenchStore(options.benchDir ?? path.join(path.dirname(store.dir), "bench"));
         this.access = new ModelAccess(options.modelAccess ?? {folders: [path.join(path.dirname(store.dir), "models")]});
         this.library = new ModelLibrary(options.libraryFile ?? path.join(path.dirname(store.dir), LIBRARY_FILE));
+        this.rpc = new RpcServers(options.rpcServersFile ?? path.join(path.dirname(store.dir), RPC_SERVERS_FILE), engine);
         this.bench = new BenchRunner({
             engine, store: this.benchStore, acquire: (task) => this.acquireEngine(task),
             broadcast: (name, payload) => this.broadcast(name, payload)
@@ -86,7 +93,8 @@ export class HostService {
         const context = this.context();
         this.handlers = {
             ...modelRequests(context), ...libraryRequests(context), ...conversationRequests(context), ...chatRequests(context),
-            ...benchRequests(context), ...dialogRequests(context), ...serverRequests(context)
+            ...benchRequests(context), ...dialogRequests(context), ...serverRequests(context),
+            ...rpcRequests(context)
         };
         this.unsubscribe.push(engine.onState((state) => this.onEngineState(state)));
         this.unsubscribe.push(engine.onEvent((name, payload) => this.onEngineEvent(name, payload)));
@@ -127,6 +135,15 @@ export class HostService {
         return this.shared.loaded != null ? {state: "ready"} : {state: "idle"};
     }
 
+    /**
+     * Starts the engine with the reachable rpc-servers of the settings (a stopped one is left out: ggml-rpc would abort
+     * the engine on it). What startHost.ts calls instead of starting the engine itself.
+     */
+    async startEngine(): Promise<void> {
+        await this.rpc.prepareEngine().catch(() => {});
+        await this.engine.start();
+    }
+
     /** Web mode stored an upload as a new file at `modelPath`: deleted if validation rejects it (see {@link UploadedCopies}). */
     noteUpload(modelPath: string): void {
         this.uploads.add(modelPath);
@@ -150,7 +167,7 @@ export class HostService {
     private context(): HostContext {
         return {
             store: this.store, engine: this.engine, platform: this.platform, access: this.access,
-            library: this.library, uploads: this.uploads,
+            library: this.library, uploads: this.uploads, rpc: this.rpc,
             benchStore: this.benchStore, bench: this.bench, streams: this.streams, shared: this.shared, server: this.server,
             engineState: () => this.engineState,
             broadcastState: () => this.broadcastState(),

@@ -12,6 +12,7 @@ import {BENCH_EXPORT_FORMATS, isBenchExportFormat, type BenchExportFormat, type 
 import type {ChatSettings, RequestArg, RequestName} from "../contract/ipc.js";
 import {LIMITS, limitMessage, TEXT_LIMITS, withinLimit, type LimitName} from "../contract/limits.js";
 import type {ServerChange} from "../contract/server.js";
+import {parseRpcEndpoint} from "../engine/rpc/parseRpcEndpoint.js";
 import type {Budget, FixedBudget, RuntimeSettings} from "../contract/settings.js";
 import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAMES} from "../contract/strategies.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
@@ -174,6 +175,16 @@ function serverChange(arg: unknown): ServerChange {
     return change;
 }
 
+/** `{endpoint: "host:port"}` by parseRpcEndpoint's rules, written back in its canonical form. */
+function rpcEndpoint(arg: unknown): {endpoint: string} {
+    const endpoint = string(object(arg, ["endpoint"]), "endpoint", TEXT_LIMITS.rpcEndpoint);
+    try {
+        return {endpoint: parseRpcEndpoint(endpoint).text};
+    } catch (error) {
+        throw bad((error as Error).message);
+    }
+}
+
 /** Requests without an argument: web mode sends `null`, Electron `undefined`; anything else is a client bug. */
 function none(arg: unknown): undefined {
     if (arg != null)
@@ -195,6 +206,9 @@ const checks: Checks = {
     "bench.list": none,
     "server.get": none,
     "server.set": serverChange,
+    "rpc.list": none,
+    "rpc.add": rpcEndpoint,
+    "rpc.remove": rpcEndpoint,
     "library.list": none,
     "library.load": (arg) => {
         const fields = object(arg, ["path", "taskId"]);

@@ -28,7 +28,7 @@ export async function startHost(options: {
             options.onEngineLog?.("stderr", `engine crashed: ${state.reason.split("\n")[0]}`);
     });
     // The window comes up at once; the engine starts behind it and reports its state as events.
-    engine.start().catch((error: unknown) => options.onEngineLog?.("stderr", `engine failed to start: ${(error as Error).message}`));
+    service.startEngine().catch((error: unknown) => options.onEngineLog?.("stderr", `engine failed to start: ${(error as Error).message}`));
     return {
         service, engine, store,
         async dispose() {

@@ -1,6 +1,9 @@
 /** An rpc-server's address as llama.cpp's RPC backend takes it (`"host:port"`). */
 export type RpcEndpoint = {host: string; port: number; /** `"host:port"`, IPv6 hosts in brackets. */ text: string};
 
+/** Most rpc-servers one process connects to (GGML_RPC_MAX_SERVERS in ggml/include/ggml-rpc.h). */
+export const MAX_RPC_SERVERS = 16;
+
 /** Longest host name accepted (DNS's limit). */
 const MAX_HOST_LENGTH = 253;
 

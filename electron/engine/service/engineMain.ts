@@ -3,13 +3,14 @@
  * {@link EngineMessage} with its parent: over Node's IPC channel when forked by `child_process.fork` (web mode, CLI,
  * tests), over `process.parentPort` when Electron main started it with `utilityProcess.fork`.
  *
- * Env: TENSORWISE_GPU (auto|cpu|cuda|vulkan, default auto), TENSORWISE_THREADS.
+ * Env: TENSORWISE_GPU (auto|cpu|cuda|vulkan, default auto), TENSORWISE_THREADS, TENSORWISE_RPC (rpc-servers as
+ * `host:port,host:port`, registered before any model loads).
  */
 import {eventEnvelope} from "../../contract/envelope.js";
 import {toContractError} from "../../contract/TensorwiseError.js";
 import type {EngineGpu} from "../native/getEngineLlama.js";
 import {EngineService} from "./EngineService.js";
-import type {EngineEvents, EngineMessage, EngineRequestName, EngineRequests} from "./engineProtocol.js";
+import {ENGINE_RPC_ENV, type EngineEvents, type EngineMessage, type EngineRequestName, type EngineRequests} from "./engineProtocol.js";
 
 type Handler<Name extends EngineRequestName> = (arg: EngineRequests[Name][0]) => Promise<EngineRequests[Name][1]> | EngineRequests[Name][1];
 
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
     const service = await EngineService.create({
         gpu: (process.env.TENSORWISE_GPU as EngineGpu | undefined) ?? "auto",
         maxThreads: process.env.TENSORWISE_THREADS != null ? Number(process.env.TENSORWISE_THREADS) : undefined,
+        rpcServers: (process.env[ENGINE_RPC_ENV] ?? "").split(",").filter((entry) => entry !== ""),
         onProgress: (progress) => emit("progress", progress)
     });
 

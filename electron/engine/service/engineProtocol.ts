@@ -97,3 +97,6 @@ export type EngineMessage =
     | {kind: "ready"}
     /** Host → engine: dispose llama.cpp and exit (a utility process has no IPC disconnect to signal it). */
     | {kind: "shutdown"};
+
+/** Environment variable that hands the engine child its rpc-servers: `host:port` entries separated by commas. */
+export const ENGINE_RPC_ENV = "TENSORWISE_RPC";

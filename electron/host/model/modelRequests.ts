@@ -11,6 +11,8 @@ export function modelRequests(host: HostContext): RequestHandlers<ModelRequestNa
         "engine.state": async () => host.engineState(),
         "engine.restart": async () => {
             host.shared.loaded = null;
+            // rpc-servers are probed again: one started since the last start joins, a stopped one is left out
+            await host.rpc.prepareEngine().catch(() => {});
             await host.engine.restart();
             const replay = host.shared.lastLoad;
             if (replay != null)

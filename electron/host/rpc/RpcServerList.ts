@@ -1,0 +1,96 @@
+/**
+ * The rpc-servers the user added in the settings, kept in one JSON file in the app's data folder (beside
+ * `conversations/`), every write atomic ({@link writeFileAtomic}), like the model library (ModelLibrary.ts). A file that
+ * cannot be read as a list is moved aside (never overwritten) and the list starts empty.
+ */
+import {promises as fs} from "node:fs";
+import path from "node:path";
+import {TensorwiseError} from "../../contract/TensorwiseError.js";
+import {MAX_RPC_SERVERS, parseRpcEndpoint} from "../../engine/rpc/parseRpcEndpoint.js";
+import {writeFileAtomic} from "../ConversationStore.js";
+
+/** The list's file name in the data folder. */
+export const RPC_SERVERS_FILE = "rpc-servers.json";
+const FORMAT_VERSION = 1;
+
+function isEndpointList(value: unknown): value is string[] {
+    return Array.isArray(value) && value.every((entry) => {
+        try {
+            return typeof entry === "string" && parseRpcEndpoint(entry).text === entry;
+        } catch {
+            return false;
+        }
+    });
+}
+
+export class RpcServerList {
+    private endpoints: string[] = [];
+    private reading: Promise<void> | null = null;
+    private writes: Promise<unknown> = Promise.resolve();
+
+    /** `file`: where the list is kept (see {@link RPC_SERVERS_FILE}); read on first use. */
+    constructor(readonly file: string) {}
+
+    /** The endpoints (`host:port`), in the order added. */
+    async list(): Promise<string[]> {
+        await this.ready();
+        return [...this.endpoints];
+    }
+
+    /** Adds `endpoint` (already in parseRpcEndpoint's form) at the end; adding one twice keeps one. */
+    async add(endpoint: string): Promise<void> {
+        await this.change((endpoints) => {
+            if (endpoints.includes(endpoint))
+                return endpoints;
+            if (endpoints.length >= MAX_RPC_SERVERS)
+                throw new TensorwiseError("bad-request", `at most ${MAX_RPC_SERVERS} rpc-servers can be added: remove one first`);
+            return [...endpoints, endpoint];
+        });
+    }
+
+    /** Removes `endpoint`; removing one that is not there changes nothing. */
+    async remove(endpoint: string): Promise<void> {
+        await this.change((endpoints) => endpoints.filter((entry) => entry !== endpoint));
+    }
+
+    private async change(update: (endpoints: string[]) => string[]): Promise<void> {
+        await this.ready();
+        const write = this.writes.catch(() => {}).then(async () => {
+            const next = update(this.endpoints);
+            await writeFileAtomic(this.file, JSON.stringify({version: FORMAT_VERSION, servers: next}, null, 1));
+            this.endpoints = next;
+        });
+        this.writes = write;
+        await write;
+    }
+
+    private ready(): Promise<void> {
+        this.reading ??= this.read();
+        return this.reading;
+    }
+
+    private async read(): Promise<void> {
+        let text: string;
+        try {
+            text = await fs.readFile(this.file, "utf8");
+        } catch (error) {
+            if ((error as NodeJS.ErrnoException).code === "ENOENT")
+                return;
+            throw new TensorwiseError("io-error", `the rpc-server list ${this.file} cannot be read: ${(error as Error).message}`);
+        }
+        let parsed: unknown;
+        try {
+            parsed = JSON.parse(text);
+        } catch {
+            parsed = null;
+        }
+        const servers = (parsed as {servers?: unknown} | null)?.servers;
+        if (isEndpointList(servers)) {
+            this.endpoints = servers.slice(0, MAX_RPC_SERVERS);
+            return;
+        }
+        // not written by this code: keep it for the user to look at, and start an empty list beside it
+        const aside = path.join(path.dirname(this.file), `${path.basename(this.file, ".json")}.unreadable-${Date.now()}.json`);
+        await fs.rename(this.file, aside);
+    }
+}

@@ -1,0 +1,59 @@
+/**
+ * The rpc-servers of the settings, as the host runs them: the persisted list ({@link RpcServerList}), each entry probed
+ * for reachability (probeRpcServer.ts), and the engine child started with the reachable ones. A stopped rpc-server is
+ * left out rather than passed on: ggml-rpc aborts the engine when it cannot connect (rpc_dispatcher::start).
+ */
+import type {RpcServerEntry, RpcServersState} from "../../contract/rpc.js";
+import {TensorwiseError} from "../../contract/TensorwiseError.js";
+import {parseRpcEndpoint} from "../../engine/rpc/parseRpcEndpoint.js";
+import {probeRpcServer} from "../../engine/rpc/probeRpcServer.js";
+import type {EngineClient} from "../EngineClient.js";
+import {RpcServerList} from "./RpcServerList.js";
+
+export class RpcServers {
+    private readonly list: RpcServerList;
+
+    /** `file`: where the list is kept; `engine`: the child that registers the reachable servers when it starts. */
+    constructor(file: string, private readonly engine: EngineClient) {
+        this.list = new RpcServerList(file);
+    }
+
+    /** Every added rpc-server, probed now. */
+    async state(): Promise<RpcServersState> {
+        const endpoints = await this.list.list();
+        return {servers: await Promise.all(endpoints.map(probe))};
+    }
+
+    /**
+     * Probes the added rpc-servers and hands the reachable ones to the engine for its next start. Returns whether
+     * that changed the engine's list (so a running engine needs a restart to use it).
+     */
+    async prepareEngine(): Promise<{state: RpcServersState; changed: boolean}> {
+        const state = await this.state();
+        const reachable = state.servers.filter((entry) => entry.reachable).map((entry) => entry.endpoint);
+        const changed = reachable.join(",") !== this.engine.rpcServers.join(",");
+        this.engine.rpcServers = reachable;
+        return {state, changed};
+    }
+
+    /** Adds `endpoint` after checking that an rpc-server answers there; nothing is kept when none does. */
+    async add(endpoint: string): Promise<void> {
+        const entry = await probe(endpoint);
+        if (!entry.reachable)
+            throw new TensorwiseError("rpc-unreachable", entry.problem ?? `no rpc-server answers at ${endpoint}`);
+        await this.list.add(endpoint);
+    }
+
+    async remove(endpoint: string): Promise<void> {
+        await this.list.remove(endpoint);
+    }
+}
+
+async function probe(endpoint: string): Promise<RpcServerEntry> {
+    try {
+        await probeRpcServer(parseRpcEndpoint(endpoint));
+        return {endpoint, reachable: true, problem: null};
+    } catch (error) {
+        return {endpoint, reachable: false, problem: (error as Error).message};
+    }
+}
