@@ -27,7 +27,9 @@ const valid: Partial<Record<RequestName, unknown>> = {
     "bench.get": {id: "b"},
     "bench.export": {id: "b", format: "csv"},
     "dialog.saveBenchReport": {id: "b", format: "html"},
-    "server.set": {enabled: true, port: 8080, bindAddress: "127.0.0.1", requireKey: true, parallel: 4, regenerateKey: false}
+    "server.set": {enabled: true, port: 8080, bindAddress: "127.0.0.1", requireKey: true, parallel: 4, regenerateKey: false},
+    "rpc.add": {endpoint: "192.168.1.20:50052"},
+    "rpc.remove": {endpoint: "[::1]:50052"}
 };
 
 function rejects(name: RequestName, arg: unknown): string {
@@ -134,6 +136,18 @@ describe("checkRequest: every request is checked at the trust boundary", () => {
         expect(rejects("conversations.setSettings", with_(settings, "settings.systemPrompt", "x".repeat(40_000)))).toMatch(/longer than/);
         expect(rejects("conversations.setSettings", with_(settings, "settings.color", "red"))).toMatch(/unknown fields/);
         rejects("chat.edit", with_(valid["chat.edit"], "text", " "));
+    });
+
+    it("rpc.add / rpc.remove: an rpc-server as host:port by parseRpcEndpoint's rules, written back in its one form", () => {
+        expect(checkRequest("rpc.add", {endpoint: " gpu-box.lan:50052 "})).toEqual({endpoint: "gpu-box.lan:50052"});
+        expect(checkRequest("rpc.remove", {endpoint: "[fe80::1]:1"})).toEqual({endpoint: "[fe80::1]:1"});
+        for (const endpoint of ["gpu-box.lan", "10.0.0.2:0", "10.0.0.2:65536", "::1:50052", "http://10.0.0.2:50052", "host name:50052", ""])
+            for (const name of ["rpc.add", "rpc.remove"] as const)
+                expect(rejects(name, {endpoint}), `${name} ${JSON.stringify(endpoint)}`).toMatch(endpoint === "" ? /"endpoint" must be a non-empty string/ : /is not an rpc-server address: write it as host:port, e\.g\. 127\.0\.0\.1:50052/);
+        expect(rejects("rpc.add", {endpoint: 50052})).toMatch(/"endpoint" must be a non-empty string/);
+        expect(rejects("rpc.add", {endpoint: `${"a".repeat(300)}:1`})).toMatch(/"endpoint" is longer than/);
+        expect(rejects("rpc.add", {endpoint: "10.0.0.2:50052", port: 1})).toMatch(/unknown fields/);
+        expect(rejects("rpc.list", {endpoint: "10.0.0.2:50052"})).toMatch(/takes no argument/);
     });
 
     it("server.set: a port, a parallel count and an address the server can listen on, and switches that are true or false", () => {
