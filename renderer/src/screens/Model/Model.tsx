@@ -5,6 +5,7 @@ import {ProgressBar} from "../../components/ProgressBar/ProgressBar";
 import {ModelCard} from "./components/ModelCard/ModelCard";
 import {ModelLibrary} from "./components/ModelLibrary/ModelLibrary";
 import {ModelOpener} from "./components/ModelOpener/ModelOpener";
+import {RpcServers} from "./components/RpcServers/RpcServers";
 import {TensorTable} from "./components/TensorTable/TensorTable";
 
 export function Model() {
@@ -37,6 +38,7 @@ export function Model() {
                     </div>
                 )}
                 <ModelLibrary/>
+                <RpcServers/>
                 {inspection.status === "ready" && (
                     <>
                         <ModelCard card={inspection.card}/>
