@@ -44,6 +44,8 @@ struct GenerationState {
 
     // shared with the JS thread
     std::atomic<bool> abortRequested{false};
+    // > 0: adaptive prompt chunks (see the prompt loop in run()); 0: full micro-batches
+    double promptChunkTargetMs = 0;
     std::mutex mutex;
     std::vector<llama_token> pendingTokens;
     std::vector<double> pendingTimes;
@@ -235,9 +237,21 @@ void run(const std::shared_ptr<GenerationState>& state) {
     std::string error;
     llama_memory_seq_rm(memory, s.seq, s.startPosition, -1);
 
+    // With a chunk target, the prompt goes in chunks from 16 tokens, doubling towards the micro-batch while one takes
+    // under half the target and halving (to 8) above it: an abort waits for the chunk in flight, since GPU backends
+    // do not call llama.cpp's abort callback inside a graph (the same rule as electron/engine/runtime/evaluatePromptInChunks.ts).
+    const bool adaptive = s.promptChunkTargetMs > 0;
+    int32_t chunk = adaptive ? std::min<int32_t>(16, nBatch) : nBatch;
     for (size_t done = 0; done < s.prompt.size() && reason == "maxTokens";) {
-        int32_t count = (int32_t) std::min<size_t>(nBatch, s.prompt.size() - done);
-        if (!decodeChunk(s, batch, s.prompt.data() + done, count, pos, rc)) {
+        int32_t count = (int32_t) std::min<size_t>(chunk, s.prompt.size() - done);
+        const auto chunkStarted = std::chrono::steady_clock::now();
+        const bool decoded = decodeChunk(s, batch, s.prompt.data() + done, count, pos, rc);
+        if (adaptive) {
+            const double ms = msSince(chunkStarted);
+            if (ms < s.promptChunkTargetMs / 2) chunk = std::min<int32_t>(nBatch, chunk * 2);
+            else if (ms > s.promptChunkTargetMs) chunk = std::max<int32_t>(std::min<int32_t>(8, nBatch), chunk / 2);
+        }
+        if (!decoded) {
             reason = rc == 2 || s.abortRequested ? "abort" : "error";
             if (reason == "error") error = "llama_decode failed on the prompt (code " + std::to_string(rc) + ")";
             break;
@@ -317,6 +331,8 @@ Napi::Value generate(const Napi::CallbackInfo& info) {
     if (options.Has("minP") && options.Get("minP").IsNumber()) state->minP = options.Get("minP").As<Napi::Number>().FloatValue();
     if (options.Has("repeatPenalty") && options.Get("repeatPenalty").IsNumber())
         state->repeatPenalty = options.Get("repeatPenalty").As<Napi::Number>().FloatValue();
+    if (options.Has("promptChunkTargetMs") && options.Get("promptChunkTargetMs").IsNumber())
+        state->promptChunkTargetMs = options.Get("promptChunkTargetMs").As<Napi::Number>().DoubleValue();
     if (options.Has("repeatPenaltyLastTokens") && options.Get("repeatPenaltyLastTokens").IsNumber())
         state->repeatPenaltyLastTokens = options.Get("repeatPenaltyLastTokens").As<Napi::Number>().Int32Value();
     if (state->prompt.empty() && state->startPosition == 0) {

@@ -23,6 +23,8 @@ export type NativeGenerateOptions = {
     minP?: number;
     /** Penalty on the last 64 generated tokens (newlines excepted, as node-llama-cpp's chat); 1 = off. Defaults to 1. */
     repeatPenalty?: number;
+    /** See the native request's `promptChunkTargetMs` (electron/engine/native/tensorwiseBindings.ts). Defaults to 0 (off). */
+    promptChunkTargetMs?: number;
     /** Reuse the prompt prefix still in the KV cache from the previous native generation. Defaults to `true`. */
     reusePrefix?: boolean;
     signal?: AbortSignal;
@@ -205,7 +207,7 @@ export class PlacedModel {
             sequenceId: 0, startPosition: keep, prompt: prompt.slice(keep), maxTokens: options.maxTokens,
             stopAtEog: options.stopAtEog ?? true, temperature: options.temperature ?? 0,
             seed: options.seed ?? Math.floor(Math.random() * 2 ** 32), topK: options.topK ?? 40, topP: options.topP ?? 0.95,
-            minP: options.minP ?? 0, repeatPenalty: options.repeatPenalty ?? 1,
+            minP: options.minP ?? 0, repeatPenalty: options.repeatPenalty ?? 1, promptChunkTargetMs: options.promptChunkTargetMs ?? 0,
             signal: options.signal,
             onPromptProgress: options.onPromptProgress == null ? undefined
                 : (decoded) => options.onPromptProgress?.({decoded, reused: keep, total: prompt.length}),

@@ -1,3 +1,4 @@
+import {PROMPT_CHUNK_TARGET_MS} from "./evaluatePromptInChunks.js";
 import type {ChatHistoryItem, Token} from "node-llama-cpp";
 import type {PlacedModel} from "./PlacedModel.js";
 import type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings} from "../../contract/chat.js";
@@ -74,6 +75,8 @@ export async function streamChatReply(placed: PlacedModel, options: ChatReplyOpt
     onPromptProgress?.({evaluated: 0, total: promptTokens.length, reused: 0, elapsedMs: 0});
     const result = await placed.generate(promptTokens, {
         maxTokens: Math.min(maxTokens, room), stopAtEog: true, temperature, topK, topP, minP, repeatPenalty, seed, signal,
+        // Stop during a long prompt waits for at most one chunk
+        promptChunkTargetMs: PROMPT_CHUNK_TARGET_MS,
         onPromptProgress(progress) {
             onPromptProgress?.({evaluated: progress.reused + progress.decoded, total: progress.total, reused: progress.reused,
                 elapsedMs: performance.now() - clock.started});
