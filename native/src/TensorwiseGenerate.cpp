@@ -237,11 +237,14 @@ void run(const std::shared_ptr<GenerationState>& state) {
     std::string error;
     llama_memory_seq_rm(memory, s.seq, s.startPosition, -1);
 
-    // With a chunk target, the prompt goes in chunks from 16 tokens, doubling towards the micro-batch while one takes
-    // under half the target and halving (to 8) above it: an abort waits for the chunk in flight, since GPU backends
-    // do not call llama.cpp's abort callback inside a graph (the same rule as electron/engine/runtime/evaluatePromptInChunks.ts).
+    // With a chunk target, the prompt goes in chunks from 32 tokens, doubling towards the micro-batch while one takes
+    // under half the target and halving (never below 32) above it: an abort waits for the chunk in flight, since GPU
+    // backends do not call llama.cpp's abort callback inside a graph. 32 = the smallest batch for which a GPU backend
+    // runs host-resident weights itself (GGML_OP_OFFLOAD_MIN_BATCH's default): smaller chunks would move that work to
+    // the CPU and multiply the per-decode cost.
     const bool adaptive = s.promptChunkTargetMs > 0;
-    int32_t chunk = adaptive ? std::min<int32_t>(16, nBatch) : nBatch;
+    const int32_t minChunk = std::min<int32_t>(32, nBatch);
+    int32_t chunk = adaptive ? minChunk : nBatch;
     for (size_t done = 0; done < s.prompt.size() && reason == "maxTokens";) {
         int32_t count = (int32_t) std::min<size_t>(chunk, s.prompt.size() - done);
         const auto chunkStarted = std::chrono::steady_clock::now();
@@ -249,7 +252,7 @@ void run(const std::shared_ptr<GenerationState>& state) {
         if (adaptive) {
             const double ms = msSince(chunkStarted);
             if (ms < s.promptChunkTargetMs / 2) chunk = std::min<int32_t>(nBatch, chunk * 2);
-            else if (ms > s.promptChunkTargetMs) chunk = std::max<int32_t>(std::min<int32_t>(8, nBatch), chunk / 2);
+            else if (ms > s.promptChunkTargetMs) chunk = std::max<int32_t>(minChunk, chunk / 2);
         }
         if (!decoded) {
             reason = rc == 2 || s.abortRequested ? "abort" : "error";

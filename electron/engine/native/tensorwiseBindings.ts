@@ -121,7 +121,7 @@ export type NativeGenerateRequest = {
     /** llama.cpp's repeat penalty on the last {@link repeatPenaltyLastTokens} generated tokens; 1 = off. Defaults to 1. */
     repeatPenalty?: number;
     /**
-     * > 0: decode the prompt in chunks that start at 16 tokens and grow towards the
+     * > 0: decode the prompt in chunks that start at 32 tokens and grow towards the
      * micro-batch while one takes under this many ms (an abort waits for the chunk in flight: GPU backends do not check
      * llama.cpp's abort callback inside a graph). 0 or absent: full micro-batches (benchmarks, as llama-bench does).
      */
