@@ -36,6 +36,9 @@ export type NativeGenerateOptions = {
     onPromptProgress?: (progress: {decoded: number; reused: number; total: number}) => void;
 };
 
+/** {@link PlacedModelOptions} with the settings `PlacedModel.load` resolved (resolveSettings, electron/contract/settings.ts). */
+export type ResolvedPlacedModelOptions = PlacedModelOptions & {readonly contextSize: number; readonly batchSize: number; readonly useMmap: boolean};
+
 /** A native generation, with how many prompt tokens the KV cache already held. */
 export type PlacedGeneration = NativeGenerationResult & {readonly reused: number};
 
@@ -89,7 +92,7 @@ export class PlacedModel {
         readonly engine: EngineLlama,
         readonly model: LlamaModel,
         readonly context: LlamaContext,
-        readonly options: Readonly<PlacedModelOptions>,
+        readonly options: Readonly<ResolvedPlacedModelOptions>,
         readonly loadMs: number
     ) {}
 
@@ -127,7 +130,7 @@ export class PlacedModel {
     }
 
     /** The context for settings already resolved at load (`resolveSettings`, electron/contract/settings.ts). */
-    private static async createContext(model: LlamaModel, options: PlacedModelOptions & {contextSize: number; batchSize: number; useMmap: boolean}): Promise<LlamaContext> {
+    private static async createContext(model: LlamaModel, options: ResolvedPlacedModelOptions): Promise<LlamaContext> {
         const {contextSize, batchSize, useMmap} = options;
         const flashAttention = options.flashAttention ?? false;
         const sequences = options.sequences ?? 1;
@@ -154,13 +157,9 @@ export class PlacedModel {
         this.chatSessionInstance = null;
         this.sequenceInstance = null;
         this.nativeTokens = [];
-        const {contextSize, batchSize} = this.context;
         await this.context.dispose();
         const options = {...this.options, sequences, signal: undefined};
-        // resolved at load (PlacedModel.load keeps the settings it chose in `options`)
-        const context = await PlacedModel.createContext(this.model, {
-            ...options, contextSize: options.contextSize ?? contextSize, batchSize: options.batchSize ?? batchSize, useMmap: options.useMmap ?? false
-        });
+        const context = await PlacedModel.createContext(this.model, options);
         return new PlacedModel(this.engine, this.model, context, options, this.loadMs);
     }
 
@@ -185,15 +184,18 @@ export class PlacedModel {
      * Decodes `prompt` and generates up to `maxTokens` on a native thread (decode + sampling in C++, a ggml threadpool
      * attached, tokens streamed in batches), on the context's first sequence. The longest prefix of `prompt` still in
      * the KV cache from the previous native generation is reused. Calls are serialised per context. The result's
-     * `times` are when each token was sampled, on the `performance.now()` clock.
+     * `times` are when each token was sampled, on the `performance.now()` clock. When `signal` aborts, the result
+     * comes at once with what was delivered (runNativeGeneration.ts); the next call still waits for the native loop.
      */
     generate(prompt: readonly Token[], options: NativeGenerateOptions): Promise<PlacedGeneration> {
-        const run = this.nativeRun.catch(() => undefined).then(() => this.generateNow(prompt, options));
-        this.nativeRun = run;
-        return run;
+        const started = this.nativeRun.catch(() => undefined).then(() => this.startGeneration(prompt, options));
+        this.nativeRun = started.then((run) => run.finished);
+        // a failure reaches the caller through the result; the next call only waits for this one
+        this.nativeRun.catch(() => undefined);
+        return started.then((run) => run.result);
     }
 
-    private async generateNow(prompt: readonly Token[], options: NativeGenerateOptions): Promise<PlacedGeneration> {
+    private async startGeneration(prompt: readonly Token[], options: NativeGenerateOptions): Promise<{result: Promise<PlacedGeneration>; finished: Promise<void>}> {
         if (prompt.length === 0) throw new Error("the prompt is empty");
         if (this.sequenceInstance != null && this.sequenceInstance.contextTokens.length > 0)
             await this.sequenceInstance.clearHistory();
@@ -203,7 +205,7 @@ export class PlacedModel {
         this.nativeTokens = [];
         const calledAt = performance.now();
         const onTokens = options.onTokens;
-        const result = await runNativeGeneration(this.engine.bindings, this.addonContext, {
+        const run = runNativeGeneration(this.engine.bindings, this.addonContext, {
             sequenceId: 0, startPosition: keep, prompt: prompt.slice(keep), maxTokens: options.maxTokens,
             stopAtEog: options.stopAtEog ?? true, temperature: options.temperature ?? 0,
             seed: options.seed ?? Math.floor(Math.random() * 2 ** 32), topK: options.topK ?? 40, topP: options.topP ?? 0.95,
@@ -213,8 +215,12 @@ export class PlacedModel {
                 : (decoded) => options.onPromptProgress?.({decoded, reused: keep, total: prompt.length}),
             onTokens: onTokens == null ? undefined : (tokens, times) => onTokens(tokens, times.map((t) => calledAt + t))
         });
-        this.nativeTokens = [...prompt, ...result.tokens].slice(0, result.end.decodedTokens);
-        return {...result, times: result.times.map((t) => calledAt + t), reused: keep};
+        // what the KV cache holds follows the native loop's own end, also after an early result
+        const finished = run.finished.then((final) => {
+            this.nativeTokens = [...prompt, ...final.tokens].slice(0, final.end.decodedTokens);
+        });
+        const result = run.result.then((generation) => ({...generation, times: generation.times.map((t) => calledAt + t), reused: keep}));
+        return {result, finished};
     }
 
     /** The model's chat template, as node-llama-cpp's LlamaChat resolves it (resolveChatWrapper), without touching the sequence. */

@@ -83,4 +83,30 @@ describe.skipIf(probe.reason != null)("native generation loop (patched CPU build
         const again = await generateGreedy(placed, prompt, {maxTokens: 6, stopAtEog: false});
         expect(again.tokens).toEqual(await greedyThroughNodeLlamaCpp(placed, prompt, 6));
     });
+
+    it("a stop while the prompt is processed returns at once without tokens, and the next reply is unchanged", async () => {
+        const prompt = exactPromptTokens(placed.model, 600);
+        const controller = new AbortController();
+        let progressAtStop = -1;
+        const stopped = await placed.generate(prompt, {
+            maxTokens: 8, stopAtEog: false, signal: controller.signal, reusePrefix: false,
+            // small chunks: several progress reports before the first token
+            promptChunkTargetMs: 1,
+            onPromptProgress: ({decoded}) => {
+                if (progressAtStop < 0) {
+                    progressAtStop = decoded;
+                    controller.abort();
+                }
+            }
+        });
+        expect(progressAtStop).toBeGreaterThan(0);
+        expect(progressAtStop).toBeLessThan(prompt.length);
+        expect(stopped.end.reason).toBe("abort");
+        expect(stopped.tokens).toEqual([]);
+        // queued behind the loop still finishing its chunk; reuses what that chunk left in the KV cache
+        const next = await placed.generate(prompt, {maxTokens: 8, stopAtEog: false});
+        const recomputed = await placed.generate(prompt, {maxTokens: 8, stopAtEog: false, reusePrefix: false});
+        expect(next.reused).toBeGreaterThanOrEqual(progressAtStop);
+        expect(next.tokens).toEqual(recomputed.tokens);
+    });
 });
