@@ -31,6 +31,25 @@ double median(std::vector<double> values) {
     return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
+// One op's time from timings of a graph with one copy of it (`singleUs`) and with `k` independent copies (`manyUs`):
+// the slope (T_k - T_1) / (k - 1), so the fixed per-graph cost cancels out. Noise can make the slope meaningless
+// (<= 0 or above the single-graph time); then the single graph is the bound. Both lists must be non-empty.
+struct SlopeTiming {
+    double medianUs;
+    double minUs;
+};
+
+SlopeTiming slopeTiming(const std::vector<double>& singleUs, const std::vector<double>& manyUs, int k) {
+    const double singleMedian = median(singleUs);
+    const double singleMin = *std::min_element(singleUs.begin(), singleUs.end());
+    const double slopeMedian = (median(manyUs) - singleMedian) / (k - 1);
+    const double slopeMin = (*std::min_element(manyUs.begin(), manyUs.end()) - singleMin) / (k - 1);
+    SlopeTiming timing;
+    timing.medianUs = slopeMedian > 0 && slopeMedian <= singleMedian * 1.5 ? slopeMedian : singleMedian;
+    timing.minUs = slopeMin > 0 && slopeMin <= timing.medianUs ? slopeMin : std::min(singleMin, timing.medianUs);
+    return timing;
+}
+
 struct OpRequest {
     ggml_type type;
     int64_t rows;  // output features (ne1 of the weight)
@@ -251,13 +270,9 @@ public:
             out.matmuls.push_back(result);
             return;
         }
-        const double singleMedian = median(singleUs);
-        const double singleMin = *std::min_element(singleUs.begin(), singleUs.end());
-        const double slopeMedian = (median(manyUs) - singleMedian) / (k - 1);
-        const double slopeMin = (*std::min_element(manyUs.begin(), manyUs.end()) - singleMin) / (k - 1);
-        // Noise can make the slope meaningless (≤ 0 or above the single-graph time); then the single graph is the bound.
-        result.medianUs = slopeMedian > 0 && slopeMedian <= singleMedian * 1.5 ? slopeMedian : singleMedian;
-        result.minUs = slopeMin > 0 && slopeMin <= result.medianUs ? slopeMin : std::min(singleMin, result.medianUs);
+        const SlopeTiming timing = slopeTiming(singleUs, manyUs, k);
+        result.medianUs = timing.medianUs;
+        result.minUs = timing.minUs;
         out.matmuls.push_back(result);
     }
 
@@ -327,12 +342,9 @@ public:
             out.expertMatmuls.push_back(result);
             return;
         }
-        const double singleMedian = median(singleUs);
-        const double singleMin = *std::min_element(singleUs.begin(), singleUs.end());
-        const double slopeMedian = (median(manyUs) - singleMedian) / (k - 1);
-        const double slopeMin = (*std::min_element(manyUs.begin(), manyUs.end()) - singleMin) / (k - 1);
-        result.medianUs = slopeMedian > 0 && slopeMedian <= singleMedian * 1.5 ? slopeMedian : singleMedian;
-        result.minUs = slopeMin > 0 && slopeMin <= result.medianUs ? slopeMin : std::min(singleMin, result.medianUs);
+        const SlopeTiming timing = slopeTiming(singleUs, manyUs, k);
+        result.medianUs = timing.medianUs;
+        result.minUs = timing.minUs;
         out.expertMatmuls.push_back(result);
     }
 

@@ -1,6 +1,11 @@
 import type {BufferTypeMemory, MemoryReport} from "../../contract/memory.js";
 import type {NativeBufferTypeMemory} from "../native/tensorwiseBindings.js";
 
+/** A plan's predicted memory per buffer type as a {@link MemoryReport}, leaving out buffer types with no bytes. */
+export function predictedMemoryReport(rows: readonly NativeBufferTypeMemory[]): MemoryReport {
+    return toMemoryReport(rows.filter((row) => row.model + row.context + row.compute > 0));
+}
+
 /** Turns the native breakdown into a {@link MemoryReport}. */
 export function toMemoryReport(native: readonly NativeBufferTypeMemory[]): MemoryReport {
     const bufferTypes = native

@@ -5,7 +5,7 @@ import type {NativeBufferTypeMemory} from "../native/tensorwiseBindings.js";
 import {autoPlanDevices, type AutoPlanDevicesResult} from "../planner/devices/autoPlanDevices.js";
 import type {DevicePlan} from "../planner/devices/planDevices.js";
 import type {Workload} from "../planner/types.js";
-import {toMemoryReport} from "../runtime/memoryReport.js";
+import {predictedMemoryReport} from "../runtime/memoryReport.js";
 import type {BudgetPlan} from "./planForBudget.js";
 
 /** A multi-device plan packaged for loading and for the UI, with every candidate's prediction for reports. */
@@ -46,6 +46,6 @@ export function toDevicesPrediction(planned: AutoPlanDevicesResult, plan: Device
     }));
     return {
         ttftMs: table.ttftMs, tpotMs: table.tpotMs, promptTokens: planned.plan.workload.promptTokens,
-        memory: toMemoryReport(rows.filter((row) => row.model + row.context + row.compute > 0))
+        memory: predictedMemoryReport(rows)
     };
 }

@@ -7,7 +7,7 @@ import {autoPlan} from "../planner/autoPlan.js";
 import type {StrategyResult} from "../planner/strategies/StrategyResult.js";
 import type {StrategyName} from "../../contract/strategies.js";
 import type {Workload} from "../planner/types.js";
-import {toMemoryReport} from "../runtime/memoryReport.js";
+import {predictedMemoryReport} from "../runtime/memoryReport.js";
 import type {NativeBufferTypeMemory} from "../native/tensorwiseBindings.js";
 import type {PlanExplanation} from "../../contract/planExplanation.js";
 import type {RequestPredictor} from "../planner/requestPredictor.js";
@@ -62,12 +62,12 @@ function toPrediction(result: StrategyResult, gpuBufferType: string, explanation
         ttftMs: prediction.ttftMs,
         tpotMs: prediction.tpotMs,
         promptTokens: prediction.promptTokens,
-        memory: toMemoryReport(([
+        memory: predictedMemoryReport([
             {
                 name: gpuBufferType, isHost: gpuBufferType === "CPU", device: gpuBufferType, deviceType: "gpu" as const,
                 model: prediction.vram.weights, context: prediction.vram.kv, compute: prediction.vram.scratch
             },
             {name: "CPU", isHost: true, device: "CPU", deviceType: "cpu" as const, model: prediction.hostWeightBytes, context: 0, compute: 0}
-        ] satisfies NativeBufferTypeMemory[]).filter((entry) => entry.model + entry.context + entry.compute > 0))
+        ] satisfies NativeBufferTypeMemory[])
     };
 }
