@@ -4,7 +4,7 @@ import {terminalSafe} from "../../engine/format/terminalSafe.js";
 import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.js";
 import {EngineService} from "../../engine/service/EngineService.js";
 import {UsageError} from "../UsageError.js";
-import type {CliIo} from "../CliIo.js";
+import {progressLines, type CliIo} from "../CliIo.js";
 import {loadFromFlags} from "../loadFromFlags.js";
 import {memoryLines} from "../memoryLines.js";
 
@@ -36,6 +36,7 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
     if (chosen > 1)
         throw new UsageError("give at most one of --placement, --gpu-layers and --auto");
     const overrideLines: string[] = [];
+    const printProgress = progressLines(io);
     const service = await EngineService.create({
         gpu: options.gpu,
         maxThreads: options.threads,
@@ -49,7 +50,7 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
         },
         onProgress: (progress) => {
             if (!options.json && progress.step !== "load")
-                io.err(`${progress.step}: ${progress.detail ?? ""}`);
+                printProgress(`${progress.step}: ${progress.detail ?? ""}`);
         }
     });
     try {

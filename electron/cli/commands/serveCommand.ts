@@ -5,7 +5,7 @@ import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.
 import {EngineService} from "../../engine/service/EngineService.js";
 import {schedulingPolicy, type SchedulingPolicyName} from "../../serve/schedulingPolicies.js";
 import {serveOpenAi} from "../../serve/serveOpenAi.js";
-import type {CliIo} from "../CliIo.js";
+import {progressLines, type CliIo} from "../CliIo.js";
 import {loadFromFlags} from "../loadFromFlags.js";
 
 export type ServeCommandOptions = {
@@ -36,6 +36,7 @@ export type ServeCommandOptions = {
  * (`listening on http://…/v1`) once it answers.
  */
 export async function serveCommand(io: CliIo, modelPath: string, options: ServeCommandOptions): Promise<number> {
+    const printProgress = progressLines(io);
     const service = await EngineService.create({
         gpu: options.gpu, maxThreads: options.threads, sequences: options.parallel, logLevel: LlamaLogLevel.warn,
         onLog: (level, message) => {
@@ -44,7 +45,7 @@ export async function serveCommand(io: CliIo, modelPath: string, options: ServeC
         },
         onProgress: (progress) => {
             if (progress.step !== "load")
-                io.err(`${progress.step}: ${progress.detail ?? ""}`);
+                printProgress(`${progress.step}: ${progress.detail ?? ""}`);
         }
     });
     try {
