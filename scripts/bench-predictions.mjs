@@ -4,7 +4,9 @@
 // planner, then loaded and timed), and the median |predicted − measured| / measured per strategy and over all cells.
 //
 // Usage: node scripts/bench-predictions.mjs [--only small,large] [--repeats 3] [--threads N] [--budgets 50%]
-//        [--gpu vulkan] [--prompts 64] [--gens 32] [--out bench/results/<date>-predictions-<host>]
+//        [--gpu vulkan] [--prompts 64] [--gens 32] [--profile-seconds 600] [--out bench/results/<date>-predictions-<host>]
+// The profile gets 600 s by default, not the app's 20 s: on llvmpipe a complete profile takes about a minute, and one
+// cut short extrapolates the GPU's prefill costs (TTFT predictions 100–200% off instead of 1–2% on the 100 MiB model).
 // Needs a built checkout (npm ci; npx tsc -p tsconfig.json). On Mesa's llvmpipe set nothing: GGML_VK_VISIBLE_DEVICES=0
 // is set here. Absolute errors on a busy machine say little: read them beside the load average printed with them.
 import fs from "node:fs";
@@ -16,7 +18,8 @@ import {MODELS, modelFile, root, tensorwise} from "./benchModels.mjs";
 const {values} = parseArgs({options: {
     out: {type: "string"}, only: {type: "string", default: "small,large"}, repeats: {type: "string", default: "3"},
     threads: {type: "string"}, budgets: {type: "string", default: "50%"}, gpu: {type: "string", default: "vulkan"},
-    strategies: {type: "string", default: "cpu,layers,optimal"}, prompts: {type: "string", default: "64"}, gens: {type: "string", default: "32"}
+    strategies: {type: "string", default: "cpu,layers,optimal"}, prompts: {type: "string", default: "64"}, gens: {type: "string", default: "32"},
+    "profile-seconds": {type: "string", default: "600"}
 }});
 const {predictionErrors} = await import(path.join(root, "dist", "electron", "engine", "bench", "report", "summariseReport.js"));
 const date = new Date().toISOString().slice(0, 10);
@@ -33,6 +36,7 @@ for (const name of values.only.split(",")) {
     console.error(`[predictions] ${MODELS[name].label}: bench ${values.strategies} on ${values.gpu}, ${values.repeats} repeats`);
     const args = ["bench", file, "--gpu", values.gpu, "--strategies", values.strategies, "--budgets", values.budgets,
         "--prompts", values.prompts, "--gens", values.gens, "--repeats", values.repeats, "--json", "--out", runDir,
+        "--profile-seconds", values["profile-seconds"],
         ...(values.threads != null ? ["--threads", values.threads] : [])];
     const run = tensorwise(args, values.gpu === "vulkan" ? {GGML_VK_VISIBLE_DEVICES: "0"} : {});
     if (run.status !== 0) {

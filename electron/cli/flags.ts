@@ -28,6 +28,19 @@ export function flagThreads(value: FlagValue, flag = "threads"): number | undefi
     return flagNumber(value, flag, "threads", {max: cores, reason: `this machine has ${cores} logical cores`});
 }
 
+/**
+ * `--profile-seconds N`: how long the machine profile may measure, as profileMachine's `timeLimitMs`. A slow device
+ * (Mesa's llvmpipe) needs about a minute to time every operator at every prefill size; a profile cut short
+ * extrapolates the rest, and its prompt predictions are then far off.
+ */
+export const PROFILE_SECONDS_OPTION = {"profile-seconds": {type: "string"}} as const;
+
+/** The profile options of `--profile-seconds`, or none when absent. */
+export function flagProfileTime(value: FlagValue): {timeLimitMs: number} | undefined {
+    const seconds = flagNumber(value, "profile-seconds", "profileSeconds");
+    return seconds == null ? undefined : {timeLimitMs: seconds * 1000};
+}
+
 /** A comma-separated list of numbers (`--prompts 32,64,128`), deduplicated and sorted. */
 export function flagNumberList(value: FlagValue, flag: string, limit: LimitName): number[] {
     const text = String(value ?? "");

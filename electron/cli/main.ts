@@ -14,7 +14,7 @@ import {SERVE_OPTIONS, SERVE_USAGE, serveRun} from "./commands/serveFlags.js";
 import {STRATEGY_NAMES} from "../engine/planner/planStrategy.js";
 import type {StrategyName} from "../contract/strategies.js";
 import {TEXT_LIMITS} from "../contract/limits.js";
-import {flagNumber, flagThreads, parseBudget, parseGpu} from "./flags.js";
+import {flagNumber, flagProfileTime, flagThreads, parseBudget, parseGpu, PROFILE_SECONDS_OPTION} from "./flags.js";
 import {flagPort, flagRpc, flagRpcDevice, flagRpcHost} from "./rpcFlags.js";
 import {DEFAULT_RUNTIME_SETTINGS} from "../contract/settings.js";
 import {DEFAULT_WORKLOAD} from "../engine/planner/types.js";
@@ -66,18 +66,19 @@ const commands: Record<string, Command> = {
     },
     profile: {
         summary: "time the model's weight operators on every device here, and the transfer costs (cached)",
-        usage: "tensorwise profile <model.gguf> [--gpu auto|cpu|cuda|vulkan] [--threads N] [--refresh] [--json]",
-        options: {...gpuOption, ...jsonOption, threads: {type: "string"}, refresh: {type: "boolean", default: false}},
+        usage: "tensorwise profile <model.gguf> [--gpu auto|cpu|cuda|vulkan] [--threads N] [--refresh] [--profile-seconds N] [--json]",
+        options: {...gpuOption, ...jsonOption, ...PROFILE_SECONDS_OPTION, threads: {type: "string"}, refresh: {type: "boolean", default: false}},
         run: (io, values, positionals) => profileCommand(io, onePositional(positionals, "model.gguf"), {
-            gpu: parseGpu(values.gpu), threads: flagThreads(values.threads), refresh: values.refresh === true, json: values.json === true
+            gpu: parseGpu(values.gpu), threads: flagThreads(values.threads), refresh: values.refresh === true, json: values.json === true,
+            profile: flagProfileTime(values["profile-seconds"])
         })
     },
     plan: {
         summary: "plan where each tensor lives under a VRAM budget, with predicted TTFT/TPOT/VRAM and llama.cpp flags",
         usage: "tensorwise plan <model.gguf> --budget <MiB|N%|auto> --strategy <cpu|layers|fit|cpu-moe|n-cpu-moe|oato|optimal> [--prompt-tokens N] [--gen-tokens N] " +
-            "[--context N] [--gpu …] [--threads N] [--json]",
+            "[--context N] [--gpu …] [--threads N] [--profile-seconds N] [--json]",
         options: {
-            ...gpuOption, ...jsonOption, budget: {type: "string", default: "auto"}, strategy: {type: "string", default: "optimal"},
+            ...gpuOption, ...jsonOption, ...PROFILE_SECONDS_OPTION, budget: {type: "string", default: "auto"}, strategy: {type: "string", default: "optimal"},
             "prompt-tokens": {type: "string"}, "gen-tokens": {type: "string"}, context: {type: "string"}, threads: {type: "string"}
         },
         run: (io, values, positionals) => {
@@ -92,6 +93,7 @@ const commands: Record<string, Command> = {
                 strategy: parseStrategy(values.strategy),
                 promptTokens, genTokens, contextSize,
                 threads: flagThreads(values.threads),
+                profile: flagProfileTime(values["profile-seconds"]),
                 json: values.json === true
             });
         }

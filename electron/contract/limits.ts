@@ -35,6 +35,8 @@ export const LIMITS = {
     benchGenTokens: {label: "generation length", integer: true, min: 2, max: 32_768, unit: "tokens"},
     benchPromptTokens: {label: "prompt length", integer: true, min: 1, max: 32_768, unit: "tokens"},
     repeats: {label: "repeat count", integer: true, min: 1, max: 20},
+    /** How long the machine profile may measure (profileMachine.ts DEFAULT_PROFILE_TIME_LIMIT_MS when not given). */
+    profileSeconds: {label: "profile time limit", integer: true, min: 1, max: 3600, unit: "seconds"},
     warmup: {label: "warm-up length", integer: true, min: 0, max: 4096, unit: "tokens"},
     /** Budgets, prompt lengths, generation lengths… in one benchmark. */
     listLength: {label: "list length", integer: true, min: 1, max: 16},

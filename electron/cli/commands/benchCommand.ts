@@ -11,11 +11,11 @@ import {predictionErrors, speedups, stockRatios} from "../../engine/bench/report
 import type {BenchVariant} from "../../contract/bench.js";
 import {getEngineLlama} from "../../engine/native/getEngineLlama.js";
 import {LIMITS} from "../../contract/limits.js";
-import {flagNumber, flagNumberList, flagThreads, parseBudget, parseGpu} from "../flags.js";
+import {flagNumber, flagNumberList, flagProfileTime, flagThreads, parseBudget, parseGpu, PROFILE_SECONDS_OPTION} from "../flags.js";
 import {flagRpc} from "../rpcFlags.js";
 import {STRATEGY_NAMES} from "../../engine/planner/planStrategy.js";
 import type {StrategyName} from "../../contract/strategies.js";
-import type {CliIo} from "../CliIo.js";
+import {progressLines, type CliIo} from "../CliIo.js";
 import {UsageError} from "../UsageError.js";
 
 /** Raw option values as `parseArgs` returns them. */
@@ -29,12 +29,12 @@ export const BENCH_OPTIONS = {
     repeats: {type: "string", default: "3"}, out: {type: "string"}, threads: {type: "string"}, context: {type: "string"},
     batch: {type: "string"}, "hand-tuned": {type: "boolean", default: false}, "tuned-batches": {type: "string"},
     "tpot-prompt": {type: "string"}, warmup: {type: "string"}, "llama-bench": {type: "boolean", default: false},
-    rpc: {type: "string"}
+    rpc: {type: "string"}, ...PROFILE_SECONDS_OPTION
 } as const;
 
 export const BENCH_USAGE = "tensorwise bench <model.gguf> [--budgets 25,50,75%] [--prompts 32,64,…] [--gens 32,64,128] " +
     "[--strategies cpu,layers,fit,cpu-moe,n-cpu-moe,oato,optimal] [--hand-tuned] [--tuned-batches 512,2048] [--repeats N] [--out dir] " +
-    "[--gpu auto|cpu|cuda|vulkan] [--threads N] [--context N] [--batch N] [--tpot-prompt N] [--warmup N] [--llama-bench] [--rpc host:port,…] [--json]" +
+    "[--gpu auto|cpu|cuda|vulkan] [--threads N] [--context N] [--batch N] [--tpot-prompt N] [--warmup N] [--llama-bench] [--rpc host:port,…] [--profile-seconds N] [--json]" +
     " (with more than one GPU or rpc-server device, the K-device plan runs against layers-split and single-gpu too)";
 
 /**
@@ -105,7 +105,7 @@ export async function benchCommand(io: CliIo, modelPath: string, values: BenchCo
         const report = await runBench(engine, {
             modelPath, budgets, prompts, gens, variants, repeats, outDir, threads,
             contextSize, batchSize, tunedBatchSizes, tpotPromptTokens, warmupTokens, llamaBench: values["llama-bench"] === true,
-            signal: controller.signal, onProgress: (m) => io.err(m)
+            profile: flagProfileTime(values["profile-seconds"]), signal: controller.signal, onProgress: progressLines(io)
         });
         const files = Object.fromEntries(Object.entries(REPORT_FILES).map(([kind, name]) => [kind, path.join(outDir, name)]));
         if (json) {

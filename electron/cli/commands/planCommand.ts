@@ -3,19 +3,20 @@ import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama
 import {renderLlamaCppFlags} from "../../engine/placement/llamaCppFlags.js";
 import {autoPlan} from "../../engine/planner/autoPlan.js";
 import type {StrategyName} from "../../contract/strategies.js";
-import type {CliIo} from "../CliIo.js";
+import {progressLines, type CliIo} from "../CliIo.js";
 
 const MiB = 1024 * 1024;
 
 /** `tensorwise plan <gguf> --budget <MiB|N%> --strategy <…> [--prompt-tokens N --gen-tokens N] [--json]`. */
 export async function planCommand(io: CliIo, modelPath: string, options: {
     gpu: EngineGpu; budget: Budget; strategy: StrategyName; promptTokens: number; genTokens: number; contextSize: number; threads?: number; json: boolean;
+    profile?: {timeLimitMs: number};
 }): Promise<number> {
     const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.threads});
     try {
         const {result, model, explanation} = await autoPlan(engine, modelPath, {
             budget: options.budget, strategy: options.strategy, workload: {promptTokens: options.promptTokens, genTokens: options.genTokens},
-            settings: {contextSize: options.contextSize}, onProgress: options.json ? undefined : (m) => io.err(m)
+            settings: {contextSize: options.contextSize}, profile: options.profile, onProgress: options.json ? undefined : progressLines(io)
         });
         const bytes: Record<string, number> = {};
         const perLayer = new Map<string, Record<string, number>>();

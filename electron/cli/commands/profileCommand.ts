@@ -3,16 +3,18 @@ import {validateGgufOutOfProcess} from "../../engine/gguf/validateGgufOutOfProce
 import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama.js";
 import {distinctExpertOperators, distinctOperators} from "../../engine/profiler/operatorShapes.js";
 import {defaultProfileCacheDir, profileMachine} from "../../engine/profiler/profileMachine.js";
-import type {CliIo} from "../CliIo.js";
+import {progressLines, type CliIo} from "../CliIo.js";
 
 /** `tensorwise profile <gguf> [--gpu …] [--threads N] [--refresh] [--json]`: time the model's weight operators here. */
-export async function profileCommand(io: CliIo, modelPath: string, options: {gpu: EngineGpu; threads?: number; refresh: boolean; json: boolean}): Promise<number> {
+export async function profileCommand(io: CliIo, modelPath: string, options: {
+    gpu: EngineGpu; threads?: number; refresh: boolean; json: boolean; profile?: {timeLimitMs: number};
+}): Promise<number> {
     const model = inspectGguf(await validateGgufOutOfProcess(modelPath, {timeoutMs: 30_000}));
     const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.threads});
     try {
         const profile = await profileMachine(engine, distinctOperators(model.tensors), {
-            cacheDir: defaultProfileCacheDir(), refresh: options.refresh, expertOps: distinctExpertOperators(model.tensors, model.expertUsedCount ?? 1),
-            onProgress: options.json ? undefined : (m) => io.err(m)
+            ...options.profile, cacheDir: defaultProfileCacheDir(), refresh: options.refresh, expertOps: distinctExpertOperators(model.tensors, model.expertUsedCount ?? 1),
+            onProgress: options.json ? undefined : progressLines(io)
         });
         if (options.json) {
             io.out(JSON.stringify(profile, null, 2));

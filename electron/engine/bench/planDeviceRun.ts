@@ -21,6 +21,8 @@ export type PlanDeviceRunOptions = {
     /** Prompt tokens before a TPOT point's generation. */
     readonly tpotPromptTokens: number;
     readonly signal?: AbortSignal;
+    /** See RunBenchOptions.profile (runBench.ts). */
+    readonly profile?: {readonly timeLimitMs: number};
     /** The model, already validated and inspected by the bench (not read again). */
     readonly model?: InspectedModel;
 };
@@ -31,7 +33,7 @@ export type PlanDeviceRunOptions = {
  */
 export async function planDeviceRun(engine: EngineLlama, modelPath: string, kind: DevicePlanKind, options: PlanDeviceRunOptions): Promise<PlannedRun> {
     const planned = await autoPlanDevices(engine, modelPath, {budget: options.budget, settings: options.settings, workload: options.workload,
-        signal: options.signal, model: options.model});
+        signal: options.signal, model: options.model, profile: options.profile});
     const {plan: multi, inputs, settings} = planned;
     const chosen = multi.candidates.find((candidate) => candidate.kind === kind);
     if (chosen == null)

@@ -53,6 +53,8 @@ export type RunBenchOptions = {
      * with the same flags, and record its tokens/s beside ours. Defaults to `false`.
      */
     readonly llamaBench?: boolean;
+    /** How long the machine profile may measure (each plan reuses the cached profile). Defaults to profileMachine's limit. */
+    readonly profile?: {readonly timeLimitMs: number};
     readonly signal?: AbortSignal;
     readonly onProgress?: (message: string) => void;
     /** Called after each run is written. */
@@ -111,7 +113,7 @@ export async function runBench(engine: EngineLlama, options: RunBenchOptions): P
 
     // A cheap first plan validates the model and profiles the machine (cached) before anything is written.
     const first = await autoPlan(engine, modelPath, {strategy: "cpu", budget: {kind: "mib", mib: 0}, settings: {contextSize, batchSize, ...fixedThreads},
-        signal, onProgress: log});
+        profile: options.profile, signal, onProgress: log});
     // a benchmark tokenizes prompts: a vocabulary llama.cpp cannot tokenize with would end the process mid-run
     assertLoadable(first.model);
     // --cpu-moe / --n-cpu-moe move expert weights: on a dense model there is nothing to compare
@@ -191,7 +193,7 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
             const planSettings = {contextSize: settings.contextSize, threads: settings.threads, batchSize};
             // without --threads a one-GPU plan takes the fastest measured thread count (autoPlan); each load records its own
             const {plan, predictPoint, layerCount, budget} = variant.devicePlan != null
-                ? await planDeviceRun(engine, options.modelPath, variant.devicePlan, {budget: cx.budgetSpec, settings: planSettings, workload, model: cx.model,
+                ? await planDeviceRun(engine, options.modelPath, variant.devicePlan, {budget: cx.budgetSpec, settings: planSettings, workload, model: cx.model, profile: options.profile,
                     tpotPromptTokens: settings.tpotPromptTokens, signal: options.signal})
                 : await planStrategyRun(cx, {contextSize: settings.contextSize, batchSize, ...(options.threads != null ? {threads: options.threads} : {})},
                     workload, variant.handTuned);
@@ -250,7 +252,8 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
 async function planStrategyRun(cx: RunContext, planSettings: {contextSize: number; threads?: number; batchSize: number},
     workload: {promptTokens: number; genTokens: number}, handTuned: boolean): Promise<PlannedRun> {
     const {result, model, profile} = await autoPlan(cx.engine, cx.options.modelPath, {
-        model: cx.model, strategy: cx.variant.strategy, budget: cx.budgetSpec, signal: cx.options.signal, settings: planSettings, workload
+        model: cx.model, strategy: cx.variant.strategy, budget: cx.budgetSpec, signal: cx.options.signal, settings: planSettings, workload,
+        profile: cx.options.profile
     });
     const useMmap = handTuned ? false : result.settings.useMmap;
     const plan: BenchPlan = {

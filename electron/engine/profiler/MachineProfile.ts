@@ -108,6 +108,8 @@ export type MachineProfile = {
      * in layer count (calibrateDecodeOverhead.ts), whose weights stay in the cache; absent in profiles taken without it.
      */
     readonly decodePerLayerUs?: number;
+    /** The time limit it was measured under, ms (absent in profiles cached before it was recorded: the default). */
+    readonly timeLimitMs?: number;
     /** The time limit cut the profile short; missing points are extrapolated. */
     readonly truncated: boolean;
     /** Set (never stored) on a profile read back from the cache: the file it came from. */
@@ -127,8 +129,9 @@ function sameOp(a: OperatorShape, b: OperatorShape): boolean {
 
 /**
  * Time of one weight matmul on `device` at `batch` tokens, µs. Between measured batch sizes it interpolates linearly;
- * above the largest it scales linearly with the batch (matmuls are compute-bound there); below the smallest it takes
- * the smallest. An operator the profile lacks (a truncated profile) is scaled from the measured one of the same type
+ * below the smallest it takes the smallest. Above the largest it grows as another operator of the device (the same
+ * type first) grew between those batch sizes where one was measured that far ({@link batchGrowth}), else linearly with
+ * the batch. An operator the profile lacks (a truncated profile) is scaled from the measured one of the same type
  * with the nearest size, by weight elements. Throws when the device has no usable point at all.
  */
 export function matmulUs(profile: MachineProfile, device: string, op: OperatorShape, batch: number,
@@ -151,16 +154,35 @@ export function matmulUs(profile: MachineProfile, device: string, op: OperatorSh
     const first = sorted[0]!;
     const last = sorted[sorted.length - 1]!;
     if (batch <= first.batch) return pointUs(first, statistic) * scale;
-    if (batch >= last.batch) return pointUs(last, statistic) * batch / last.batch * scale;
-    for (let i = 1; i < sorted.length; i++) {
-        const hi = sorted[i]!;
-        const lo = sorted[i - 1]!;
-        if (batch <= hi.batch) {
-            const f = (batch - lo.batch) / (hi.batch - lo.batch);
-            return (pointUs(lo, statistic) * (1 - f) + pointUs(hi, statistic) * f) * scale;
-        }
-    }
-    return pointUs(last, statistic) * scale;
+    if (batch >= last.batch) return pointUs(last, statistic) * batchGrowth(onDevice, last, batch, statistic) * scale;
+    return interpolate(sorted.map((p) => ({batch: p.batch, us: pointUs(p, statistic)})), batch) * scale;
+}
+
+/**
+ * How much an operator measured up to `last.batch` slows down from there to `batch`. A profile skips the large
+ * batches of slow operators (profileMachine.ts MAX_ESTIMATED_MS_PER_POINT), and scaling a batch-1 or batch-32 time
+ * linearly prices a 64-token prompt on Mesa's llvmpipe several times too slow: a single token's matmul there is
+ * mostly fixed cost (1024×1024 F16: 12.7 ms at 1 token, 123 ms at 32, 233 ms at 128 — not 32× and 4×). So the growth
+ * is taken from the operator of the same device (the same type first, then the nearest size) measured furthest
+ * beyond `last.batch`, between the same two batch sizes; linear where none was. Never below 1 or above linear.
+ */
+function batchGrowth(onDevice: readonly MatmulPoint[], last: MatmulPoint, batch: number, statistic: ProfileStatistic): number {
+    const linear = batch / last.batch;
+    const beyond = onDevice.filter((p) => p.batch > last.batch && !sameOp(p, last));
+    if (beyond.length === 0) return linear;
+    const elements = last.rows * last.cols;
+    const rank = (p: MatmulPoint) => [p.type === last.type ? 0 : 1, Math.abs(Math.log(p.rows * p.cols / elements)), -p.batch];
+    const better = (a: MatmulPoint, b: MatmulPoint) => {
+        const [ra, rb] = [rank(a), rank(b)];
+        for (let i = 0; i < ra.length; i++) if (ra[i] !== rb[i]) return ra[i]! < rb[i]!;
+        return false;
+    };
+    const reference = beyond.reduce((best, p) => better(p, best) ? p : best);
+    const curve = onDevice.filter((p) => sameOp(p, reference)).sort((a, b) => a.batch - b.batch)
+        .map((p) => ({batch: p.batch, us: pointUs(p, statistic)}));
+    const from = interpolate(curve, last.batch);
+    if (from <= 0) return linear;
+    return Math.min(linear, Math.max(1, interpolate(curve, batch) / from));
 }
 
 /** Transfer costs for `device`; throws when the profile has none (a CPU-only profile). */

@@ -25,9 +25,19 @@ export const DEFAULT_REPEATS = 5;
 export const MAX_MS_PER_POINT = 120;
 /**
  * A batch size whose time, extrapolated linearly from the op's previous batch, exceeds this is not run (the cost model
- * extrapolates it): on llvmpipe one 1024×2816 matmul at 2048 tokens took 10 s, at 512 1.7 s.
+ * extrapolates it): on llvmpipe one 1024×2816 matmul at 2048 tokens took 10 s, at 512 1.7 s. A longer time limit
+ * raises it ({@link maxEstimatedMsPerPoint}).
  */
 export const MAX_ESTIMATED_MS_PER_POINT = 1000;
+
+/**
+ * The per-point bound for a profile of `timeLimitMs`: {@link MAX_ESTIMATED_MS_PER_POINT}, or a twentieth of a longer
+ * limit. With the default limit a slow device's prefill sizes are skipped (a 1 GiB model's ops on llvmpipe take
+ * 45–640 ms at one token, so 32 tokens "estimate" at 1.4–20 s); a user who gives the profile ten minutes gets them.
+ */
+export function maxEstimatedMsPerPoint(timeLimitMs: number): number {
+    return Math.max(MAX_ESTIMATED_MS_PER_POINT, timeLimitMs / 20);
+}
 /** How often a running profile reports its progress and the time it may still take. */
 export const PROGRESS_INTERVAL_MS = 500;
 /** Bytes copied per H2D/D2H bandwidth sample (16 MiB is past the latency-dominated sizes on PCIe). */
@@ -169,7 +179,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         repeats: options.repeats ?? DEFAULT_REPEATS,
         warmup: 1,
         maxMsPerPoint: MAX_MS_PER_POINT,
-        maxEstimatedMsPerPoint: MAX_ESTIMATED_MS_PER_POINT,
+        maxEstimatedMsPerPoint: maxEstimatedMsPerPoint(options.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS),
         transferBytes: TRANSFER_BYTES,
         cpuScanBytes: CPU_SCAN_BYTES,
         decodeWorkingSetBytes: Math.min(MAX_DECODE_WORKING_SET_BYTES, Math.max(0, options.decodeWorkingSetBytes ?? 0)),
@@ -179,7 +189,8 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
     const file = options.cacheDir == null ? null : path.join(options.cacheDir, `profile-${key}.json`);
     if (file != null && options.refresh !== true) {
         const cached = await readCachedProfile(file, key);
-        if (cached != null) {
+        // a profile taken under a shorter limit than asked for now may lack points this one would measure
+        if (cached != null && (cached.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS) >= request.timeLimitMs!) {
             options.onProgress?.(`profile: reusing this machine's profile of ${cached.createdAt.slice(0, 16).replace("T", " ")} UTC (${file})`, 1);
             return cached;
         }
@@ -240,6 +251,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         transfers: result.transfers,
         cpuReadBytesPerSec: result.cpuReadBytesPerSec,
         elapsedMs: result.elapsedMs,
+        timeLimitMs: request.timeLimitMs!,
         ...(overhead != null ? {decodeOverheadUs: overhead.fixedUs, decodePerLayerUs: overhead.perLayerUs} : {}),
         ...(result.cpuLaunchUs != null && result.cpuLaunchUs > 0 ? {cpuLaunchUs: result.cpuLaunchUs} : {}),
         matmulTiming: "slope",
