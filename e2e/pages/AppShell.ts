@@ -1,6 +1,8 @@
 import type {Page} from "playwright-core";
+import type {Screen} from "../../renderer/src/stores/uiStore.js";
 
-export type ScreenName = "chat" | "model" | "offload" | "memory" | "dashboards" | "benchmark";
+/** The app's screens, as its navigation names them. */
+export type ScreenName = Screen;
 
 /** The window around every screen: navigation, engine status, crash banner. */
 export class AppShell {

@@ -19,7 +19,7 @@ import {chromiumMissingReason, keepScreenshot, openBrowser, type BrowserSession}
 import {startWebApp} from "../support/webApp.js";
 
 const SIZES = [{width: 1440, height: 900}, {width: 1024, height: 700}] as const;
-const SCREENS: ScreenName[] = ["chat", "model", "offload", "memory", "dashboards", "benchmark"];
+const SCREENS: ScreenName[] = ["chat", "model", "offload", "memory", "dashboards", "benchmark", "server"];
 /**
  * From the user's stop to the reply shown as stopped. The product's target is 250 ms (each run prints the measured
  * value); the test's bound is looser so that it fails when a stop waits for the reply or the prompt to finish, not

@@ -22,7 +22,7 @@ import {toLibraryLoad, type HostContext, type LoadRequest, type RequestHandlers,
 import {modelRequests} from "./model/modelRequests.js";
 import {ModelAccess, type ModelAccessOptions} from "./ModelAccess.js";
 import {serverRequests} from "./server/serverRequests.js";
-import {ServerControl} from "./server/ServerControl.js";
+import {SERVER_SETTINGS_FILE, ServerControl} from "./server/ServerControl.js";
 import {LIBRARY_FILE, ModelLibrary} from "./ModelLibrary.js";
 import {libraryRequests} from "./model/libraryRequests.js";
 import {UploadedCopies} from "./model/UploadedCopies.js";
@@ -53,6 +53,8 @@ export type HostServiceOptions = {
     libraryFile?: string;
     /** The rpc-servers' list. Defaults to `rpc-servers.json` beside the conversation store's folder. */
     rpcServersFile?: string;
+    /** Where the server's settings and key are kept. Defaults to {@link SERVER_SETTINGS_FILE} beside the conversations folder. */
+    serverSettingsFile?: string;
 };
 
 export class HostService {
@@ -88,7 +90,8 @@ export class HostService {
         });
         this.server = new ServerControl({
             engine, loaded: () => this.shared.loaded, busy: () => this.busyTask != null || this.bench.runningId != null,
-            broadcast: (state) => this.broadcast("server.state", state)
+            broadcast: (state) => this.broadcast("server.state", state),
+            file: options.serverSettingsFile ?? path.join(path.dirname(store.dir), SERVER_SETTINGS_FILE)
         });
         const context = this.context();
         this.handlers = {

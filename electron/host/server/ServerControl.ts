@@ -3,13 +3,23 @@
  * makes the engine serve exactly when the server is on and a model is loaded (the engine child owns the model, so it
  * listens itself: tokens go from its sequences to the socket without crossing the host). The host calls
  * {@link ServerControl.reconcile} whenever the engine's state changes (a load, an unload, a crash, a benchmark).
+ * The settings and the key are kept in one JSON file in the data folder, so clients configured with the key keep
+ * working after a restart, and a server left on comes back on with the next model.
  */
 import {randomBytes} from "node:crypto";
+import {promises as fs} from "node:fs";
+import path from "node:path";
 import type {LoadedModelState} from "../../contract/ipc.js";
 import {DEFAULT_SERVER_SETTINGS, refuseOpenHost, type ServerChange, type ServerSettings, type ServerState, type ServerStatus} from "../../contract/server.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import type {EngineServeRequest} from "../../engine/service/engineProtocol.js";
 import type {EngineClient} from "../EngineClient.js";
+import {checkRequest} from "../checkRequest.js";
+import {writeFileAtomic} from "../ConversationStore.js";
+
+/** The settings file's name in the data folder. */
+export const SERVER_SETTINGS_FILE = "server.json";
+const FORMAT_VERSION = 1;
 
 /** Random bytes in a generated key (base64url: 32 characters). */
 const API_KEY_BYTES = 24;
@@ -21,6 +31,8 @@ export type ServerControlOptions = {
     busy(): boolean;
     /** Pushes the state to every client (`server.state`). */
     broadcast(state: ServerState): void;
+    /** Where the settings and key are kept ({@link SERVER_SETTINGS_FILE} in the data folder); `null`: not kept. */
+    file: string | null;
 };
 
 /** What the engine serves: the request it got and the model it was loaded for. */
@@ -35,8 +47,15 @@ export class ServerControl {
     /** The request that failed, not retried until something changes (another model, other settings). */
     private failed: {signature: string; model: LoadedModelState} | null = null;
     private queue: Promise<void> = Promise.resolve();
+    private reading: Promise<void> | null = null;
 
     constructor(private readonly options: ServerControlOptions) {}
+
+    /** Reads the kept settings and key once (a missing file: the defaults and a new key). Call before anything else. */
+    ready(): Promise<void> {
+        this.reading ??= this.read();
+        return this.reading;
+    }
 
     get state(): ServerState {
         return {
@@ -50,6 +69,7 @@ export class ServerControl {
      * nothing, when the result would let other machines in without a key.
      */
     async set(change: ServerChange): Promise<ServerState> {
+        await this.ready();
         const current = this.settings;
         const next: ServerSettings = {
             enabled: change.enabled ?? current.enabled, port: change.port ?? current.port, bindAddress: change.bindAddress ?? current.bindAddress,
@@ -58,9 +78,11 @@ export class ServerControl {
         const refused = refuseOpenHost(next.bindAddress, next.requireKey, "keep \"Require API key\" on");
         if (refused != null)
             throw new TensorwiseError("bad-request", refused);
+        const apiKey = change.regenerateKey === true ? generateApiKey() : this.apiKey;
+        // kept before it takes effect: a change that cannot be saved (a full disk) is refused, not half made
+        await this.save(next, apiKey);
         this.settings = next;
-        if (change.regenerateKey === true)
-            this.apiKey = generateApiKey();
+        this.apiKey = apiKey;
         this.failed = null;
         await this.reconcile();
         return this.state;
@@ -68,7 +90,7 @@ export class ServerControl {
 
     /** Starts, restarts or stops the engine's server to match the settings and the loaded model; one at a time. */
     reconcile(): Promise<void> {
-        const run = this.queue.then(() => this.reconcileNow());
+        const run = this.queue.then(() => this.ready()).then(() => this.reconcileNow());
         this.queue = run.catch(() => {});
         return run;
     }
@@ -113,6 +135,43 @@ export class ServerControl {
             this.error = null;
         if (JSON.stringify(this.state) !== before)
             this.options.broadcast(this.state);
+    }
+
+    private async save(settings: ServerSettings, apiKey: string): Promise<void> {
+        if (this.options.file == null) return;
+        try {
+            await writeFileAtomic(this.options.file, JSON.stringify({version: FORMAT_VERSION, settings, apiKey}, null, 1));
+        } catch (error) {
+            throw new TensorwiseError("io-error", `the server settings cannot be saved to ${this.options.file}: ${(error as Error).message}`);
+        }
+    }
+
+    private async read(): Promise<void> {
+        const file = this.options.file;
+        if (file == null) return;
+        let text: string;
+        try {
+            text = await fs.readFile(file, "utf8");
+        } catch {
+            // none yet (or unreadable): the defaults; the first change writes it
+            return;
+        }
+        try {
+            const kept = JSON.parse(text) as {version?: unknown; settings?: unknown; apiKey?: unknown};
+            // the same checks as a change from the Server screen
+            const settings = checkRequest("server.set", kept.settings);
+            const complete = {...DEFAULT_SERVER_SETTINGS, ...settings};
+            if (kept.version !== FORMAT_VERSION || typeof kept.apiKey !== "string" || !/^tw-[A-Za-z0-9_-]{32}$/.test(kept.apiKey) ||
+                refuseOpenHost(complete.bindAddress, complete.requireKey, "") != null)
+                throw new Error("not a server settings file of this version");
+            this.settings = {
+                enabled: complete.enabled, port: complete.port, bindAddress: complete.bindAddress, requireKey: complete.requireKey, parallel: complete.parallel
+            };
+            this.apiKey = kept.apiKey;
+        } catch {
+            // not written by this code: keep it for the user to look at, and start from the defaults beside it
+            await fs.rename(file, path.join(path.dirname(file), `${path.basename(file, ".json")}.unreadable-${Date.now()}.json`)).catch(() => {});
+        }
     }
 
     private request(): EngineServeRequest {

@@ -5,7 +5,7 @@
  * recompute, and the TTFT it shows includes that); turning it off closes the port and the chat goes on without it.
  */
 import {existsSync} from "node:fs";
-import {mkdir, mkdtemp, rm} from "node:fs/promises";
+import {mkdir, mkdtemp, readdir, rm, writeFile} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
@@ -15,6 +15,7 @@ import {makeSyntheticModel} from "../../engine/writer/makeSyntheticModel.js";
 import {ConversationStore} from "../ConversationStore.js";
 import {defaultEngineEntry, EngineClient} from "../EngineClient.js";
 import {HostService, type HostClient} from "../HostService.js";
+import {SERVER_SETTINGS_FILE} from "./ServerControl.js";
 
 const missing = requiredOrSkip("app server tests", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 if (missing != null)
@@ -125,4 +126,26 @@ describe.skipIf(missing != null)("the app's OpenAI-compatible server through the
         expect(reply.text.length).toBeGreaterThan(0);
         expect(reply.restore).toBeUndefined();
     }, 180_000);
+
+    it("keeps its settings and key for the next start of the app; a settings file it cannot read is moved aside", async () => {
+        const kept = await host.handle("server.set", {regenerateKey: true, parallel: 3}, client);
+        const again = new HostService(await ConversationStore.open(dir), engine);
+        try {
+            expect(await again.handle("server.get", undefined, client)).toMatchObject({
+                enabled: false, port: kept.port, parallel: 3, bindAddress: "127.0.0.1", requireKey: true, apiKey: kept.apiKey
+            });
+        } finally {
+            await again.dispose();
+        }
+        await writeFile(path.join(dir, SERVER_SETTINGS_FILE), "{\"version\": 1, \"settings\": {\"port\": -5}}");
+        const fresh = new HostService(await ConversationStore.open(dir), engine);
+        try {
+            const state = await fresh.handle("server.get", undefined, client);
+            expect(state).toMatchObject({enabled: false, port: 8080, parallel: 4});
+            expect(state.apiKey).not.toBe(kept.apiKey);
+            expect((await readdir(dir)).filter((name) => name.startsWith("server.unreadable-"))).toHaveLength(1);
+        } finally {
+            await fresh.dispose();
+        }
+    });
 });

@@ -3,7 +3,10 @@ import type {HostContext, RequestHandlers} from "../HostContext.js";
 
 export function serverRequests(host: HostContext): RequestHandlers<"server.get" | "server.set"> {
     return {
-        "server.get": async () => host.server.state,
+        "server.get": async () => {
+            await host.server.ready();
+            return host.server.state;
+        },
         "server.set": async (change) => await host.server.set(change)
     };
 }
