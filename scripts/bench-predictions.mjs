@@ -5,8 +5,8 @@
 //
 // Usage: node scripts/bench-predictions.mjs [--only small,large] [--repeats 3] [--threads N] [--budgets 50%]
 //        [--gpu vulkan] [--prompts 64] [--gens 32] [--profile-seconds 600] [--out bench/results/<date>-predictions-<host>]
-// The profile gets 600 s by default, not the app's 20 s: on llvmpipe a complete profile takes about a minute, and one
-// cut short extrapolates the GPU's prefill costs (TTFT predictions 100–200% off instead of 1–2% on the 100 MiB model).
+// The profile gets 600 s by default, not the app's 20 s: on llvmpipe a complete profile of the 100 MiB model takes
+// about a minute, and one cut short extrapolates the GPU's prefill costs (TTFT 100–200% off instead of 1–2% there).
 // Needs a built checkout (npm ci; npx tsc -p tsconfig.json). On Mesa's llvmpipe set nothing: GGML_VK_VISIBLE_DEVICES=0
 // is set here. Absolute errors on a busy machine say little: read them beside the load average printed with them.
 import fs from "node:fs";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -55,6 +56,35 @@ struct OpRequest {
     int64_t rows;  // output features (ne1 of the weight)
     int64_t cols;  // input features (ne0 of the weight, the row length)
 };
+
+// How much op `i`'s time grows from `from` to `to` tokens, to decide whether timing it at `to` fits the bounds: as the
+// op of this device timed at both sizes grew (the same type first, then the nearest size), else linearly. A batch-1
+// matmul on a slow device is mostly fixed cost (llvmpipe: 1024x1024 F16 13.5 ms at 1 token, 128 ms at 32), so the
+// linear estimate (32x) skipped the prefill sizes of every op but the smallest, and the cost model had to guess them.
+// The mirror of MachineProfile.ts batchGrowth, which prices the points skipped anyway.
+double batchGrowth(const std::vector<OpRequest>& ops, const std::vector<std::vector<std::pair<int64_t, double>>>& timed,
+                   size_t i, int64_t from, int64_t to) {
+    const double linear = (double) to / (double) from;
+    auto at = [](const std::vector<std::pair<int64_t, double>>& points, int64_t batch) {
+        for (const auto& [b, us] : points) if (b == batch) return us;
+        return -1.0;
+    };
+    const double elements = (double) ops[i].rows * (double) ops[i].cols;
+    double bestRank = 1e300;
+    double growth = linear;
+    for (size_t j = 0; j < ops.size(); j++) {
+        if (j == i) continue;
+        const double usFrom = at(timed[j], from);
+        const double usTo = at(timed[j], to);
+        if (usFrom <= 0 || usTo <= 0) continue;
+        const double rank = (ops[j].type == ops[i].type ? 0 : 1000) + std::fabs(std::log((double) ops[j].rows * (double) ops[j].cols / elements));
+        if (rank < bestRank) {
+            bestRank = rank;
+            growth = std::min(linear, std::max(1.0, usTo / usFrom));
+        }
+    }
+    return growth;
+}
 
 // One expert weight [cols, rows, count] of which each token uses `used` (GGML_OP_MUL_MAT_ID).
 struct ExpertOpRequest {
@@ -520,13 +550,14 @@ public:
             std::sort(batches.begin(), batches.end());
             // every op at the small batches first, so a time limit cuts only large-batch points (extrapolated)
             std::vector<std::pair<int64_t, double>> last(req.ops.size(), {0, -1});  // op → (batch, median µs)
+            std::vector<std::vector<std::pair<int64_t, double>>> timed(req.ops.size());  // op → every (batch, median µs)
             for (int64_t batch : batches) {
                 for (size_t i = 0; i < req.ops.size(); i++) {
                     if (batch == batches.front() ? cancelled(out) : stop(out)) break;
                     auto& [lastBatch, lastUs] = last[i];
                     if (lastBatch > 0 && lastUs < 0) continue;  // unsupported or skipped before
                     if (lastBatch > 0) {
-                        double estimatedMs = lastUs * (double) batch / (double) lastBatch / 1000;
+                        double estimatedMs = lastUs * batchGrowth(req.ops, timed, i, lastBatch, batch) / 1000;
                         double leftMs = req.timeLimitMs - elapsedUs(budgetStarted) / 1000;
                         if (estimatedMs > req.maxEstimatedMsPerPoint || estimatedMs * (1 + req.warmup) > leftMs / 2) {
                             lastUs = -1;
@@ -536,6 +567,7 @@ public:
                     matmul(backend.get(), d.name, req.ops[i], batch, out);
                     const MatmulResult& r = out.matmuls.back();
                     last[i] = {batch, r.supported ? r.medianUs : -1};
+                    if (r.supported && r.medianUs > 0) timed[i].push_back({batch, r.medianUs});
                 }
             }
         }
