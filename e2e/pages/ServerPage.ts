@@ -28,6 +28,12 @@ export class ServerPage {
         return (await this.page.getByTestId("server-key").textContent()) ?? "";
     }
 
+    /** The requests listed, newest first: HTTP status and the row's text. */
+    async requests(): Promise<{status: string; text: string}[]> {
+        return await this.page.getByTestId("served-request").evaluateAll((rows) =>
+            rows.map((row) => ({status: row.getAttribute("data-status") ?? "", text: row.textContent ?? ""})));
+    }
+
     async curl(): Promise<string> {
         return (await this.page.getByTestId("server-curl").textContent()) ?? "";
     }

@@ -458,6 +458,12 @@ export function defineJourney(mode: string, launch: (dataDir: string, modelsDir:
             const completion = await response.json() as {choices: {message: {role: string}}[]; usage: {prompt_tokens: number}};
             expect(completion.choices[0]?.message.role).toBe("assistant");
             expect(completion.usage.prompt_tokens).toBeGreaterThan(0);
+            // the screen lists both, newest first: the answered completion, then the refused key
+            await app.page.locator("[data-testid='served-requests'][data-count='2']").waitFor({timeout: 10_000});
+            expect(await server.requests()).toEqual([
+                {status: "200", text: expect.stringContaining("/v1/chat/completions")},
+                {status: "401", text: expect.stringContaining("wrong or missing key")}
+            ]);
             await shot("server");
             await server.setEnabled(false);
             await server.waitForStatus("off");

@@ -276,6 +276,8 @@ export class HostService {
             this.streams.get(streamId)?.onPromptProgress(progress);
         } else if (name === "benchProgress")
             this.bench.onProgress(payload as EngineEvents["benchProgress"]);
+        else if (name === "served")
+            this.server.record(payload as EngineEvents["served"]);
     }
 
     private broadcastState(): void {

@@ -18,7 +18,7 @@
  * cost model (KvCostModel.ts, measured at start by calibrateKvCost.ts) predicts cheaper (ConversationKvStore.ts).
  */
 import {randomBytes, timingSafeEqual} from "node:crypto";
-import {isLoopbackHost, refuseOpenHost as refuseOpenHostFor} from "../contract/server.js";
+import {isLoopbackHost, refuseOpenHost as refuseOpenHostFor, type ServedRequest} from "../contract/server.js";
 import http from "node:http";
 import type {AddressInfo} from "node:net";
 import {resolveChatWrapper, type ChatWrapper} from "node-llama-cpp";
@@ -57,6 +57,8 @@ export type OpenAiServerOptions = {
     policy: SchedulingPolicy;
     /** One line per finished request (method, path, status, sequence, timings). */
     log?: (line: string) => void;
+    /** Every completion request answered, and every request refused (not `GET /v1/models` answered), as it ends. */
+    onServed?: (served: ServedRequest) => void;
     /** Conversations beyond the sequences: how their KV caches are kept. */
     kv?: {
         /** Defaults to one measured at start on this context (calibrateKvCost.ts). */
@@ -124,6 +126,10 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     const created = Math.floor(Date.now() / 1000);
     const log = options.log ?? (() => {});
     let port = 0;
+    const served = (request: http.IncomingMessage, status: number, outcome: string, details: Partial<ServedRequest> = {}) => options.onServed?.({
+        at: new Date().toISOString(), path: (request.url ?? "/").split("?")[0]!.slice(0, 100), status, outcome,
+        promptTokens: null, generatedTokens: null, queueMs: null, ttftMs: null, tpotMs: null, sequence: null, kv: null, ...details
+    });
 
     const authorized = (header: string | undefined): boolean => {
         if (keyBytes == null)
@@ -149,17 +155,17 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         } else if (pathname === "/v1/chat/completions") {
             methodFor("POST");
             const parsed = parseChatCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
-            await generate(parsed, conversationKey(parsed, request.headers[CONVERSATION_HEADER]), response);
+            await generate(parsed, conversationKey(parsed, request.headers[CONVERSATION_HEADER]), request, response);
         } else if (pathname === "/v1/completions") {
             methodFor("POST");
             const parsed = parseCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
-            await generate(parsed, conversationKey(parsed, request.headers[CONVERSATION_HEADER]), response);
+            await generate(parsed, conversationKey(parsed, request.headers[CONVERSATION_HEADER]), request, response);
         } else
             throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname?.slice(0, 100)}; this server has GET /v1/models, POST /v1/chat/completions and POST /v1/completions.`,
                 "invalid_request_error", "not_found");
     };
 
-    const generate = async (parsed: GenerationRequest, conversation: string | null, response: http.ServerResponse): Promise<void> => {
+    const generate = async (parsed: GenerationRequest, conversation: string | null, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
         const clock = new TokenClock();
         const promptTokens = parsed.kind === "chat"
             ? chatPromptTokens(chatWrapper, placed.model, parsed.messages)
@@ -217,11 +223,16 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             } else
                 sendJson(response, 200, completionBody(finished));
             const timings = timingsOf(finished);
+            served(request, 200, finished.finishReason, {
+                promptTokens, generatedTokens: finished.timing.generatedTokens, queueMs: waitedMs, ttftMs: finished.timing.ttftMs,
+                tpotMs: finished.timing.tpotMs, sequence: slot.index, kv: restored.path
+            });
             log(`${parsed.kind} 200 seq ${slot.index} kv ${timings.kv.path} queue ${timings.queue_ms} ms, TTFT ${timings.ttft_ms} ms, TPOT ${timings.tpot_ms ?? "—"} ms, ` +
                 `${promptTokens}+${finished.timing.generatedTokens} tokens (${finished.finishReason})`);
         } catch (error) {
             if (error instanceof Stopped && error.why === "client-gone") {
                 log(`${parsed.kind}: the client disconnected; its generation stopped`);
+                served(request, 499, "client-gone");
                 return;
             }
             const answer = error instanceof Stopped
@@ -231,9 +242,10 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                     ? new OpenAiError(429, error.message, "rate_limit_error", "queue_full", null, {"Retry-After": String(error.retryAfterSeconds)})
                     : error;
             const writer = sse as SseWriter | null;
-            if (writer != null && answer instanceof OpenAiError)
+            if (writer != null && answer instanceof OpenAiError) {
                 writer.fail(answer.toBody());
-            else
+                served(request, answer.status, answer.code ?? answer.type);
+            } else
                 throw answer;
         } finally {
             clearTimeout(timer);
@@ -243,7 +255,10 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
 
     const server = http.createServer((request, response) => {
         response.setHeader("X-Content-Type-Options", "nosniff");
-        route(request, response).catch((error: unknown) => answerError(response, error));
+        route(request, response).catch((error: unknown) => {
+            const status = answerError(response, error);
+            served(request, status, error instanceof OpenAiError ? error.code ?? error.type : "internal");
+        });
     });
     server.on("clientError", (_error, socket) => {
         if (socket.writable)
@@ -287,17 +302,19 @@ function hostName(header: string, port: number): string {
 }
 
 /** Whatever a handler threw ends here: OpenAI's error shape, and the server keeps serving. */
-function answerError(response: http.ServerResponse, error: unknown): void {
+/** Answers `error` in OpenAI's shape; returns the HTTP status sent. */
+function answerError(response: http.ServerResponse, error: unknown): number {
     const answer = error instanceof OpenAiError ? error
         : new OpenAiError(500, "The server could not answer this request.", "server_error", "internal");
     if (!(error instanceof OpenAiError))
         process.stderr.write(`[serve] request failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
     if (response.headersSent) {
         response.destroy();
-        return;
+        return answer.status;
     }
     // a refused upload (413) may still be sending: close the connection rather than read the rest
     sendJson(response, answer.status, answer.toBody(), {...answer.headers, ...(answer.status === 413 ? {Connection: "close"} : {})});
+    return answer.status;
 }
 
 function sendJson(response: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -1,3 +1,4 @@
+import type {ServedRequest} from "../../contract/server.js";
 import {stat} from "node:fs/promises";
 import type {
     Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, PlacementView, RuntimeSettings, TaskProgress
@@ -191,7 +192,7 @@ export class EngineService {
      * Serves the loaded model through the OpenAI-compatible API on `request.parallel` sequences (the context is made
      * again with them; the weights stay), restarting a server already running. Replies in flight are stopped.
      */
-    async serveStart(request: EngineServeRequest): Promise<EngineServeState> {
+    async serveStart(request: EngineServeRequest, onServed?: (served: ServedRequest) => void): Promise<EngineServeState> {
         return await this.exclusive(async () => {
             this.refuseWhileBenching("start the server");
             const loaded = this.loaded;
@@ -205,7 +206,7 @@ export class EngineService {
                 const server = await serveOpenAi({
                     placed: loaded.placed, modelId: loaded.state.card.fileName, host: request.host, port: request.port,
                     apiKey: request.apiKey ?? undefined, queueLength: APP_SERVER_QUEUE, requestTimeoutMs: APP_SERVER_TIMEOUT_MS,
-                    policy: fairPolicy, log: (line) => console.log(`[serve] ${line}`)
+                    policy: fairPolicy, log: (line) => console.log(`[serve] ${line}`), onServed
                 });
                 this.serving = {server, request};
                 return {url: server.url, port: server.port, modelId: loaded.state.card.fileName, measured: loaded.state.measured};

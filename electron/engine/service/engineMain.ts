@@ -64,7 +64,7 @@ async function main(): Promise<void> {
         stop: ({streamId}) => service.stop(streamId),
         bench: (arg) => service.bench(arg, (progress) => emit("benchProgress", progress)),
         benchStop: ({benchId}) => service.benchStop(benchId),
-        serveStart: (arg) => service.serveStart(arg),
+        serveStart: (arg) => service.serveStart(arg, (served) => emit("served", served)),
         serveStop: () => service.serveStop()
     };
 

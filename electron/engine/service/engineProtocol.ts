@@ -11,6 +11,7 @@ import type {MemoryReport} from "../../contract/memory.js";
 import type {Envelope} from "../../contract/envelope.js";
 import type {ChatTurn, PromptProgress, SamplingSettings} from "../../contract/chat.js";
 import type {ChatReply} from "../runtime/streamChatReply.js";
+import type {ServedRequest} from "../../contract/server.js";
 
 export type EngineRequests = {
     describe: [void, MachineDescription];
@@ -87,6 +88,8 @@ export type EngineEvents = {
     promptProgress: {streamId: string} & PromptProgress;
     log: {level: string; message: string};
     benchProgress: EngineBenchProgress;
+    /** A request the app's server answered (or refused). */
+    served: ServedRequest;
 };
 
 export type EngineRequestName = keyof EngineRequests;

@@ -10,7 +10,9 @@ import {randomBytes} from "node:crypto";
 import {promises as fs} from "node:fs";
 import path from "node:path";
 import type {LoadedModelState} from "../../contract/ipc.js";
-import {DEFAULT_SERVER_SETTINGS, refuseOpenHost, type ServerChange, type ServerSettings, type ServerState, type ServerStatus} from "../../contract/server.js";
+import {
+    DEFAULT_SERVER_SETTINGS, RECENT_SERVED_REQUESTS, refuseOpenHost, type ServedRequest, type ServerChange, type ServerSettings, type ServerState, type ServerStatus
+} from "../../contract/server.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import type {EngineServeRequest} from "../../engine/service/engineProtocol.js";
 import type {EngineClient} from "../EngineClient.js";
@@ -48,6 +50,8 @@ export class ServerControl {
     private failed: {signature: string; model: LoadedModelState} | null = null;
     private queue: Promise<void> = Promise.resolve();
     private reading: Promise<void> | null = null;
+    private recent: ServedRequest[] = [];
+    private served = 0;
 
     constructor(private readonly options: ServerControlOptions) {}
 
@@ -60,8 +64,15 @@ export class ServerControl {
     get state(): ServerState {
         return {
             ...this.settings, apiKey: this.apiKey, status: this.status, url: this.running?.url ?? null,
-            modelId: this.running?.modelId ?? null, error: this.error
+            modelId: this.running?.modelId ?? null, error: this.error, recent: [...this.recent], served: this.served
         };
+    }
+
+    /** A request the engine's server answered: listed on the Server screen, newest first. */
+    record(served: ServedRequest): void {
+        this.recent = [served, ...this.recent].slice(0, RECENT_SERVED_REQUESTS);
+        this.served++;
+        this.options.broadcast(this.state);
     }
 
     /**

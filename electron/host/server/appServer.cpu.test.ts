@@ -98,6 +98,17 @@ describe.skipIf(missing != null)("the app's OpenAI-compatible server through the
         expect(chunks.at(-1)).toBe("[DONE]");
         const text = chunks.slice(0, -1).map((chunk) => (JSON.parse(chunk) as {choices: {delta?: {content?: string}}[]}).choices[0]?.delta?.content ?? "").join("");
         expect(text.length).toBeGreaterThan(0);
+
+        // the Server screen's list: newest first, the completion with its tokens and timings, then the refused key
+        const listed = await waitFor("server.state", (payload) => payload.served >= 2);
+        expect(listed.recent.map((entry) => [entry.status, entry.path, entry.outcome])).toEqual([
+            [200, "/v1/chat/completions", expect.stringMatching(/^(stop|length)$/)], [401, "/v1/models", "invalid_api_key"]
+        ]);
+        const [completion] = listed.recent;
+        expect(completion!.generatedTokens).toBeGreaterThan(0);
+        expect(completion!.ttftMs).toBeGreaterThan(0);
+        expect(completion!.sequence).not.toBeNull();
+        expect(completion!.kv).toBe("new");
     }, 180_000);
 
     it("runs the app's chat on the server's sequences: a conversation pushed out comes back by swap or recompute, inside its TTFT", async () => {

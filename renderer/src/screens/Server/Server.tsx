@@ -2,6 +2,7 @@ import {useEffect, useState} from "react";
 import {curlExample, isLoopbackHost, type ServerState} from "../../../../electron/contract/server";
 import {changeServer, refreshServer} from "../../actions/serverActions";
 import {useServerStore} from "../../stores/serverStore";
+import {ServedRequests} from "./components/ServedRequests/ServedRequests";
 import "./Server.css";
 
 const STATUS_TEXT: Record<ServerState["status"], string> = {
@@ -116,6 +117,7 @@ export function Server() {
                     <div className="row server-curl-head"><b>Try it</b><CopyButton text={curlExample(server)} testId="server-copy-curl"/></div>
                     <pre className="server-curl" data-testid="server-curl">{curlExample(server)}</pre>
                 </section>
+                <ServedRequests recent={server.recent} served={server.served}/>
             </div>
         </div>
     );
