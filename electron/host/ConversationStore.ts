@@ -58,6 +58,16 @@ export async function writeFileAtomic(file: string, data: string, io: AtomicWrit
     await syncDirectory(path.dirname(file), io);
 }
 
+/**
+ * Moves a settings file this code cannot read out of the way, beside it as `<name>.unreadable-<ms>.json`, so the
+ * user can look at it and the app starts fresh without overwriting it. Returns where it went.
+ */
+export async function moveAsideUnreadable(file: string): Promise<string> {
+    const aside = path.join(path.dirname(file), `${path.basename(file, ".json")}.unreadable-${Date.now()}.json`);
+    await fs.rename(file, aside);
+    return aside;
+}
+
 async function syncDirectory(dir: string, io: AtomicWriteIo): Promise<void> {
     // A directory fsync makes the rename itself durable; not supported on Windows, where rename is already atomic.
     if (process.platform === "win32")

@@ -5,10 +5,9 @@
  * library starts empty, so nothing the user had is lost to a bug or a torn disk.
  */
 import {promises as fs} from "node:fs";
-import path from "node:path";
 import type {LibraryLoad, ModelCard, RecentModel} from "../contract/ipc.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
-import {writeFileAtomic} from "./ConversationStore.js";
+import {moveAsideUnreadable, writeFileAtomic} from "./ConversationStore.js";
 
 /** The library's file name in the data folder. */
 export const LIBRARY_FILE = "recent-models.json";
@@ -115,7 +114,6 @@ export class ModelLibrary {
             return;
         }
         // not written by this code: keep it for the user to look at, and start a fresh library beside it
-        const aside = path.join(path.dirname(this.file), `${path.basename(this.file, ".json")}.unreadable-${Date.now()}.json`);
-        await fs.rename(this.file, aside);
+        await moveAsideUnreadable(this.file);
     }
 }

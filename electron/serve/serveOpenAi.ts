@@ -301,8 +301,7 @@ function hostName(header: string, port: number): string {
     return match[1]!.replace(/^\[|\]$/g, "");
 }
 
-/** Whatever a handler threw ends here: OpenAI's error shape, and the server keeps serving. */
-/** Answers `error` in OpenAI's shape; returns the HTTP status sent. */
+/** Whatever a handler threw ends here: OpenAI's error shape, and the server keeps serving. Returns the HTTP status sent. */
 function answerError(response: http.ServerResponse, error: unknown): number {
     const answer = error instanceof OpenAiError ? error
         : new OpenAiError(500, "The server could not answer this request.", "server_error", "internal");

@@ -163,21 +163,17 @@ export function matmulUs(profile: MachineProfile, device: string, op: OperatorSh
  * batches of slow operators (profileMachine.ts MAX_ESTIMATED_MS_PER_POINT), and scaling a batch-1 or batch-32 time
  * linearly prices a 64-token prompt on Mesa's llvmpipe several times too slow: a single token's matmul there is
  * mostly fixed cost (1024×1024 F16: 12.7 ms at 1 token, 123 ms at 32, 233 ms at 128 — not 32× and 4×). So the growth
- * is taken from the operator of the same device (the same type first, then the nearest size) measured furthest
- * beyond `last.batch`, between the same two batch sizes; linear where none was. Never below 1 or above linear.
+ * is taken from an operator of the same device (the same type first, then the nearest size) measured beyond
+ * `last.batch`, between the same two batch sizes; linear where none was. Never below 1 or above linear.
  */
 function batchGrowth(onDevice: readonly MatmulPoint[], last: MatmulPoint, batch: number, statistic: ProfileStatistic): number {
     const linear = batch / last.batch;
     const beyond = onDevice.filter((p) => p.batch > last.batch && !sameOp(p, last));
     if (beyond.length === 0) return linear;
+    // the same type first, then the nearest size (as TensorwiseProfiler.cpp batchGrowth ranks them)
     const elements = last.rows * last.cols;
-    const rank = (p: MatmulPoint) => [p.type === last.type ? 0 : 1, Math.abs(Math.log(p.rows * p.cols / elements)), -p.batch];
-    const better = (a: MatmulPoint, b: MatmulPoint) => {
-        const [ra, rb] = [rank(a), rank(b)];
-        for (let i = 0; i < ra.length; i++) if (ra[i] !== rb[i]) return ra[i]! < rb[i]!;
-        return false;
-    };
-    const reference = beyond.reduce((best, p) => better(p, best) ? p : best);
+    const rank = (p: MatmulPoint) => (p.type === last.type ? 0 : 1000) + Math.abs(Math.log(p.rows * p.cols / elements));
+    const reference = beyond.reduce((best, p) => rank(p) < rank(best) ? p : best);
     const curve = onDevice.filter((p) => sameOp(p, reference)).sort((a, b) => a.batch - b.batch)
         .map((p) => ({batch: p.batch, us: pointUs(p, statistic)}));
     const from = interpolate(curve, last.batch);

@@ -4,10 +4,9 @@
  * cannot be read as a list is moved aside (never overwritten) and the list starts empty.
  */
 import {promises as fs} from "node:fs";
-import path from "node:path";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import {MAX_RPC_SERVERS, parseRpcEndpoint} from "../../engine/rpc/parseRpcEndpoint.js";
-import {writeFileAtomic} from "../ConversationStore.js";
+import {moveAsideUnreadable, writeFileAtomic} from "../ConversationStore.js";
 
 /** The list's file name in the data folder. */
 export const RPC_SERVERS_FILE = "rpc-servers.json";
@@ -90,7 +89,6 @@ export class RpcServerList {
             return;
         }
         // not written by this code: keep it for the user to look at, and start an empty list beside it
-        const aside = path.join(path.dirname(this.file), `${path.basename(this.file, ".json")}.unreadable-${Date.now()}.json`);
-        await fs.rename(this.file, aside);
+        await moveAsideUnreadable(this.file);
     }
 }

@@ -8,7 +8,6 @@
  */
 import {randomBytes} from "node:crypto";
 import {promises as fs} from "node:fs";
-import path from "node:path";
 import type {LoadedModelState} from "../../contract/ipc.js";
 import {
     DEFAULT_SERVER_SETTINGS, RECENT_SERVED_REQUESTS, refuseOpenHost, type ServedRequest, type ServerChange, type ServerSettings, type ServerState, type ServerStatus
@@ -17,7 +16,7 @@ import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import type {EngineServeRequest} from "../../engine/service/engineProtocol.js";
 import type {EngineClient} from "../EngineClient.js";
 import {checkRequest} from "../checkRequest.js";
-import {writeFileAtomic} from "../ConversationStore.js";
+import {moveAsideUnreadable, writeFileAtomic} from "../ConversationStore.js";
 
 /** The settings file's name in the data folder. */
 export const SERVER_SETTINGS_FILE = "server.json";
@@ -25,6 +24,8 @@ const FORMAT_VERSION = 1;
 
 /** Random bytes in a generated key (base64url: 32 characters). */
 const API_KEY_BYTES = 24;
+/** What {@link generateApiKey} makes. */
+const API_KEY_PATTERN = /^tw-[A-Za-z0-9_-]{32}$/;
 
 export type ServerControlOptions = {
     engine: Pick<EngineClient, "request" | "state">;
@@ -163,16 +164,18 @@ export class ServerControl {
         let text: string;
         try {
             text = await fs.readFile(file, "utf8");
-        } catch {
-            // none yet (or unreadable): the defaults; the first change writes it
-            return;
+        } catch (error) {
+            // none yet: the defaults and a new key; the first change writes it
+            if ((error as NodeJS.ErrnoException).code === "ENOENT")
+                return;
+            throw new TensorwiseError("io-error", `the server settings ${file} cannot be read: ${(error as Error).message}`);
         }
         try {
             const kept = JSON.parse(text) as {version?: unknown; settings?: unknown; apiKey?: unknown};
             // the same checks as a change from the Server screen
             const settings = checkRequest("server.set", kept.settings);
             const complete = {...DEFAULT_SERVER_SETTINGS, ...settings};
-            if (kept.version !== FORMAT_VERSION || typeof kept.apiKey !== "string" || !/^tw-[A-Za-z0-9_-]{32}$/.test(kept.apiKey) ||
+            if (kept.version !== FORMAT_VERSION || typeof kept.apiKey !== "string" || !API_KEY_PATTERN.test(kept.apiKey) ||
                 refuseOpenHost(complete.bindAddress, complete.requireKey, "") != null)
                 throw new Error("not a server settings file of this version");
             this.settings = {
@@ -181,7 +184,7 @@ export class ServerControl {
             this.apiKey = kept.apiKey;
         } catch {
             // not written by this code: keep it for the user to look at, and start from the defaults beside it
-            await fs.rename(file, path.join(path.dirname(file), `${path.basename(file, ".json")}.unreadable-${Date.now()}.json`)).catch(() => {});
+            await moveAsideUnreadable(file);
         }
     }
 
