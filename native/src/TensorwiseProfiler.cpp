@@ -501,6 +501,20 @@ public:
         out.cpuReadBytesPerSec = (double) (words * sizeof(uint64_t)) / (median(us) * 1e-6);
     }
 
+    // The backend a measured point runs on. The CPU keeps one (its thread count is set once); a GPU gets a fresh backend
+    // context per point, as the transfers above do. Reusing one Vulkan context from batch-1 mat-vec points into the
+    // first 32-token matmul corrupted the heap inside Mesa's lavapipe 22.3 ("corrupted double-linked list" in
+    // ggml_vk_matmul → libvulkan_lvp.so) in 3 of 5 runs of a standalone program that does nothing but this profiler's
+    // ggml calls on Q8_0 2048-wide weights; with a context per point, 0 of 6 crashed. Pipelines are compiled per device
+    // (ggml-vulkan caches them there), so a new context costs no recompilation, and every point is warmed up anyway.
+    static std::shared_ptr<ggml_backend> pointBackend(bool isCpu, ggml_backend_dev_t dev, ggml_backend_t shared) {
+        auto borrowed = std::shared_ptr<ggml_backend>(shared, [](ggml_backend*) {});
+        if (isCpu) return borrowed;
+        ggml_backend_t fresh = ggml_backend_dev_init(dev, nullptr);
+        if (fresh == nullptr) return borrowed;
+        return std::shared_ptr<ggml_backend>(fresh, [](ggml_backend* b) { ggml_backend_free(b); });
+    }
+
     void run(Response& out) {
         struct Dev { ggml_backend_dev_t dev; std::string name; bool isCpu; };
         std::vector<Dev> devs;
@@ -564,7 +578,7 @@ public:
                             continue;
                         }
                     }
-                    matmul(backend.get(), d.name, req.ops[i], batch, out);
+                    matmul(pointBackend(d.isCpu, d.dev, backend.get()).get(), d.name, req.ops[i], batch, out);
                     const MatmulResult& r = out.matmuls.back();
                     last[i] = {batch, r.supported ? r.medianUs : -1};
                     if (r.supported && r.medianUs > 0) timed[i].push_back({batch, r.medianUs});
@@ -595,10 +609,10 @@ public:
                             continue;
                         }
                     }
-                    matmulId(backend.get(), d.name, req.expertOps[i], batch, out);
+                    matmulId(pointBackend(d.isCpu, d.dev, backend.get()).get(), d.name, req.expertOps[i], batch, out);
                     const ExpertMatmulResult& r = out.expertMatmuls.back();
                     lastId[i] = {batch, r.supported ? r.medianUs : -1};
-                    if (!d.isCpu && batch > 1 && !stop(out)) expertCopy(backend.get(), d.dev, d.name, req.expertOps[i], batch, out);
+                    if (!d.isCpu && batch > 1 && !stop(out)) expertCopy(pointBackend(d.isCpu, d.dev, backend.get()).get(), d.dev, d.name, req.expertOps[i], batch, out);
                 }
             }
         }

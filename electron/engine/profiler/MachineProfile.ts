@@ -160,7 +160,7 @@ export function matmulUs(profile: MachineProfile, device: string, op: OperatorSh
 
 /**
  * How much an operator measured up to `last.batch` slows down from there to `batch`. A profile skips the large
- * batches of slow operators (profileMachine.ts MAX_ESTIMATED_MS_PER_POINT), and scaling a batch-1 or batch-32 time
+ * batches of slow operators (profileMachine.ts maxEstimatedMsPerPoint), and scaling a batch-1 or batch-32 time
  * linearly prices a 64-token prompt on Mesa's llvmpipe several times too slow: a single token's matmul there is
  * mostly fixed cost (1024×1024 F16: 12.7 ms at 1 token, 123 ms at 32, 233 ms at 128 — not 32× and 4×). So the growth
  * is taken from an operator of the same device (the same type first, then the nearest size) measured beyond

@@ -6,7 +6,16 @@ import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileResult} from "../native/tensorwiseBindings.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import type {OperatorShape} from "./MachineProfile.js";
-import {profileCacheKey, profileMachine, type ProfileCacheFacts} from "./profileMachine.js";
+import {DEFAULT_PROFILE_TIME_LIMIT_MS, MAX_ESTIMATED_MS_PER_POINT, maxEstimatedMsPerPoint, profileCacheKey, profileMachine, type ProfileCacheFacts} from "./profileMachine.js";
+
+describe("the per-point bound: a longer profile measures a slow device's prefill sizes instead of extrapolating them", () => {
+    it("keeps 1 s a point under the app's default limit and gives a ten-minute profile 30 s a point", () => {
+        expect(maxEstimatedMsPerPoint(DEFAULT_PROFILE_TIME_LIMIT_MS)).toBe(MAX_ESTIMATED_MS_PER_POINT);
+        expect(maxEstimatedMsPerPoint(5_000)).toBe(MAX_ESTIMATED_MS_PER_POINT);
+        // llvmpipe's 32000×2048 Q8_0 output matmul takes about 6.9 s at 32 tokens: measured in a 600 s profile, not before
+        expect(maxEstimatedMsPerPoint(600_000)).toBe(30_000);
+    });
+});
 
 describe("the profile cache key: the same machine and build reuse a profile, any change measures again", () => {
     const facts: ProfileCacheFacts = {

@@ -26,13 +26,22 @@ export const DEFAULT_REPEATS = 5;
 /** Repeats of one point stop after this much time (one run longer than this is a sample of one). */
 export const MAX_MS_PER_POINT = 120;
 /**
- * A batch size whose time, extrapolated linearly from the op's previous batch, exceeds this is not run (the cost model
- * extrapolates it: MachineProfile.ts matmulUs): on llvmpipe one 1024×2816 matmul at 2048 tokens took 10 s, at 512
- * 1.7 s. Not raised with a longer time limit: on Mesa's llvmpipe the profiler's Q8_0 matmul of a 2048-wide weight at
- * 32 tokens corrupts the heap ("corrupted double-linked list" in lavapipe's queue submit; llama.cpp's own prompt
- * processing of the same model runs), and this bound is what keeps the profiler away from it there.
+ * A batch size whose time, extrapolated from the op's previous batch, exceeds this is not run under the default time
+ * limit (the cost model extrapolates it: MachineProfile.ts matmulUs): on llvmpipe one 1024×2816 matmul at 2048 tokens
+ * took 10 s, at 512 1.7 s. A longer time limit raises it ({@link maxEstimatedMsPerPoint}).
  */
 export const MAX_ESTIMATED_MS_PER_POINT = 1000;
+
+/**
+ * The per-point bound for a profile of `timeLimitMs`: {@link MAX_ESTIMATED_MS_PER_POINT}, or a twentieth of a longer
+ * limit. With the default limit a slow device's prefill sizes are skipped (a 1 GiB model's ops on llvmpipe take
+ * 50–620 ms at one token and 0.5–6.9 s at 32); a user who gives the profile ten minutes gets them measured. (Such long
+ * points once crashed Mesa's lavapipe; the native profiler now gives each GPU point its own backend context, see
+ * `pointBackend` in native/src/TensorwiseProfiler.cpp.)
+ */
+export function maxEstimatedMsPerPoint(timeLimitMs: number): number {
+    return Math.max(MAX_ESTIMATED_MS_PER_POINT, timeLimitMs / 20);
+}
 /** How often a running profile reports its progress and the time it may still take. */
 export const PROGRESS_INTERVAL_MS = 500;
 /** Bytes copied per H2D/D2H bandwidth sample (16 MiB is past the latency-dominated sizes on PCIe). */
@@ -174,7 +183,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         repeats: options.repeats ?? DEFAULT_REPEATS,
         warmup: 1,
         maxMsPerPoint: MAX_MS_PER_POINT,
-        maxEstimatedMsPerPoint: MAX_ESTIMATED_MS_PER_POINT,
+        maxEstimatedMsPerPoint: maxEstimatedMsPerPoint(options.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS),
         transferBytes: TRANSFER_BYTES,
         cpuScanBytes: CPU_SCAN_BYTES,
         decodeWorkingSetBytes: Math.min(MAX_DECODE_WORKING_SET_BYTES, Math.max(0, options.decodeWorkingSetBytes ?? 0)),
