@@ -95,12 +95,32 @@ export type BenchLoad = {
     readonly llamaBench?: BenchLlamaBench;
 };
 
+/** One cell as stock llama-bench measured it. */
+export type LlamaBenchCell = {
+    readonly kind: PointKind;
+    /** Prompt tokens (pp, compared with TTFT) or generated tokens (tg, compared with TPOT). */
+    readonly tokens: number;
+    /**
+     * Tokens/s of the median repetition — the statistic tensorwise's own points use (their median sample), so the
+     * ratio compares like with like. llama-bench's own figure, the mean of per-repetition rates, is `meanTokensPerSec`.
+     */
+    readonly tokensPerSec: number;
+    /** llama-bench's `avg_ts`: the mean over repetitions of tokens / time. */
+    readonly meanTokensPerSec: number;
+    readonly stdevTokensPerSec: number;
+    /**
+     * Each repetition, ms: the whole prompt (pp) or ms per generated token (tg) — the units of {@link BenchPoint}'s
+     * `samplesMs`.
+     */
+    readonly samplesMs: readonly number[];
+};
+
 /** What stock llama-bench measured for one load, or why it could not. */
 export type BenchLlamaBench = {
     readonly program: string;
     /** llama.cpp commit it was built from. */
     readonly commit: string;
-    readonly cells: readonly {readonly kind: PointKind; readonly tokens: number; readonly tokensPerSec: number; readonly stdevTokensPerSec: number}[];
+    readonly cells: readonly LlamaBenchCell[];
     readonly error: string | null;
 };
 

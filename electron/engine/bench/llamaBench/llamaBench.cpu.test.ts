@@ -12,13 +12,17 @@ import {defaultLlamaBenchPaths, ensureLlamaBench, LlamaBenchUnavailable} from ".
 import {parseLlamaBenchJson} from "./runLlamaBench.js";
 
 describe("llama-bench output and build errors (no model)", () => {
-    it("reads pp and tg cells from llama-bench's JSON, after any log lines", () => {
-        const text = "log line\n[\n{\"n_prompt\": 64, \"n_gen\": 0, \"avg_ts\": 48.5, \"stddev_ts\": 1.5},\n" +
-            "{\"n_prompt\": 0, \"n_gen\": 32, \"avg_ts\": 18.6, \"stddev_ts\": 0.2}\n]\n";
+    it("reads pp and tg cells from llama-bench's JSON, after any log lines, at the median repetition like our own points", () => {
+        const text = "log line\n[\n{\"n_prompt\": 64, \"n_gen\": 0, \"avg_ts\": 48.5, \"stddev_ts\": 1.5, \"samples_ns\": [1000000000, 1600000000, 1280000000]},\n" +
+            "{\"n_prompt\": 0, \"n_gen\": 32, \"avg_ts\": 18.6, \"stddev_ts\": 0.2, \"samples_ns\": [1600000000, 3200000000]}\n]\n";
         expect(parseLlamaBenchJson(text)).toEqual([
-            {kind: "ttft", tokens: 64, tokensPerSec: 48.5, stdevTokensPerSec: 1.5},
-            {kind: "tpot", tokens: 32, tokensPerSec: 18.6, stdevTokensPerSec: 0.2}
+            // pp: the median repetition took 1280 ms for 64 tokens
+            {kind: "ttft", tokens: 64, tokensPerSec: 50, meanTokensPerSec: 48.5, stdevTokensPerSec: 1.5, samplesMs: [1000, 1600, 1280]},
+            // tg: 50 and 100 ms per token, median 75 ms
+            {kind: "tpot", tokens: 32, tokensPerSec: 1000 / 75, meanTokensPerSec: 18.6, stdevTokensPerSec: 0.2, samplesMs: [50, 100]}
         ]);
+        // an older llama-bench without samples: its mean is all there is
+        expect(parseLlamaBenchJson("[{\"n_prompt\": 0, \"n_gen\": 8, \"avg_ts\": 20}]")[0]).toMatchObject({tokensPerSec: 20, samplesMs: []});
         expect(() => parseLlamaBenchJson("error: failed to load model")).toThrow(/no JSON results/);
     });
 

@@ -1,20 +1,11 @@
 /** Runs stock `llama-bench` on one load's cells and reads its JSON output. */
 import {spawn} from "node:child_process";
-import type {PointKind} from "../../../contract/bench.js";
-
-/** One cell as llama-bench measured it. */
-export type LlamaBenchCell = {
-    readonly kind: PointKind;
-    /** Prompt tokens (pp, compared with TTFT) or generated tokens (tg, compared with TPOT). */
-    readonly tokens: number;
-    /** llama-bench's mean tokens/s over its repetitions (`avg_ts`). */
-    readonly tokensPerSec: number;
-    readonly stdevTokensPerSec: number;
-};
+import type {LlamaBenchCell} from "../../../contract/bench.js";
+import {median} from "../stats.js";
 
 /**
- * Parses `llama-bench -o json` output: one entry per test, `n_prompt` > 0 for pp, `n_gen` > 0 for tg.
- * source: tools/llama-bench/llama-bench.cpp json_printer / test::get_fields.
+ * Parses `llama-bench -o json` output: one entry per test, `n_prompt` > 0 for pp, `n_gen` > 0 for tg, with each
+ * repetition's time in `samples_ns`. source: tools/llama-bench/llama-bench.cpp json_printer / test::get_fields.
  */
 export function parseLlamaBenchJson(text: string): LlamaBenchCell[] {
     const start = text.indexOf("[");
@@ -24,10 +15,16 @@ export function parseLlamaBenchJson(text: string): LlamaBenchCell[] {
     return entries.map((entry: Record<string, unknown>) => {
         const prompt = Number(entry.n_prompt ?? 0);
         const gen = Number(entry.n_gen ?? 0);
-        const tokensPerSec = Number(entry.avg_ts);
-        if (!Number.isFinite(tokensPerSec)) throw new Error("a llama-bench test has no avg_ts");
-        return {kind: prompt > 0 ? "ttft" : "tpot", tokens: prompt > 0 ? prompt : gen, tokensPerSec,
-            stdevTokensPerSec: Number(entry.stddev_ts ?? 0)} satisfies LlamaBenchCell;
+        const meanTokensPerSec = Number(entry.avg_ts);
+        if (!Number.isFinite(meanTokensPerSec)) throw new Error("a llama-bench test has no avg_ts");
+        const kind = prompt > 0 ? "ttft" : "tpot";
+        const tokens = prompt > 0 ? prompt : gen;
+        const samplesNs = Array.isArray(entry.samples_ns) ? entry.samples_ns.map(Number).filter((ns) => Number.isFinite(ns) && ns > 0) : [];
+        // pp: the whole prompt's time, as TTFT; tg: per generated token, as TPOT
+        const samplesMs = samplesNs.map((ns) => kind === "ttft" ? ns / 1e6 : ns / 1e6 / tokens);
+        const tokensPerSec = samplesMs.length === 0 ? meanTokensPerSec
+            : kind === "ttft" ? tokens / (median(samplesMs) / 1000) : 1000 / median(samplesMs);
+        return {kind, tokens, tokensPerSec, meanTokensPerSec, stdevTokensPerSec: Number(entry.stddev_ts ?? 0), samplesMs} satisfies LlamaBenchCell;
     });
 }
 

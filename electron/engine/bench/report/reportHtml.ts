@@ -115,7 +115,7 @@ function stockTable(report: BenchReport): string {
     if (cells.length === 0) return "";
     const points = [...report.settings.prompts.map((t) => ({kind: "ttft" as const, tokens: t})), ...report.settings.gens.map((t) => ({kind: "tpot" as const, tokens: t}))];
     const commit = report.runs.flatMap((r) => r.loads).find((l) => l.llamaBench != null)?.llamaBench?.commit ?? "?";
-    const parts = [`<h2>vs stock llama.cpp <small>(tensorwise tokens/s ÷ llama-bench tokens/s, same flags, llama.cpp ${escapeHtml(commit.slice(0, 12))}; ` +
+    const parts = [`<h2>vs stock llama.cpp <small>(tensorwise tokens/s ÷ llama-bench tokens/s, each side at its median sample, same flags, llama.cpp ${escapeHtml(commit.slice(0, 12))}; ` +
         `1.00 = parity)</small></h2><div class="scroll"><table class="speedups"><thead><tr><th>budget</th><th>variant</th>`,
     ...points.map((p) => `<th>${p.kind === "ttft" ? "pp" : "tg"}${p.tokens}</th>`), "</tr></thead><tbody>"];
     for (const budget of report.settings.budgets)
