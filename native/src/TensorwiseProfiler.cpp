@@ -251,7 +251,9 @@ public:
         const size_t weightBytes = ggml_row_size(op.type, op.cols) * (size_t) op.rows;
         // Only on the CPU: a decode there streams weights through the CPU's caches. On a GPU the rotation over up to
         // kMaxDecodeOps single-matmul graphs corrupted the heap inside Mesa's lavapipe (ggml_vk_graph_cleanup →
-        // command pool cleanup, SIGABRT "corrupted double-linked list"), so GPUs keep the plain slope timing.
+        // command pool cleanup, SIGABRT "corrupted double-linked list"), so GPUs keep the plain slope timing. That was
+        // while every point reused one Vulkan context, which alone corrupted lavapipe's heap (see pointBackend); the
+        // rotation has not been tried again since.
         ggml_backend_dev_t device = ggml_backend_get_device(backend);
         const bool onCpu = device != nullptr && ggml_backend_dev_type(device) == GGML_BACKEND_DEVICE_TYPE_CPU;
         const bool decode = onCpu && batch == 1 && req.decodeWorkingSetBytes > 0;
