@@ -3,7 +3,7 @@
 // whose own tensor assignment (its "buffer type overridden" debug lines) must equal the plan, and the model computes
 // the same greedy reply with its experts on the Vulkan device as on the CPU alone.
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {LlamaLogLevel, type Token} from "node-llama-cpp";
+import type {Token} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {inspectGguf, type InspectedModel} from "../gguf/inspectGguf.js";
 import {validateGgufFile} from "../gguf/validateGguf.js";
@@ -12,18 +12,13 @@ import {generateGreedy} from "../runtime/generateGreedy.js";
 import {maxProbabilityDifference, teacherForcedProbabilities} from "../runtime/teacherForcedProbabilities.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import {makeTestModel} from "../testing/testModels.js";
+import {confirmedTensors, OverrideLog} from "../testing/overrideLog.js";
 import {compilePlacement} from "./compilePlacement.js";
 import {cpuMoeOverrides, nCpuMoeOverrides} from "./moeFlags.js";
 import type {Placement, TensorBufferOverride} from "./Placement.js";
 
-const overrideLog: string[] = [];
-const probe = await probeEngine("vulkan", {
-    logLevel: LlamaLogLevel.debug,
-    onLog: (_level, message) => {
-        if (message.includes("buffer type overridden"))
-            overrideLog.push(message);
-    }
-});
+const overrideLog = new OverrideLog();
+const probe = await probeEngine("vulkan", overrideLog.engineOptions);
 if (probe.reason != null)
     console.warn(`[skip] Vulkan MoE placement tests: ${probe.reason}`);
 
@@ -52,11 +47,12 @@ describe.skipIf(probe.reason != null)("mixture-of-experts placement on a real se
 
     /** The tensors llama.cpp reports moving to host memory when loading with `overrides`. */
     async function confirmedHost(overrides: readonly TensorBufferOverride[]): Promise<string[]> {
-        overrideLog.length = 0;
-        const placed = await PlacedModel.load(engine, {modelPath, overrides, contextSize: 256});
-        await placed.dispose();
-        expect(overrideLog.every((line) => line.includes("overridden to Vulkan_Host"))).toBe(true);
-        return overrideLog.map((line) => /tensor (\S+) /.exec(line)?.[1] ?? "?").sort();
+        const confirmed = await overrideLog.confirmedBy(async () => {
+            const placed = await PlacedModel.load(engine, {modelPath, overrides, contextSize: 256});
+            await placed.dispose();
+        });
+        expect(confirmed.every((entry) => entry.bufferType === "Vulkan_Host")).toBe(true);
+        return confirmedTensors(confirmed);
     }
 
     it("llama.cpp assigns exactly the planned expert weights to host memory, for per-kind, --n-cpu-moe and --cpu-moe plans", async () => {

@@ -1,6 +1,6 @@
 // Needs a GPU device: Mesa's software Vulkan (llvmpipe) here and in CI. Skipped, with the reason, where there is none.
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {LlamaLogLevel, type Token} from "node-llama-cpp";
+import type {Token} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {inspectGguf} from "../gguf/inspectGguf.js";
 import {validateGgufFile} from "../gguf/validateGguf.js";
@@ -12,18 +12,13 @@ import {summarisePlacement} from "../placement/summarisePlacement.js";
 import type {Placement} from "../placement/Placement.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import {makeTestModel} from "../testing/testModels.js";
+import {confirmedTensors, OverrideLog} from "../testing/overrideLog.js";
 import {PlacedModel} from "./PlacedModel.js";
 import {generateGreedy} from "./generateGreedy.js";
 import {maxProbabilityDifference, teacherForcedProbabilities} from "./teacherForcedProbabilities.js";
 
-const overrideLog: string[] = [];
-const probe = await probeEngine("vulkan", {
-    logLevel: LlamaLogLevel.debug,
-    onLog: (_level, message) => {
-        if (message.includes("buffer type overridden"))
-            overrideLog.push(message);
-    }
-});
+const overrideLog = new OverrideLog();
+const probe = await probeEngine("vulkan", overrideLog.engineOptions);
 if (probe.reason != null)
     console.warn(`[skip] Vulkan placement tests: ${probe.reason}`);
 
@@ -61,39 +56,39 @@ describe.skipIf(probe.reason != null)("per-tensor placement on a real second dev
         const plannedHost = planned.byBufferType.filter((entry) => entry.bufferType === "CPU").reduce((sum, entry) => sum + entry.bytes, 0);
         const plannedDevice = planned.byBufferType.filter((entry) => entry.bufferType === "Vulkan0").reduce((sum, entry) => sum + entry.bytes, 0);
 
-        overrideLog.length = 0;
-        const placed = await PlacedModel.load(engine, {modelPath, overrides, contextSize: 512, batchSize: 256});
-        try {
-            const memory = placed.memory();
-            // mmap off for a mixed plan: host weights sit in the device's pinned host buffer
-            expect(memory.bufferTypes.map((entry) => entry.bufferType)).toContain("Vulkan_Host");
-            const slack = MAX_PADDING_PER_TENSOR * model.tensors.length;
-            expect(memory.host.weightsBytes).toBeGreaterThanOrEqual(plannedHost);
-            expect(memory.host.weightsBytes - plannedHost).toBeLessThanOrEqual(slack);
-            expect(memory.device.weightsBytes).toBeGreaterThanOrEqual(plannedDevice);
-            expect(memory.device.weightsBytes - plannedDevice).toBeLessThanOrEqual(slack);
-            // KV cache from the shapes: 4 layers × K and V × 512 cells × (1024/16 × 4 KV heads) × 2 bytes (F16), all on the device
-            expect(memory.device.kvCacheBytes).toBe(4 * 2 * 512 * 256 * 2);
-            expect(memory.host.kvCacheBytes).toBe(0);
-            // scratch: the device compute buffer llama.cpp's no-alloc simulation reserves for the same plan and context
-            const simulator = await createVramSimulator(engine, modelPath, plannerModelFrom(model));
-            const simulated = await simulator.simulate({gpuLayers: "max", overrides, settings: {contextSize: 512, batchSize: 256}, kvGpuLayers: 4});
-            expect(simulated.kv).toBe(memory.device.kvCacheBytes);
-            expect(memory.device.scratchBytes).toBe(simulated.scratch);
-            expect(memory.device.weightsBytes).toBe(simulated.weights);
+        let memory: ReturnType<PlacedModel["memory"]> | null = null;
+        const confirmed = await overrideLog.confirmedBy(async () => {
+            const placed = await PlacedModel.load(engine, {modelPath, overrides, contextSize: 512, batchSize: 256});
+            try {
+                memory = placed.memory();
+                const reply = await generateGreedy(placed, PROMPT, {maxTokens: 8, stopAtEog: false});
+                expect(reply.tokens).toHaveLength(8);
+                expect(reply.timing.ttftMs).toBeGreaterThan(0);
+                expect(reply.timing.tpotMs).toBeGreaterThan(0);
+            } finally {
+                await placed.dispose();
+            }
+        });
+        expect(confirmedTensors(confirmed)).toEqual(Object.keys(placement.assignments).sort());
+        expect(confirmed.every((entry) => entry.bufferType === "Vulkan_Host")).toBe(true);
 
-            const moved = Object.keys(placement.assignments).sort();
-            const confirmed = overrideLog.map((line) => /tensor (\S+) /.exec(line)?.[1]).filter((name) => name != null).sort();
-            expect(confirmed).toEqual(moved);
-            expect(overrideLog.every((line) => line.includes("overridden to Vulkan_Host"))).toBe(true);
-
-            const reply = await generateGreedy(placed, PROMPT, {maxTokens: 8, stopAtEog: false});
-            expect(reply.tokens).toHaveLength(8);
-            expect(reply.timing.ttftMs).toBeGreaterThan(0);
-            expect(reply.timing.tpotMs).toBeGreaterThan(0);
-        } finally {
-            await placed.dispose();
-        }
+        const measured = memory!;
+        // mmap off for a mixed plan: host weights sit in the device's pinned host buffer
+        expect(measured.bufferTypes.map((entry) => entry.bufferType)).toContain("Vulkan_Host");
+        const slack = MAX_PADDING_PER_TENSOR * model.tensors.length;
+        expect(measured.host.weightsBytes).toBeGreaterThanOrEqual(plannedHost);
+        expect(measured.host.weightsBytes - plannedHost).toBeLessThanOrEqual(slack);
+        expect(measured.device.weightsBytes).toBeGreaterThanOrEqual(plannedDevice);
+        expect(measured.device.weightsBytes - plannedDevice).toBeLessThanOrEqual(slack);
+        // KV cache from the shapes: 4 layers × K and V × 512 cells × (1024/16 × 4 KV heads) × 2 bytes (F16), all on the device
+        expect(measured.device.kvCacheBytes).toBe(4 * 2 * 512 * 256 * 2);
+        expect(measured.host.kvCacheBytes).toBe(0);
+        // scratch: the device compute buffer llama.cpp's no-alloc simulation reserves for the same plan and context
+        const simulator = await createVramSimulator(engine, modelPath, plannerModelFrom(model));
+        const simulated = await simulator.simulate({gpuLayers: "max", overrides, settings: {contextSize: 512, batchSize: 256}, kvGpuLayers: 4});
+        expect(simulated.kv).toBe(measured.device.kvCacheBytes);
+        expect(measured.device.scratchBytes).toBe(simulated.scratch);
+        expect(measured.device.weightsBytes).toBe(simulated.weights);
     });
 
     it("gives identical greedy output for the same placement, and matching distributions across placements", async () => {

@@ -4,7 +4,7 @@
 // the plan says (llama.cpp's own tensor assignment and its measured bytes per device), and the greedy reply and
 // next-token distributions must match an all-CPU load of the same model.
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {LlamaLogLevel, type Token} from "node-llama-cpp";
+import type {Token} from "node-llama-cpp";
 import {isHostBufferType} from "../../contract/memory.js";
 import type {LoadedModelState} from "../../contract/ipc.js";
 import {generateGreedy} from "../runtime/generateGreedy.js";
@@ -12,18 +12,14 @@ import {PlacedModel} from "../runtime/PlacedModel.js";
 import {maxProbabilityDifference, teacherForcedProbabilities} from "../runtime/teacherForcedProbabilities.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import {makeTestModel} from "../testing/testModels.js";
+import {confirmedTensors, OverrideLog} from "../testing/overrideLog.js";
 import {EngineService} from "./EngineService.js";
 
 // The service makes its engine as the app does; the probe decides whether this file can run. One engine per process:
 // node-llama-cpp's log callback stays with the first llama instance, and llama.cpp's override lines are read from it.
-const overrideLog: string[] = [];
+const overrideLog = new OverrideLog();
 let created = null as EngineService | null;
-const probe = await probeEngine("vulkan", {
-    logLevel: LlamaLogLevel.debug,
-    onLog: (_level, message) => {
-        if (message.includes("buffer type overridden")) overrideLog.push(message);
-    }
-}, async (options) => {
+const probe = await probeEngine("vulkan", overrideLog.engineOptions, async (options) => {
     created = await EngineService.create({gpu: options.gpu, maxThreads: options.maxThreads, logLevel: options.logLevel, onLog: options.onLog});
     return created.engine;
 });
@@ -105,14 +101,14 @@ describe.skipIf(probe.reason != null)("auto-offload of a mixture-of-experts mode
     }, 900_000);
     /** The tensors llama.cpp reports moving to host memory when loading `loaded`'s overrides (every one a host buffer type). */
     async function confirmedHost(loaded: LoadedModelState): Promise<string[]> {
-        overrideLog.length = 0;
-        const placed = await PlacedModel.load(service.engine, {
-            modelPath, gpuLayers: loaded.placement.gpuLayers, overrides: loaded.placement.overrides, contextSize: 256, useMmap: false
+        const confirmed = await overrideLog.confirmedBy(async () => {
+            const placed = await PlacedModel.load(service.engine, {
+                modelPath, gpuLayers: loaded.placement.gpuLayers, overrides: loaded.placement.overrides, contextSize: 256, useMmap: false
+            });
+            await placed.dispose();
         });
-        await placed.dispose();
-        const target = (line: string): string => /overridden to (\S+)/.exec(line)?.[1] ?? "?";
-        expect(overrideLog.every((line) => isHostBufferType(target(line), loaded.measured.bufferTypes))).toBe(true);
-        return overrideLog.map((line) => /tensor (\S+) /.exec(line)?.[1] ?? "?").sort();
+        expect(confirmed.every((entry) => isHostBufferType(entry.bufferType, loaded.measured.bufferTypes))).toBe(true);
+        return confirmedTensors(confirmed);
     }
 
     it("llama.cpp assigns exactly the planned tensors to host memory, for the cpu-moe, optimal and auto-tuned --n-cpu-moe plans", async () => {
