@@ -1,5 +1,6 @@
-// tensorwise native generation loop: prompt decode + token-by-token decode and sampling on one dedicated thread, with a
-// persistent ggml CPU threadpool attached to the context, tokens streamed to JS in batches.
+// tensorwise native generation loop: prompt decode + token-by-token decode and sampling on one generation thread per
+// context (kept for the context's life), with a persistent ggml CPU threadpool attached to the context, tokens streamed
+// to JS in batches.
 //
 // Why: node-llama-cpp runs every llama_decode and every sampling step as a separate N-API AsyncWorker on libuv's
 // shared pool, with a JS round trip between them, and never attaches a ggml threadpool (so every graph compute starts
@@ -10,6 +11,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -57,6 +60,7 @@ struct GenerationState {
     int32_t decodedTokens = 0;  // tokens now in the KV cache for the sequence, from position 0
     int32_t promptDecoded = 0;  // prompt tokens decoded so far by this call
     int32_t promptDelivered = -1;
+    double calledAtMs = -1;  // when notify last queued a JS call, ms since `started`; -1: never
 
     Napi::ThreadSafeFunction tsfn;
     Napi::ObjectReference contextRef;
@@ -104,11 +108,19 @@ void deliver(Napi::Env env, Napi::Function callback, const std::shared_ptr<Gener
     callback.Call({tokenArray, timeArray, end, Napi::Number::New(env, promptDecoded)});
 }
 
+// At most one JS call per this many ms while tokens stream (the end and the first token always go at once), so a fast
+// decode does not wake the JS thread every few ms while ggml's threads may hold every core. Tokens keep their own
+// sampling times, so timing is unaffected; the UI still gets a batch per frame.
+constexpr double MIN_MS_BETWEEN_CALLS = 16;
+
 void notify(const std::shared_ptr<GenerationState>& state, bool force) {
     {
         std::lock_guard<std::mutex> lock(state->mutex);
         if (state->callPending && !force) return;
+        const double now = msSince(state->started);
+        if (!force && state->calledAtMs >= 0 && now - state->calledAtMs < MIN_MS_BETWEEN_CALLS) return;
         state->callPending = true;
+        state->calledAtMs = now;
     }
     state->tsfn.NonBlockingCall([state](Napi::Env env, Napi::Function callback) { deliver(env, callback, state); });
 }
@@ -277,7 +289,7 @@ void run(const std::shared_ptr<GenerationState>& state) {
             s.pendingTokens.push_back(token);
             s.pendingTimes.push_back(msSince(s.started));
         }
-        notify(state, false);
+        notify(state, generated == 1);
         if (s.stopAtEog && llama_vocab_is_eog(s.vocab, token)) { reason = "eog"; break; }
         if (s.abortRequested) { reason = "abort"; break; }
         if (generated >= s.maxTokens) break;
@@ -304,6 +316,85 @@ void run(const std::shared_ptr<GenerationState>& state) {
     }
     notify(state, true);
     s.tsfn.Release();
+}
+
+// One generation thread per context, started by its first native generation and kept until the context is freed, as
+// stock llama-bench decodes every repetition on its one main thread; after a generation it stays on its CPU for
+// GENERATION_THREAD_SPIN_MS (yielding to anything else runnable there) before it sleeps, as ggml's threadpool workers
+// poll before they sleep. Measured on 2 threads, 2 cores, back-to-back 64-token prompts on the ≈100 MiB F16 model
+// (bench/results/2026-11-25-parity-small-epyc2c/back-to-back.md): a thread started per request ran them 12–17% slower
+// than with 5 ms between requests; a kept thread that slept at once put the ggml worker and itself on one core for
+// whole requests (6 of 12 took 129 ms instead of 70); kept and spinning, 70.3 ms back to back, llama-bench 70.2.
+struct GenerationThread {
+    std::thread thread;
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::deque<std::shared_ptr<GenerationState>> jobs;  // JS serialises generations per context: at most one waits
+    std::atomic<int> queued{0};
+    std::atomic<bool> stop{false};
+};
+
+constexpr int GENERATION_THREAD_SPIN_MS = 20;
+
+std::mutex generationThreadsMutex;
+std::map<llama_context*, std::unique_ptr<GenerationThread>> generationThreads;
+
+void generationThreadLoop(GenerationThread* self) {
+    for (;;) {
+        std::shared_ptr<GenerationState> job;
+        // stay on this CPU a little while for a next request, yielding it to anything else runnable there
+        const auto spinUntil = std::chrono::steady_clock::now() + std::chrono::milliseconds(GENERATION_THREAD_SPIN_MS);
+        while (self->queued.load(std::memory_order_acquire) == 0 && !self->stop.load(std::memory_order_acquire) &&
+               std::chrono::steady_clock::now() < spinUntil)
+            std::this_thread::yield();
+        {
+            std::unique_lock<std::mutex> lock(self->mutex);
+            self->wake.wait(lock, [self] { return self->stop || !self->jobs.empty(); });
+            if (self->jobs.empty()) return;  // stopping, nothing left to run
+            job = std::move(self->jobs.front());
+            self->jobs.pop_front();
+            self->queued.fetch_sub(1, std::memory_order_release);
+        }
+        run(job);
+    }
+}
+
+void submitGeneration(const std::shared_ptr<GenerationState>& state) {
+    GenerationThread* target;
+    {
+        std::lock_guard<std::mutex> lock(generationThreadsMutex);
+        std::unique_ptr<GenerationThread>& slot = generationThreads[state->ctx];
+        if (slot == nullptr) {
+            slot = std::make_unique<GenerationThread>();
+            slot->thread = std::thread(generationThreadLoop, slot.get());
+        }
+        target = slot.get();
+    }
+    {
+        std::lock_guard<std::mutex> lock(target->mutex);
+        target->jobs.push_back(state);
+        target->queued.fetch_add(1, std::memory_order_release);
+    }
+    target->wake.notify_one();
+}
+
+// Lets the context's generation thread finish what it was given, then joins it. Never called from that thread: only
+// the JS side disposes contexts, after their last generation ended (PlacedModel.dispose).
+void stopGenerationThread(llama_context* ctx) {
+    std::unique_ptr<GenerationThread> stopping;
+    {
+        std::lock_guard<std::mutex> lock(generationThreadsMutex);
+        auto found = generationThreads.find(ctx);
+        if (found == generationThreads.end()) return;
+        stopping = std::move(found->second);
+        generationThreads.erase(found);
+    }
+    {
+        std::lock_guard<std::mutex> lock(stopping->mutex);
+        stopping->stop.store(true, std::memory_order_release);
+    }
+    stopping->wake.notify_one();
+    stopping->thread.join();
 }
 
 // tensorwiseGenerate(context, options, onTokens) → {abort()}
@@ -350,7 +441,7 @@ Napi::Value generate(const Napi::CallbackInfo& info) {
     state->contextRef = Napi::Persistent(info[0].As<Napi::Object>());
     state->tsfn = Napi::ThreadSafeFunction::New(env, info[2].As<Napi::Function>(), "tensorwiseGenerate", 0, 1);
     state->started = std::chrono::steady_clock::now();
-    std::thread([state]() { run(state); }).detach();
+    submitGeneration(state);
 
     Napi::Object handle = Napi::Object::New(env);
     handle.Set("abort", Napi::Function::New(env, [state](const Napi::CallbackInfo&) { state->abortRequested = true; }));
@@ -360,6 +451,7 @@ Napi::Value generate(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void tensorwiseReleaseContextThreadpool(llama_context* ctx) {
+    stopGenerationThread(ctx);
     ggml_threadpool* threadpool = nullptr;
     {
         std::lock_guard<std::mutex> lock(threadpoolsMutex);

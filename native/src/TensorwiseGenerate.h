@@ -1,10 +1,11 @@
 #pragma once
-// tensorwise native generation loop (TensorwiseGenerate.cpp): decode + sampling on a dedicated thread with a ggml
-// threadpool attached to the context, tokens streamed to JS in batches.
+// tensorwise native generation loop (TensorwiseGenerate.cpp): decode + sampling on the context's generation thread
+// with a ggml threadpool attached to the context, tokens streamed to JS in batches.
 #include "llama.h"
 #include "napi.h"
 
-// Frees the threadpool the native loop attached to `ctx`; call after llama_free(ctx) (AddonContext::disposeMemory).
+// Joins the context's generation thread and frees the threadpool the native loop attached to `ctx`; call after
+// llama_free(ctx) (AddonContext::disposeMemory).
 void tensorwiseReleaseContextThreadpool(llama_context* ctx);
 
 void tensorwiseRegisterGenerateExports(Napi::Env env, Napi::Object exports);
