@@ -15,15 +15,15 @@
 import {existsSync, mkdirSync, rmSync, writeFileSync} from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {parseArgs} from "node:util";
+import {parseScriptArgs} from "./scriptArgs.mjs";
 import {fileURLToPath} from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const {values} = parseArgs({options: {
+const {values} = parseScriptArgs(import.meta.url, {
     model: {type: "string"}, preset: {type: "string", default: "small"}, lengths: {type: "string", default: "32,128,512,1024"},
     repeats: {type: "string", default: "3"}, context: {type: "string", default: "2048"}, threads: {type: "string", default: "1"},
     "calibration-tokens": {type: "string", default: "256"}, machine: {type: "string", default: os.hostname()}, out: {type: "string"}
-}});
+});
 const lengths = values.lengths.split(",").map(Number);
 const repeats = Number(values.repeats);
 const contextSize = Number(values.context);

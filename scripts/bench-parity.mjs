@@ -13,14 +13,14 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {parseArgs} from "node:util";
+import {parseScriptArgs} from "./scriptArgs.mjs";
 import {median, MODELS, modelFile, root, tensorwise} from "./benchModels.mjs";
 
-const {values} = parseArgs({options: {
+const {values} = parseScriptArgs(import.meta.url, {
     out: {type: "string"}, repeats: {type: "string", default: "5"}, only: {type: "string", default: "small,large"},
     configs: {type: "string", default: "cpu-t1,cpu-t2,vulkan-mixed"}, prompt: {type: "string", default: "64"}, gen: {type: "string", default: "32"},
     samples: {type: "string", default: "3"}
-}});
+});
 const date = new Date().toISOString().slice(0, 10);
 const outDir = path.resolve(values.out ?? path.join(root, "bench", "results", `${date}-parity-${os.hostname().slice(0, 12)}`));
 fs.mkdirSync(outDir, {recursive: true});

@@ -12,15 +12,15 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {parseArgs} from "node:util";
+import {parseScriptArgs} from "./scriptArgs.mjs";
 import {MODELS, modelFile, root, tensorwise} from "./benchModels.mjs";
 
-const {values} = parseArgs({options: {
+const {values} = parseScriptArgs(import.meta.url, {
     out: {type: "string"}, only: {type: "string", default: "small,large"}, repeats: {type: "string", default: "3"},
     threads: {type: "string"}, budgets: {type: "string", default: "50%"}, gpu: {type: "string", default: "vulkan"},
     strategies: {type: "string", default: "cpu,layers,optimal"}, prompts: {type: "string", default: "64"}, gens: {type: "string", default: "32"},
     "profile-seconds": {type: "string", default: "600"}
-}});
+});
 const {predictionErrors} = await import(path.join(root, "dist", "electron", "engine", "bench", "report", "summariseReport.js"));
 const date = new Date().toISOString().slice(0, 10);
 const outDir = path.resolve(values.out ?? path.join(root, "bench", "results", `${date}-predictions-${os.hostname().slice(0, 12)}`));

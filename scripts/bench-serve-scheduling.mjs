@@ -17,15 +17,15 @@ import {spawn} from "node:child_process";
 import {existsSync, mkdirSync, writeFileSync} from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {parseArgs} from "node:util";
+import {parseScriptArgs} from "./scriptArgs.mjs";
 import {fileURLToPath} from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const {values} = parseArgs({options: {
+const {values} = parseScriptArgs(import.meta.url, {
     model: {type: "string"}, parallel: {type: "string", default: "2"}, clients: {type: "string", default: "16"},
     repeats: {type: "string", default: "2"}, seed: {type: "string", default: "1"}, threads: {type: "string", default: "1"},
     "mean-gap-ms": {type: "string", default: "150"}, out: {type: "string"}
-}});
+});
 const parallel = Number(values.parallel);
 const clients = Number(values.clients);
 const repeats = Number(values.repeats);

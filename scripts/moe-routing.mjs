@@ -13,13 +13,13 @@ import {createHash} from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {parseArgs} from "node:util";
+import {parseScriptArgs} from "./scriptArgs.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
-const {values} = parseArgs({options: {
+const {values} = parseScriptArgs(import.meta.url, {
     out: {type: "string"}, ubatches: {type: "string", default: "8,32,128,512"},
     models: {type: "string", default: "mixtral-mini,qwen3moe-small"}, "prompt-chars": {type: "string", default: "4000"}
-}});
+});
 const date = new Date().toISOString().slice(0, 10);
 const outDir = path.resolve(values.out ?? path.join(root, "bench", "results", `${date}-moe-routing-${os.hostname().slice(0, 12)}`));
 

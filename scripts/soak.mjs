@@ -17,12 +17,12 @@ import {existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFil
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import {parseArgs} from "node:util";
+import {parseScriptArgs} from "./scriptArgs.mjs";
 import {fileURLToPath} from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const {values} = parseArgs({options: {minutes: {type: "string", default: "30"}, out: {type: "string"}, seed: {type: "string", default: "1"},
-    heap: {type: "boolean", default: false}, snapshots: {type: "boolean", default: false}}});
+const {values} = parseScriptArgs(import.meta.url, {minutes: {type: "string", default: "30"}, out: {type: "string"}, seed: {type: "string", default: "1"},
+    heap: {type: "boolean", default: false}, snapshots: {type: "boolean", default: false}});
 const minutes = Number(values.minutes);
 if (!(minutes > 0 && minutes <= 24 * 60))
     throw new Error("--minutes must be a number of minutes above 0");
