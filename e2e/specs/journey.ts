@@ -208,6 +208,11 @@ export function defineJourney(mode: string, launch: (dataDir: string, modelsDir:
             expect(gpu.plannedScratch).toBeGreaterThan(0);
             expect(gpu.measuredScratch).toBe(gpu.plannedScratch);
             expect(ram.measuredKv).toBe(0);
+            // system RAM's planned KV cache (none: every layer's is on the device) and compute buffers, from the plan's
+            // no-alloc simulation, are what llama.cpp allocated (up to the pinned host buffer's alignment)
+            expect(ram.plannedKv).toBe(0);
+            expect(ram.plannedScratch).toBeGreaterThan(0);
+            expect(Math.abs(ram.measuredScratch! - ram.plannedScratch!)).toBeLessThanOrEqual(4096);
             await shot("memory");
         });
 

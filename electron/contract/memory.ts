@@ -16,6 +16,18 @@ export type BufferTypeMemory = {
     scratchBytes: number;
 };
 
+/**
+ * The scratch a plan gives a host buffer type when it does not price it. Where a GPU runs part of the graph, the
+ * planners price only the GPU's compute buffer. llama.cpp always gives the host some compute buffer, so a priced host
+ * scratch is never 0.
+ */
+export const UNPRICED_HOST_SCRATCH = 0;
+
+/** A plan's scratch for one buffer type, or `null` where the plan does not price it (see {@link UNPRICED_HOST_SCRATCH}). */
+export function plannedScratchBytes(entry: Pick<BufferTypeMemory, "isHost" | "scratchBytes">): number | null {
+    return entry.isHost && entry.scratchBytes === UNPRICED_HOST_SCRATCH ? null : entry.scratchBytes;
+}
+
 /** Bytes of one kind of memory. */
 export type MemoryTotals = {weightsBytes: number; kvCacheBytes: number; scratchBytes: number};
 

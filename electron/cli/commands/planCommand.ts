@@ -48,6 +48,10 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
         io.out(`predicted: TTFT ${p.ttftMs.toFixed(1)} ms (prompt ${p.promptTokens}), TPOT ${p.tpotMs.toFixed(2)} ms, ` +
             `VRAM ${(p.vram.total / MiB).toFixed(1)} MiB = weights ${(p.vram.weights / MiB).toFixed(1)} + KV ${(p.vram.kv / MiB).toFixed(1)} + scratch ${(p.vram.scratch / MiB).toFixed(1)} ` +
             `(budget ${(result.budgetBytes / MiB).toFixed(1)} MiB)`);
+        const hostParts = `weights ${(p.hostWeightBytes / MiB).toFixed(1)} + KV ${(p.hostKvBytes / MiB).toFixed(1)}`;
+        io.out(p.hostScratchBytes == null
+            ? `predicted host RAM: ${hostParts} MiB (scratch not priced: a GPU runs part of the graph)`
+            : `predicted host RAM: ${((p.hostWeightBytes + p.hostKvBytes + p.hostScratchBytes) / MiB).toFixed(1)} MiB = ${hostParts} + scratch ${(p.hostScratchBytes / MiB).toFixed(1)}`);
         // the same sentences the app shows beside the plan (explainPlan.ts)
         for (const sentence of [explanation.placement, explanation.budget, explanation.gpuLayers, explanation.profile])
             io.out(`why: ${sentence}`);

@@ -90,7 +90,7 @@ export async function autoPlan(engine: EngineLlama, modelPath: string, options: 
         ? {...prepared, result: await planStrategy(strategy, prepared.inputs)}
         : await planWithFastestThreads(engine, prepared, strategy, options);
     let result = planned;
-    if (simulator != null) result = await checkWithSimulation(simulator, inputs, strategy, result, onProgress);
+    result = await checkWithSimulation(simulator, inputs, strategy, result, onProgress);
     if (!result.fits) throw new Error(`cannot plan ${strategy} under the budget: ${result.reason}`);
     const explanation = explainPlan(inputs, result, {
         budget: options.budget ?? {kind: "auto"}, gpu,
@@ -127,8 +127,7 @@ async function planWithFastestThreads(engine: EngineLlama, prepared: PreparedInp
 /** Everything a strategy needs for this model on this machine, and the simulator that checks plans. */
 export type PreparedInputs = {
     readonly inputs: StrategyInputs;
-    /** `null` without a GPU. */
-    readonly simulator: VramSimulator | null;
+    readonly simulator: VramSimulator;
     readonly model: InspectedModel;
     readonly profile: MachineProfile;
     /** The GPU the budget is for, with its free memory at planning time; `null` without one. */
@@ -156,11 +155,11 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     });
     const budget = budgetBytes(options.budget ?? {kind: "auto"}, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: model.tensorBytes});
     // scratch per micro-batch from llama.cpp's no-alloc simulation, measured once (it barely depends on the placement)
-    let simulator: VramSimulator | null = null;
+    // (and the chosen plan's memory checked by it, the host's compute buffers included, with or without a GPU)
+    const simulator = await createVramSimulator(engine, modelPath, planner);
     let scratchByBatch: Map<number, number> | undefined;
     if (gpu != null) {
         onProgress?.("measuring compute buffers (llama.cpp no-alloc simulation)");
-        simulator = await createVramSimulator(engine, modelPath, planner);
         scratchByBatch = await simulator.scratchByBatch(settings.contextSize, candidateSettings(settings).map((s) => s.batchSize));
     }
     const inputs: StrategyInputs = {
@@ -186,8 +185,8 @@ const MAX_REPLANS = 3;
 
 /**
  * The final check: llama.cpp's no-alloc simulation of the chosen plan (its exact `-ngl`, overrides, context and
- * micro-batch). The plan's VRAM becomes the simulated one; a plan the simulation puts over the budget is replanned
- * with the budget shrunk by the overshoot.
+ * micro-batch). The plan's VRAM and host compute buffers become the simulated ones; a plan the simulation puts over the
+ * budget is replanned with the budget shrunk by the overshoot.
  */
 export async function checkWithSimulation(simulator: VramSimulator, inputs: StrategyInputs, strategy: StrategyName,
     first: StrategyResult, onProgress?: (message: string) => void): Promise<StrategyResult> {
@@ -196,16 +195,17 @@ export async function checkWithSimulation(simulator: VramSimulator, inputs: Stra
     let budget = inputs.budgetBytes;
     for (let attempt = 0; ; attempt++) {
         const {resolved, settings} = result;
-        const vram = await simulator.simulate({
+        const {hostScratch, ...vram} = await simulator.simulate({
             gpuLayers: result.gpuLayers, overrides: result.overrides, settings,
             kvGpuLayers: resolved.kvOnGpu.filter(Boolean).length
         });
         const predicted = result.prediction.vram.total;
-        const note = `VRAM by llama.cpp's no-alloc simulation: ${(vram.total / MiB).toFixed(1)} MiB (weights ${(vram.weights / MiB).toFixed(1)}, ` +
-            `KV ${(vram.kv / MiB).toFixed(1)}, scratch ${(vram.scratch / MiB).toFixed(1)}); cost model ${(predicted / MiB).toFixed(1)} MiB`;
+        const note = (inputs.cost.gpuDevice == null ? "" : `VRAM by llama.cpp's no-alloc simulation: ${(vram.total / MiB).toFixed(1)} MiB ` +
+            `(weights ${(vram.weights / MiB).toFixed(1)}, KV ${(vram.kv / MiB).toFixed(1)}, scratch ${(vram.scratch / MiB).toFixed(1)}); ` +
+            `cost model ${(predicted / MiB).toFixed(1)} MiB; `) + `host compute buffers by the simulation: ${(hostScratch / MiB).toFixed(1)} MiB`;
         const over = vram.total > inputs.budgetBytes && resolved.onGpu.size > 0;
         const checked: StrategyResult = {
-            ...result, prediction: {...result.prediction, vram}, notes: [...result.notes, note],
+            ...result, prediction: {...result.prediction, vram, hostScratchBytes: hostScratch}, notes: [...result.notes, note],
             fits: result.fits && !over,
             reason: over ? `llama.cpp's simulation needs ${(vram.total / MiB).toFixed(1)} MiB of VRAM, over the ${(inputs.budgetBytes / MiB).toFixed(1)} MiB budget` : result.reason
         };

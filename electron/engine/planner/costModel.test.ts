@@ -1,6 +1,6 @@
 // Each cost-model term pinned to a value computed by hand from the formula it models (see costModel.ts).
 import {describe, expect, it} from "vitest";
-import {costContext, decodeHops, decodeOpUs, kvBytesPerLayer, predict} from "./costModel.js";
+import {costContext, decodeHops, decodeOpUs, kvBytesPerLayer, predict, scratchFor} from "./costModel.js";
 import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
 import {layerSplit, perTensor} from "./resolvePlacement.js";
 import {handModel, handProfile, type HandOp, type HandShape} from "./testing/handModel.js";
@@ -11,6 +11,25 @@ describe("the cost model's terms, by hand", () => {
     it("KV cache: K and V, one F16 row of n_embd_k_gqa per cell (llama_kv_cache)", () => {
         // head dim 64/4 = 16, one KV head: 2 × 2048 cells × 16 × 1 × 2 bytes
         expect(kvBytesPerLayer(handModel(shape, []), 2048)).toBe(131_072);
+    });
+
+    it("host memory: the KV cache of every layer whose attention runs on the CPU, and the scratch only when the CPU runs the whole graph", () => {
+        const model = {...handModel({...shape, layers: 4}, []), vocabSize: 1000};
+        const profile = handProfile(model, [], {switchUs: 0, h2dBytesPerSec: 1e9});
+        const settings = {useMmap: true, batchSize: 512, contextSize: 2048, threads: 2};
+        const workload = {promptTokens: 100, genTokens: 20};
+        const perLayer = kvBytesPerLayer(model, 2048);
+        const cpuOnly = predict(costContext({model, profile, gpuDevice: null}, settings, workload), layerSplit(model, 0));
+        expect(cpuOnly.hostKvBytes).toBe(4 * perLayer);
+        expect(cpuOnly.vram.kv).toBe(0);
+        expect(cpuOnly.hostScratchBytes).toBe(scratchFor({model, profile, gpuDevice: null}, settings, 0));
+        expect(cpuOnly.hostScratchBytes).toBeGreaterThan(0);
+        // -ngl 3 (the output layer and the last 2 repeating layers): 2 layers' KV stay on the host; with a GPU in the
+        // graph the host's scratch is not priced
+        const mixed = predict(costContext({model, profile, gpuDevice: "CUDA0"}, settings, workload), layerSplit(model, 3));
+        expect(mixed.hostKvBytes).toBe(2 * perLayer);
+        expect(mixed.vram.kv).toBe(2 * perLayer);
+        expect(mixed.hostScratchBytes).toBeNull();
     });
 
     it("attention: decode reads the K and V cells, prefill does 4·heads·headDim·tokens·keys flops", () => {

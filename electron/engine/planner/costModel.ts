@@ -378,6 +378,8 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
 
     let hostWeightBytes = 0;
     for (const t of cx.inputs.model.tensors) if (!p.onGpu.has(t.name)) hostWeightBytes += t.bytes;
+    // source: llama_kv_cache ctor — each layer's K and V live with the layer's attention
+    const hostKvBytes = (model.layerCount - p.kvOnGpu.filter(Boolean).length) * kvBytesPerLayer(model, cx.settings.contextSize);
     const ttftMs = ttft / 1000;
     const tpotMs = tpot / 1000;
     return {
@@ -387,6 +389,8 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
         genTokens: workload.genTokens,
         vram: vramNeed(cx, p),
         hostWeightBytes,
+        hostKvBytes,
+        hostScratchBytes: hasGpu ? null : scratchFor(cx.inputs, cx.settings, 0),
         decodeHops: dHops
     };
 }

@@ -1,7 +1,8 @@
 /**
- * VRAM truth without allocating: node-llama-cpp's no-alloc simulation (a model loaded with `no_alloc`, a context
+ * Memory truth without allocating: node-llama-cpp's no-alloc simulation (a model loaded with `no_alloc`, a context
  * reserved on it), which our patch makes override-aware. Used to measure the scratch (GPU compute buffer) per
- * micro-batch once, and to check the chosen plan exactly; the MILP itself prices memory from those numbers.
+ * micro-batch once, and to check the chosen plan exactly (its VRAM, and the host's compute buffers, which the cost
+ * model prices only for a CPU-only graph); the MILP itself prices memory from those numbers.
  */
 import type {ResolvedSettings} from "../../contract/settings.js";
 import {GgufInsights, readGgufFileInfo, type GgufFileInfo} from "node-llama-cpp";
@@ -19,10 +20,16 @@ export type SimulatedPlan = {
     readonly kvGpuLayers: number;
 };
 
-/** llama.cpp's own VRAM accounting of plans for one model file. */
+/** What llama.cpp would allocate for a plan: the GPU's weights, KV cache and compute buffer, and the host's compute buffers. */
+export type SimulatedMemory = VramNeed & {
+    /** Host compute buffers (scratch): the context's host memory less the KV cache of the layers left on the CPU. */
+    readonly hostScratch: number;
+};
+
+/** llama.cpp's own memory accounting of plans for one model file. */
 export type VramSimulator = {
-    /** GPU weights, KV cache and compute buffer of a plan, as llama.cpp would allocate them. */
-    simulate(plan: SimulatedPlan): Promise<VramNeed>;
+    /** GPU weights, KV cache and compute buffer of a plan, and the host's compute buffers, as llama.cpp would allocate them. */
+    simulate(plan: SimulatedPlan): Promise<SimulatedMemory>;
     /**
      * GPU compute buffer per micro-batch size at `contextSize`: the larger of all-on-GPU and all-on-host (`-ngl 0`,
      * whose prefill ops are offloaded with their weights copied in), which bounds the placements in between.
@@ -53,7 +60,7 @@ export async function createVramSimulator(engine: EngineLlama, modelPath: string
         return found;
     };
 
-    const simulate = async (plan: SimulatedPlan): Promise<VramNeed> => {
+    const simulate = async (plan: SimulatedPlan): Promise<SimulatedMemory> => {
         const insights = await insightsFor(plan.overrides);
         const gpuLayers = plan.gpuLayers === "max" ? insights.totalLayers : plan.gpuLayers;
         // mmap off: the simulation has no mmap mode (node-llama-cpp patches it up with a heuristic); device buffers
@@ -64,9 +71,11 @@ export async function createVramSimulator(engine: EngineLlama, modelPath: string
             sequences: 1, flashAttention: false, useMmap: false
         });
         // source: llama_kv_cache ctor — K and V of the GPU layers; the rest of the context's VRAM is compute buffers
-        const kv = Math.min(context.gpuVram, plan.kvGpuLayers * kvBytesPerLayer(model, plan.settings.contextSize));
+        const kvPerLayer = kvBytesPerLayer(model, plan.settings.contextSize);
+        const kv = Math.min(context.gpuVram, plan.kvGpuLayers * kvPerLayer);
         const scratch = Math.max(0, context.gpuVram - kv);
-        return {weights: weights.gpuVram, kv, scratch, total: weights.gpuVram + kv + scratch};
+        const hostScratch = Math.max(0, context.cpuRam - (model.layerCount - plan.kvGpuLayers) * kvPerLayer);
+        return {weights: weights.gpuVram, kv, scratch, total: weights.gpuVram + kv + scratch, hostScratch};
     };
 
     return {

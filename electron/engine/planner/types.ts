@@ -107,6 +107,14 @@ export type PlanPrediction = {
     readonly vram: VramNeed;
     /** Bytes of weights in host memory. */
     readonly hostWeightBytes: number;
+    /** Bytes of KV cache in host memory: K and V of every layer whose attention runs on the CPU. */
+    readonly hostKvBytes: number;
+    /**
+     * Bytes of host compute buffers (scratch): the cost model prices them when the whole graph runs on the CPU, and
+     * autoPlan's check replaces them with llama.cpp's no-alloc simulation of the chosen plan (checkWithSimulation,
+     * autoPlan.ts); `null` where neither did (a GPU runs part of the graph and the plan was not simulated).
+     */
+    readonly hostScratchBytes: number | null;
     /** CPU↔GPU switches in one decode step. */
     readonly decodeHops: number;
 };

@@ -89,6 +89,10 @@ describe.skipIf(probe.reason != null)("per-tensor placement on a real second dev
         expect(simulated.kv).toBe(measured.device.kvCacheBytes);
         expect(measured.device.scratchBytes).toBe(simulated.scratch);
         expect(measured.device.weightsBytes).toBe(simulated.weights);
+        // and the host's compute buffers (in the device's pinned host buffer type) as the simulation says, up to that
+        // buffer's alignment (32 bytes more on llvmpipe)
+        expect(Math.abs(measured.host.scratchBytes - simulated.hostScratch)).toBeLessThanOrEqual(4096);
+        expect(simulated.hostScratch).toBeGreaterThan(0);
     });
 
     it("gives identical greedy output for the same placement, and matching distributions across placements", async () => {

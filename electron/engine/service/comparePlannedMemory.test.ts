@@ -56,8 +56,9 @@ describe("comparePlannedMemory: planned vs measured per physical memory", () => 
             ["CPU", "host", "System RAM"], ["Vulkan0", "gpu", "llvmpipe (LLVM 15.0.6, 256 bits)"]
         ]);
         const [ram, gpu] = devices as [typeof devices[0], typeof devices[0]];
-        // the planned "CPU" weights are the measured host weights: nothing reads as missing
-        expect(ram.planned).toEqual({weightsBytes: 100 * MiB, kvCacheBytes: null, scratchBytes: null});
+        // the planned "CPU" weights are the measured host weights: nothing reads as missing; no host KV cache planned
+        // (every layer's is on the GPU), and the host scratch is not priced with a GPU in the graph
+        expect(ram.planned).toEqual({weightsBytes: 100 * MiB, kvCacheBytes: 0, scratchBytes: null});
         expect(ram.measured).toEqual({weightsBytes: 100 * MiB, kvCacheBytes: 0, scratchBytes: 2 * MiB});
         const pinned = ram.bufferTypes.find((use) => use.bufferType === "Vulkan_Host")!;
         expect(pinned).toMatchObject({plannedWeightsBytes: 100 * MiB, plannedAs: "CPU", weightsBytes: 100 * MiB});
@@ -75,6 +76,18 @@ describe("comparePlannedMemory: planned vs measured per physical memory", () => 
         expect(gpu.freeAfterLoadBytes).toBe(1.5 * GiB);
         expect(gpu.otherBytes).toBe(0.5 * GiB - 238 * MiB);
         expect(gpu.notes).toEqual([]);
+    });
+
+    it("a CPU-only plan: system RAM's planned KV cache and scratch are the plan's, next to what llama.cpp allocated", () => {
+        const measured = report([
+            {bufferType: "CPU_Mapped", weightsBytes: 105 * MiB, kvCacheBytes: 0, scratchBytes: 0},
+            {bufferType: "CPU", weightsBytes: 0, kvCacheBytes: 24 * MiB, scratchBytes: 82 * MiB}
+        ], ["CPU_Mapped", "CPU"]);
+        const prediction = report([{bufferType: "CPU", weightsBytes: 105 * MiB, kvCacheBytes: 24 * MiB, scratchBytes: 87 * MiB}], ["CPU"]);
+        const {devices} = comparePlannedMemory({plannedWeights: {CPU: 105 * MiB}, prediction, measured, machine: machine(null), budgetBytes: null});
+        expect(devices).toHaveLength(1);
+        expect(devices[0]!.planned).toEqual({weightsBytes: 105 * MiB, kvCacheBytes: 24 * MiB, scratchBytes: 87 * MiB});
+        expect(devices[0]!.measured).toEqual({weightsBytes: 105 * MiB, kvCacheBytes: 24 * MiB, scratchBytes: 82 * MiB});
     });
 
     it("mmap on: weights in CPU_Mapped are the plan's CPU weights, with a note saying what the name means", () => {

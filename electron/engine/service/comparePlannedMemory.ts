@@ -1,6 +1,6 @@
 import type {MachineDescription} from "../../contract/machine.js";
 import {
-    isHostBufferType, isPinnedHostBufferType, type BufferTypeMemory, type BufferTypeUse, type DeviceMemory, type MemoryComparison,
+    isHostBufferType, isPinnedHostBufferType, plannedScratchBytes, type BufferTypeMemory, type BufferTypeUse, type DeviceMemory, type MemoryComparison,
     type MemoryReport, type MemoryTotals, type PlannedTotals
 } from "../../contract/memory.js";
 
@@ -76,17 +76,19 @@ function totals(entries: readonly MemoryTotals[]): MemoryTotals {
 
 /**
  * The plan for one physical memory: weights from the placement; KV cache and scratch from the planner's prediction
- * for the GPU (it predicts no host KV cache or scratch, so those stay `null` on system RAM).
+ * for its buffer types (every host row for system RAM). A host scratch the plan does not price stays `null`
+ * (plannedScratchBytes, electron/contract/memory.ts).
  */
 function plannedOn(inputs: PlannedMemoryInputs, host: boolean, isHost: (name: string) => boolean, gpuBufferType: string | null): PlannedTotals | null {
     const weights = Object.entries(inputs.plannedWeights).filter(([name]) => host ? isHost(name) : name === gpuBufferType);
-    const predicted = inputs.prediction?.bufferTypes.find((entry) => !host && entry.bufferType === gpuBufferType);
-    if (weights.length === 0 && predicted == null)
+    const predicted = (inputs.prediction?.bufferTypes ?? []).filter((entry) => host ? isHost(entry.bufferType) : entry.bufferType === gpuBufferType);
+    if (weights.length === 0 && predicted.length === 0)
         return null;
+    const scratch = predicted.map(plannedScratchBytes).filter((bytes): bytes is number => bytes != null);
     return {
         weightsBytes: weights.reduce((sum, [, bytes]) => sum + bytes, 0),
-        kvCacheBytes: predicted?.kvCacheBytes ?? null,
-        scratchBytes: predicted?.scratchBytes ?? null
+        kvCacheBytes: predicted.length === 0 ? null : predicted.reduce((sum, entry) => sum + entry.kvCacheBytes, 0),
+        scratchBytes: scratch.length === 0 ? null : scratch.reduce((sum, bytes) => sum + bytes, 0)
     };
 }
 

@@ -10,6 +10,7 @@ import type {Workload} from "../planner/types.js";
 import {predictedMemoryReport} from "../runtime/memoryReport.js";
 import type {NativeBufferTypeMemory} from "../native/tensorwiseBindings.js";
 import type {PlanExplanation} from "../../contract/planExplanation.js";
+import {UNPRICED_HOST_SCRATCH} from "../../contract/memory.js";
 import type {RequestPredictor} from "../planner/requestPredictor.js";
 
 /** A plan ready to load: placement, llama.cpp parameters, settings and the prediction in the contract's shape. */
@@ -54,7 +55,7 @@ export async function planForBudget(options: {
     };
 }
 
-/** The planner's prediction in the contract's shape: one device row and one host row. */
+/** The planner's prediction in the contract's shape: one device row and one host row (weights, KV cache, scratch). */
 function toPrediction(result: StrategyResult, gpuBufferType: string, explanation: PlanExplanation): Prediction {
     const {prediction} = result;
     return {
@@ -67,7 +68,10 @@ function toPrediction(result: StrategyResult, gpuBufferType: string, explanation
                 name: gpuBufferType, isHost: gpuBufferType === "CPU", device: gpuBufferType, deviceType: "gpu" as const,
                 model: prediction.vram.weights, context: prediction.vram.kv, compute: prediction.vram.scratch
             },
-            {name: "CPU", isHost: true, device: "CPU", deviceType: "cpu" as const, model: prediction.hostWeightBytes, context: 0, compute: 0}
+            {
+                name: "CPU", isHost: true, device: "CPU", deviceType: "cpu" as const,
+                model: prediction.hostWeightBytes, context: prediction.hostKvBytes, compute: prediction.hostScratchBytes ?? UNPRICED_HOST_SCRATCH
+            }
         ] satisfies NativeBufferTypeMemory[])
     };
 }

@@ -1,4 +1,5 @@
 import type {MemoryReport} from "../../../../../../electron/contract/ipc";
+import {plannedScratchBytes} from "../../../../../../electron/contract/memory";
 import {bufferTypeColor} from "../../../../format/bufferTypeColor";
 import {formatBytes} from "../../../../format/format";
 import "./MemoryEstimate.css";
@@ -22,7 +23,9 @@ export function MemoryEstimate({memory}: {memory: MemoryReport}) {
                             <span className="muted"> {row.isHost ? "host memory" : "device memory"}</span></td>
                         <td>{formatBytes(row.weightsBytes)}</td>
                         <td>{formatBytes(row.kvCacheBytes)}</td>
-                        <td>{formatBytes(row.scratchBytes)}</td>
+                        <td>{plannedScratchBytes(row) == null
+                            ? <span className="muted" title="Not priced: with a GPU running part of the graph, the plan prices only the GPU's compute buffer. The Memory screen shows what llama.cpp allocated.">–</span>
+                            : formatBytes(row.scratchBytes)}</td>
                         <td><b>{formatBytes(row.weightsBytes + row.kvCacheBytes + row.scratchBytes)}</b></td>
                     </tr>
                 ))}
