@@ -40,16 +40,26 @@ export type MemoryReport = {
 };
 
 /**
+ * Whether a buffer type llama.cpp reports lives in system RAM: `ggml_backend_buft_is_host`, or a buffer type of the CPU
+ * device itself. The CPU's extra buffer types (`"AMX"` on Intel CPUs with AMX, `"CPU_REPACK"`, `"CPU_KLEIDIAI"`) say
+ * they are not host, because their tensors are repacked for the CPU's kernels and cannot be read as plain data
+ * (ggml_backend_amx_buffer_type in ggml/src/ggml-cpu/amx/amx.cpp), yet they are system RAM all the same.
+ */
+export function inSystemRam(bufferType: {readonly isHost: boolean; readonly deviceType: string | null}): boolean {
+    return bufferType.isHost || bufferType.deviceType === "cpu";
+}
+
+/**
  * Whether buffer type `name` is host memory (system RAM, pinned or not). A buffer type listed in `known` — the
  * machine's buffer types (`ggml_backend_buft_is_host`) or a measured report's — answers for itself; any other name is
- * host when it is ggml's CPU buffer type (`"CPU"`, or an extra CPU buffer type such as `"CPU_REPACK"`) or a device's
+ * host when it is ggml's CPU buffer type (`"CPU"`, or an extra CPU buffer type such as `"CPU_REPACK"` or `"AMX"`) or a device's
  * pinned host buffer type (see {@link isPinnedHostBufferType}).
  */
 export function isHostBufferType(name: string, known: readonly {readonly name?: string; readonly bufferType?: string; readonly isHost: boolean}[] = []): boolean {
     const entry = known.find((candidate) => (candidate.name ?? candidate.bufferType) === name);
     if (entry != null)
         return entry.isHost;
-    return name === "CPU" || name.startsWith("CPU_") || isPinnedHostBufferType(name);
+    return name === "CPU" || name.startsWith("CPU_") || name === "AMX" || isPinnedHostBufferType(name);
 }
 
 /**

@@ -1,6 +1,7 @@
 import os from "node:os";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {MachineDescription} from "../../contract/machine.js";
+import {inSystemRam} from "../../contract/memory.js";
 
 /** Reads CPU, RAM and every ggml device with its buffer types and free memory. */
 export function describeMachine(engine: EngineLlama): MachineDescription {
@@ -17,6 +18,7 @@ export function describeMachine(engine: EngineLlama): MachineDescription {
         devices,
         bufferTypes: bindings.tensorwiseGetBufferTypes().map((bufferType) => ({
             ...bufferType,
+            isHost: inSystemRam(bufferType),
             // ggml reports no device for the plain CPU buffer type
             device: bufferType.device ?? (bufferType.name === "CPU" ? "CPU" : null),
             deviceType: bufferType.deviceType ?? (bufferType.name === "CPU" ? "cpu" : null)

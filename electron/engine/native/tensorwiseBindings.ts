@@ -20,7 +20,10 @@ export type NativeDevice = {
 /** A buffer type tensors can be placed in. */
 export type NativeBufferType = {
     name: string;
-    /** Host memory (system RAM), pinned or not. */
+    /**
+     * `ggml_backend_buft_is_host`: plain or pinned system RAM. False for the CPU's repacking buffer types (AMX,
+     * CPU_REPACK), which are system RAM too: read it through `inSystemRam` (electron/contract/memory.ts).
+     */
     isHost: boolean;
     device: string | null;
     deviceType: NativeDevice["type"] | null;

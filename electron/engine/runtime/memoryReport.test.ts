@@ -24,4 +24,17 @@ describe("toMemoryReport", () => {
         expect(report.device).toEqual({weightsBytes: 1_000, kvCacheBytes: 20, scratchBytes: 300});
         expect(report.host).toEqual({weightsBytes: 604_000, kvCacheBytes: 7_000_000, scratchBytes: 80_050_000});
     });
+
+    it("counts the CPU's repacking buffer types (AMX, CPU_REPACK) as system RAM, though ggml says they are not host", () => {
+        // as llama.cpp reports a CPU-only Q8_0 load on a Xeon with AMX: the matmul weights repacked into "AMX"
+        const report = toMemoryReport([
+            {name: "AMX", device: "CPU", isHost: false, deviceType: "cpu", model: 622_592, context: 0, compute: 0},
+            {name: "CPU_REPACK", device: "CPU", isHost: false, deviceType: "cpu", model: 1_024, context: 0, compute: 0},
+            {name: "CPU_Mapped", device: null, isHost: true, deviceType: null, model: 559_616, context: 0, compute: 0},
+            {name: "CPU", device: null, isHost: true, deviceType: null, model: 0, context: 524_288, compute: 12_068_864}
+        ]);
+        expect(report.device).toEqual({weightsBytes: 0, kvCacheBytes: 0, scratchBytes: 0});
+        expect(report.host).toEqual({weightsBytes: 622_592 + 1_024 + 559_616, kvCacheBytes: 524_288, scratchBytes: 12_068_864});
+        expect(report.bufferTypes.find((entry) => entry.bufferType === "AMX")).toMatchObject({device: "CPU", isHost: true});
+    });
 });

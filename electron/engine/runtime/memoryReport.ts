@@ -1,4 +1,4 @@
-import type {BufferTypeMemory, MemoryReport} from "../../contract/memory.js";
+import {inSystemRam, type BufferTypeMemory, type MemoryReport} from "../../contract/memory.js";
 import type {NativeBufferTypeMemory} from "../native/tensorwiseBindings.js";
 
 /** A plan's predicted memory per buffer type as a {@link MemoryReport}, leaving out buffer types with no bytes. */
@@ -12,7 +12,7 @@ export function toMemoryReport(native: readonly NativeBufferTypeMemory[]): Memor
         .map((entry): BufferTypeMemory => ({
             bufferType: entry.name,
             device: entry.device ?? "CPU",
-            isHost: entry.isHost,
+            isHost: inSystemRam(entry),
             weightsBytes: entry.model,
             kvCacheBytes: entry.context,
             scratchBytes: entry.compute

@@ -1,6 +1,7 @@
 import {describe, expect, it} from "vitest";
 import type {MachineDescription} from "../../contract/machine.js";
 import type {BufferTypeMemory, MemoryReport} from "../../contract/memory.js";
+import {toMemoryReport} from "../runtime/memoryReport.js";
 import {comparePlannedMemory} from "./comparePlannedMemory.js";
 
 const GiB = 2 ** 30;
@@ -88,6 +89,19 @@ describe("comparePlannedMemory: planned vs measured per physical memory", () => 
         expect(devices).toHaveLength(1);
         expect(devices[0]!.planned).toEqual({weightsBytes: 105 * MiB, kvCacheBytes: 24 * MiB, scratchBytes: 87 * MiB});
         expect(devices[0]!.measured).toEqual({weightsBytes: 105 * MiB, kvCacheBytes: 24 * MiB, scratchBytes: 82 * MiB});
+    });
+
+    it("a CPU with AMX: the weights llama.cpp repacked into the AMX buffer type are system RAM, not a GPU", () => {
+        // llama.cpp's breakdown of a CPU-only Q8_0 load on a Xeon with AMX (ggml_backend_buft_is_host is false for "AMX")
+        const measured = toMemoryReport([
+            {name: "AMX", device: "CPU", isHost: false, deviceType: "cpu", model: 608 * 1024, context: 0, compute: 0},
+            {name: "CPU_Mapped", device: null, isHost: true, deviceType: null, model: 546.5 * 1024, context: 0, compute: 0},
+            {name: "CPU", device: null, isHost: true, deviceType: null, model: 0, context: 512 * 1024, compute: 11.5 * MiB}
+        ]);
+        const {devices} = comparePlannedMemory({plannedWeights: {CPU: 1154.5 * 1024}, prediction: null, measured, machine: machine(null), budgetBytes: null});
+        expect(devices.map((device) => device.name)).toEqual(["System RAM"]);
+        expect(devices[0]!.measured.weightsBytes).toBe(devices[0]!.planned?.weightsBytes);
+        expect(devices[0]!.notes).toContain("AMX is system RAM in a layout llama.cpp's CPU kernels prefer (weights repacked at load): what the plan calls CPU.");
     });
 
     it("mmap on: weights in CPU_Mapped are the plan's CPU weights, with a note saying what the name means", () => {

@@ -126,7 +126,7 @@ function noteFor(entry: BufferTypeMemory): string | null {
         return "CPU_Mapped is system RAM mapped from the model file (mmap): what the plan calls CPU.";
     if (isPinnedHostBufferType(entry.bufferType))
         return `${entry.bufferType} is pinned system RAM that ${entry.device === HOST ? "the GPU" : entry.device} copies from fast: what the plan calls CPU.`;
-    if (entry.bufferType.startsWith("CPU_"))
-        return `${entry.bufferType} is system RAM in a layout llama.cpp's CPU kernels prefer: what the plan calls CPU.`;
+    if (entry.bufferType.startsWith("CPU_") || entry.device === HOST)
+        return `${entry.bufferType} is system RAM in a layout llama.cpp's CPU kernels prefer (weights repacked at load): what the plan calls CPU.`;
     return `${entry.bufferType} is system RAM.`;
 }
