@@ -124,6 +124,7 @@ struct MatmulResult {
     double minUs;
     int samples;
     bool supported;
+    std::string weightBufferType;  // where the timed weights lived (an extra CPU buffer type where llama.cpp repacks)
 };
 
 struct ExpertMatmulResult {
@@ -135,6 +136,7 @@ struct ExpertMatmulResult {
     double minUs;
     int samples;
     bool supported;
+    std::string weightBufferType;
 };
 
 // Copy of the experts a micro-batch uses from the device's pinned host buffer, the way the scheduler does it for an
@@ -190,6 +192,52 @@ void setThreads(ggml_backend_t backend, ggml_backend_dev_t dev, int threads) {
     if (reg == nullptr) return;
     auto fn = (ggml_backend_set_n_threads_t) ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads");
     if (fn != nullptr) fn(backend, threads);
+}
+
+// The buffer type llama.cpp loads a CPU weight into, for the op `build` makes of it (nullptr: the plain CPU buffer
+// type). Mirrors make_cpu_buft_list (src/llama-model.cpp): where a GPU device has a pinned host buffer type, host weights
+// go there as plain data; on a CPU-only load the CPU's extra buffer types (AMX, CPU_REPACK, KleidiAI) come first, and a
+// weight takes the first whose kernels run its op (select_weight_buft / weight_buft_supported in
+// src/llama-model-loader.cpp), repacked at load for kernels several times faster than the plain ones on some CPUs
+// (AMX on Xeons, Q4_0/Q4_K on AVX2). The profiler must time the kernels the model will run.
+template <typename Build>
+ggml_backend_buffer_type_t cpuWeightBufferType(ggml_backend_dev_t cpuDev, Build build) {
+    for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
+        ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+        const auto type = ggml_backend_dev_type(dev);
+        if ((type == GGML_BACKEND_DEVICE_TYPE_GPU || type == GGML_BACKEND_DEVICE_TYPE_IGPU) && ggml_backend_dev_host_buffer_type(dev) != nullptr)
+            return nullptr;
+    }
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(cpuDev);
+    auto extraBufts = reg == nullptr ? nullptr
+        : (ggml_backend_dev_get_extra_bufts_t) ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts");
+    if (extraBufts == nullptr) return nullptr;
+    for (ggml_backend_buffer_type_t* buft = extraBufts(cpuDev); buft != nullptr && *buft != nullptr; ++buft) {
+        ContextPtr ctx = newContext(8, 0);
+        ggml_tensor* op = build(ctx.get());
+        ggml_tensor* weight = op->src[0];
+        // a zero-size buffer of the candidate type, as weight_buft_supported does, so supports_op sees the buffer type
+        BufferPtr probe(ggml_backend_buft_alloc_buffer(*buft, 0));
+        if (!probe) continue;
+        weight->buffer = probe.get();
+        const bool supported = ggml_backend_dev_supports_op(cpuDev, op);
+        weight->buffer = nullptr;
+        if (supported) return *buft;
+    }
+    return nullptr;
+}
+
+// Allocates `weights` in `buft` (nullptr: leaves them to the caller's allocation) and fills them with `byte`. A repacking
+// buffer type converts the data as it is set and takes only whole tensors, so they are set, not memset.
+BufferPtr allocWeights(ggml_context* weightCtx, ggml_backend_buffer_type_t buft, uint8_t byte) {
+    BufferPtr buffer(ggml_backend_alloc_ctx_tensors_from_buft(weightCtx, buft));
+    if (!buffer) return buffer;
+    std::vector<uint8_t> data;
+    for (ggml_tensor* w = ggml_get_first_tensor(weightCtx); w != nullptr; w = ggml_get_next_tensor(weightCtx, w)) {
+        data.assign(ggml_nbytes(w), byte);
+        ggml_backend_tensor_set(w, data.data(), 0, data.size());
+    }
+    return buffer;
 }
 
 // Slope timing: at most this many matmuls per timed graph, and at most this many weight bytes for them together.
@@ -265,24 +313,34 @@ public:
         ggml_init_params params = {ggml_tensor_overhead() * (4 * k + 8) + ggml_graph_overhead() +
             ggml_graph_overhead_custom(4, false) * singles, nullptr, true};
         ContextPtr ctx(ggml_init(params));
+        // the weights in a context of their own where llama.cpp would repack them (see cpuWeightBufferType)
+        ggml_backend_buffer_type_t weightBuft = onCpu ? cpuWeightBufferType(device, [&](ggml_context* c) {
+            return ggml_mul_mat(c, ggml_new_tensor_2d(c, op.type, op.cols, op.rows), ggml_new_tensor_2d(c, GGML_TYPE_F32, op.cols, 512));
+        }) : nullptr;
+        ContextPtr weightCtx = newContext(k, 0);
+        ggml_context* wctx = weightBuft != nullptr ? weightCtx.get() : ctx.get();
+        result.weightBufferType = ggml_backend_buft_name(weightBuft != nullptr ? weightBuft : ggml_backend_get_default_buffer_type(backend));
         ggml_tensor* x = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, op.cols, batch);
         std::vector<ggml_tensor*> outputs;
         for (int i = 0; i < k; i++) {
-            ggml_tensor* w = ggml_new_tensor_2d(ctx.get(), op.type, op.cols, op.rows);
+            ggml_tensor* w = ggml_new_tensor_2d(wctx, op.type, op.cols, op.rows);
             outputs.push_back(ggml_mul_mat(ctx.get(), w, x));
         }
         if (!ggml_backend_supports_op(backend, outputs[0])) {
             out.matmuls.push_back(result);
             return;
         }
+        // 0x11 bytes are small normal numbers in f32/f16/bf16 and in every quant block's scale: no NaN/denormal slow paths.
+        BufferPtr weightBuffer;
+        if (weightBuft != nullptr) weightBuffer = allocWeights(weightCtx.get(), weightBuft, 0x11);
         BufferPtr buffer(ggml_backend_alloc_ctx_tensors(ctx.get(), backend));
-        if (!buffer) {
+        if (!buffer || (weightBuft != nullptr && !weightBuffer)) {
             out.matmuls.push_back(result);
             return;
         }
-        // 0x11 bytes are small normal numbers in f32/f16/bf16 and in every quant block's scale: no NaN/denormal slow paths.
-        for (ggml_tensor* y : outputs)
-            ggml_backend_tensor_memset(y->src[0], 0x11, 0, ggml_nbytes(y->src[0]));
+        if (weightBuft == nullptr)
+            for (ggml_tensor* y : outputs)
+                ggml_backend_tensor_memset(y->src[0], 0x11, 0, ggml_nbytes(y->src[0]));
         ggml_backend_tensor_memset(x, 0x3c, 0, ggml_nbytes(x));
         std::vector<ggml_cgraph*> single;
         for (int i = 0; i < singles; i++) {
@@ -341,24 +399,37 @@ public:
         const size_t weightBytes = ggml_row_size(op.op.type, op.op.cols) * (size_t) op.op.rows * (size_t) op.count;
         const int k = (int) std::max<size_t>(2, std::min<size_t>(kMaxSlopeOps, kSlopeWeightBudget / std::max<size_t>(1, weightBytes)));
         ContextPtr ctx = newContext(4 * k + 8, 2);
+        ggml_backend_dev_t device = ggml_backend_get_device(backend);
+        const bool onCpu = device != nullptr && ggml_backend_dev_type(device) == GGML_BACKEND_DEVICE_TYPE_CPU;
+        // the experts where llama.cpp would repack them (see cpuWeightBufferType; its probe is weight_buft_supported's)
+        ggml_backend_buffer_type_t weightBuft = onCpu ? cpuWeightBufferType(device, [&](ggml_context* c) {
+            return ggml_mul_mat_id(c, ggml_new_tensor_3d(c, op.op.type, op.op.cols, op.op.rows, op.count),
+                ggml_new_tensor_3d(c, GGML_TYPE_F32, op.op.cols, op.used, 512), ggml_new_tensor_2d(c, GGML_TYPE_I32, op.used, 512));
+        }) : nullptr;
+        ContextPtr weightCtx = newContext(k, 0);
+        ggml_context* wctx = weightBuft != nullptr ? weightCtx.get() : ctx.get();
+        result.weightBufferType = ggml_backend_buft_name(weightBuft != nullptr ? weightBuft : ggml_backend_get_default_buffer_type(backend));
         ggml_tensor* x = ggml_new_tensor_3d(ctx.get(), GGML_TYPE_F32, op.op.cols, 1, batch);
         ggml_tensor* ids = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_I32, op.used, batch);
         std::vector<ggml_tensor*> outputs;
         for (int i = 0; i < k; i++) {
-            ggml_tensor* w = ggml_new_tensor_3d(ctx.get(), op.op.type, op.op.cols, op.op.rows, op.count);
+            ggml_tensor* w = ggml_new_tensor_3d(wctx, op.op.type, op.op.cols, op.op.rows, op.count);
             outputs.push_back(ggml_mul_mat_id(ctx.get(), w, x, ids));
         }
         if (!ggml_backend_supports_op(backend, outputs[0])) {
             out.expertMatmuls.push_back(result);
             return;
         }
+        BufferPtr weightBuffer;
+        if (weightBuft != nullptr) weightBuffer = allocWeights(weightCtx.get(), weightBuft, 0x11);
         BufferPtr buffer(ggml_backend_alloc_ctx_tensors(ctx.get(), backend));
-        if (!buffer) {
+        if (!buffer || (weightBuft != nullptr && !weightBuffer)) {
             out.expertMatmuls.push_back(result);
             return;
         }
-        for (ggml_tensor* y : outputs)
-            ggml_backend_tensor_memset(y->src[0], 0x11, 0, ggml_nbytes(y->src[0]));
+        if (weightBuft == nullptr)
+            for (ggml_tensor* y : outputs)
+                ggml_backend_tensor_memset(y->src[0], 0x11, 0, ggml_nbytes(y->src[0]));
         ggml_backend_tensor_memset(x, 0x3c, 0, ggml_nbytes(x));
         ggml_backend_tensor_set(ids, route.data(), 0, ggml_nbytes(ids));
         ggml_cgraph* single = ggml_new_graph(ctx.get());
@@ -669,6 +740,7 @@ public:
             o.Set("medianUs", m.medianUs);
             o.Set("minUs", m.minUs);
             o.Set("samples", m.samples);
+            o.Set("weightBufferType", m.weightBufferType);
             matmuls.Set((uint32_t) i, o);
         }
         result.Set("matmuls", matmuls);
@@ -705,6 +777,7 @@ public:
             o.Set("medianUs", m.medianUs);
             o.Set("minUs", m.minUs);
             o.Set("samples", m.samples);
+            o.Set("weightBufferType", m.weightBufferType);
             expertMatmuls.Set((uint32_t) i, o);
         }
         result.Set("expertMatmuls", expertMatmuls);

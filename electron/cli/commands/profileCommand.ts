@@ -27,7 +27,9 @@ export async function profileCommand(io: CliIo, modelPath: string, options: {
                 `D2H ${(t.d2hBytesPerSec / 1e9).toFixed(1)} GB/s, switch ${t.switchUs.toFixed(1)} µs`);
         for (const m of profile.matmuls)
             io.out(`${m.device.padEnd(8)} ${m.type.padEnd(6)} ${`${m.rows}×${m.cols}`.padEnd(12)} batch ${String(m.batch).padStart(5)}: ` +
-                (m.supported ? `${(m.medianUs / 1000).toFixed(3)} ms (min ${(m.minUs / 1000).toFixed(3)}, n=${m.samples})` : "unsupported"));
+                (m.supported ? `${(m.medianUs / 1000).toFixed(3)} ms (min ${(m.minUs / 1000).toFixed(3)}, n=${m.samples})` : "unsupported") +
+                // a CPU weight llama.cpp repacks on this load (AMX, CPU_REPACK) was timed in that layout
+                (m.weightBufferType != null && m.weightBufferType !== m.device ? ` [${m.weightBufferType}]` : ""));
         for (const m of profile.expertMatmuls ?? [])
             io.out(`${m.device.padEnd(8)} ${m.type.padEnd(6)} ${`${m.rows}×${m.cols}`.padEnd(12)} MUL_MAT_ID ${m.used}/${m.count} experts, batch ${String(m.batch).padStart(5)} ` +
                 `(${m.distinct} distinct): ` + (m.supported ? `${(m.medianUs / 1000).toFixed(3)} ms (min ${(m.minUs / 1000).toFixed(3)}, n=${m.samples})` : "unsupported"));

@@ -68,11 +68,13 @@ export type NativeProfileRequest = {
 /** Result of `tensorwiseProfileOperators`. */
 export type NativeProfileResult = {
     devices: {name: string; type: "cpu" | "gpu"}[];
-    matmuls: {device: string; type: string; rows: number; cols: number; batch: number; supported: boolean; medianUs: number; minUs: number; samples: number}[];
+    /** `weightBufferType`: where the timed weights lived, as llama.cpp would load them (an extra CPU buffer type such as AMX where it repacks). */
+    matmuls: {device: string; type: string; rows: number; cols: number; batch: number; supported: boolean; medianUs: number; minUs: number; samples: number;
+        weightBufferType: string}[];
     transfers: {device: string; pinnedH2dBytesPerSec: number; pageableH2dBytesPerSec: number; d2hBytesPerSec: number; switchUs: number; copySmallUs: number; launchUs: number}[];
     /** MUL_MAT_ID timings (missing in builds before them). */
     expertMatmuls?: {device: string; type: string; rows: number; cols: number; count: number; used: number; batch: number; distinct: number;
-        supported: boolean; medianUs: number; minUs: number; samples: number}[];
+        supported: boolean; medianUs: number; minUs: number; samples: number; weightBufferType: string}[];
     /** Copies of the experts a micro-batch uses from pinned host memory to a GPU (missing in builds before them). */
     expertCopies?: {device: string; type: string; rows: number; cols: number; count: number; used: number; batch: number; distinct: number;
         bytes: number; medianUs: number}[];

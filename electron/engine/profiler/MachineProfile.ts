@@ -19,6 +19,11 @@ export type MatmulPoint = OperatorShape & {
     readonly medianUs: number;
     readonly minUs: number;
     readonly samples: number;
+    /**
+     * The buffer type the weights were timed in: the device's own, or on a CPU-only load the CPU's extra buffer type
+     * llama.cpp repacks that weight into (`"AMX"`, `"CPU_REPACK"`), whose kernels differ. Missing in profiles before version 4.
+     */
+    readonly weightBufferType?: string;
 };
 
 /** One expert weight: `count` experts of which a token uses `used`, each expert an {@link OperatorShape} matrix. */
@@ -40,6 +45,8 @@ export type ExpertMatmulPoint = ExpertOperatorShape & {
     readonly medianUs: number;
     readonly minUs: number;
     readonly samples: number;
+    /** As {@link MatmulPoint}'s. */
+    readonly weightBufferType?: string;
 };
 
 /**
@@ -70,7 +77,7 @@ export type TransferPoint = {
 
 /** Everything the cost model needs to know about this machine for one model's operator set. */
 export type MachineProfile = {
-    readonly version: 1 | 2 | 3;
+    readonly version: 1 | 2 | 3 | 4;
     /** Cache key: machine + llama.cpp release + build + threads + operator set + batch sizes. */
     readonly key: string;
     readonly createdAt: string;

@@ -101,7 +101,10 @@ describe("comparePlannedMemory: planned vs measured per physical memory", () => 
         const {devices} = comparePlannedMemory({plannedWeights: {CPU: 1154.5 * 1024}, prediction: null, measured, machine: machine(null), budgetBytes: null});
         expect(devices.map((device) => device.name)).toEqual(["System RAM"]);
         expect(devices[0]!.measured.weightsBytes).toBe(devices[0]!.planned?.weightsBytes);
-        expect(devices[0]!.notes).toContain("AMX is system RAM in a layout llama.cpp's CPU kernels prefer (weights repacked at load): what the plan calls CPU.");
+        // mmap on: the file's mapping still covers the repacked weights, which the note says
+        expect(devices[0]!.notes).toContain("AMX is system RAM in a layout llama.cpp's CPU kernels prefer (weights repacked at load): what the plan calls CPU. " +
+            "The model file stays mapped too (CPU_Mapped), and llama.cpp counts the mapped range whole, which can include these weights' " +
+            "original bytes: page cache the system can take back. Loading without mmap avoids it.");
     });
 
     it("mmap on: weights in CPU_Mapped are the plan's CPU weights, with a note saying what the name means", () => {

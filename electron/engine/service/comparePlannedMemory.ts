@@ -104,8 +104,9 @@ function bufferTypeUses(plannedWeights: Readonly<Record<string, number>>, measur
         plannedAs[onlyHost.bufferType] = HOST;
         delete planned[HOST];
     }
+    const mapped = measured.bufferTypes.some((entry) => entry.bufferType === "CPU_Mapped" && entry.weightsBytes > 0);
     const uses: BufferTypeUse[] = measured.bufferTypes.map((entry) => ({
-        ...entry, plannedWeightsBytes: planned[entry.bufferType] ?? null, plannedAs: plannedAs[entry.bufferType] ?? null, note: noteFor(entry)
+        ...entry, plannedWeightsBytes: planned[entry.bufferType] ?? null, plannedAs: plannedAs[entry.bufferType] ?? null, note: noteFor(entry, mapped)
     }));
     for (const [bufferType, bytes] of Object.entries(planned))
         if (!uses.some((use) => use.bufferType === bufferType)) {
@@ -118,8 +119,11 @@ function bufferTypeUses(plannedWeights: Readonly<Record<string, number>>, measur
     return uses;
 }
 
-/** Says what a host buffer type other than plain "CPU" is, when it holds anything. */
-function noteFor(entry: BufferTypeMemory): string | null {
+/**
+ * Says what a host buffer type other than plain "CPU" is, when it holds anything. `mapped`: the load also maps weights
+ * from the file (CPU_Mapped), whose range llama.cpp counts whole, the repacked weights' original bytes included.
+ */
+function noteFor(entry: BufferTypeMemory, mapped: boolean): string | null {
     if (!entry.isHost || entry.bufferType === HOST || entry.weightsBytes + entry.kvCacheBytes + entry.scratchBytes === 0)
         return null;
     if (entry.bufferType === "CPU_Mapped")
@@ -127,6 +131,8 @@ function noteFor(entry: BufferTypeMemory): string | null {
     if (isPinnedHostBufferType(entry.bufferType))
         return `${entry.bufferType} is pinned system RAM that ${entry.device === HOST ? "the GPU" : entry.device} copies from fast: what the plan calls CPU.`;
     if (entry.bufferType.startsWith("CPU_") || entry.device === HOST)
-        return `${entry.bufferType} is system RAM in a layout llama.cpp's CPU kernels prefer (weights repacked at load): what the plan calls CPU.`;
+        return `${entry.bufferType} is system RAM in a layout llama.cpp's CPU kernels prefer (weights repacked at load): what the plan calls CPU.` +
+            (mapped && entry.weightsBytes > 0 ? " The model file stays mapped too (CPU_Mapped), and llama.cpp counts the mapped range whole, which can " +
+                "include these weights' original bytes: page cache the system can take back. Loading without mmap avoids it." : "");
     return `${entry.bufferType} is system RAM.`;
 }
