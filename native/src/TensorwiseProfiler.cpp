@@ -227,17 +227,49 @@ ggml_backend_buffer_type_t cpuWeightBufferType(ggml_backend_dev_t cpuDev, Build 
     return nullptr;
 }
 
-// Allocates `weights` in `buft` (nullptr: leaves them to the caller's allocation) and fills them with `byte`. A repacking
-// buffer type converts the data as it is set and takes only whole tensors, so they are set, not memset.
-BufferPtr allocWeights(ggml_context* weightCtx, ggml_backend_buffer_type_t buft, uint8_t byte) {
-    BufferPtr buffer(ggml_backend_alloc_ctx_tensors_from_buft(weightCtx, buft));
-    if (!buffer) return buffer;
-    std::vector<uint8_t> data;
-    for (ggml_tensor* w = ggml_get_first_tensor(weightCtx); w != nullptr; w = ggml_get_next_tensor(weightCtx, w)) {
-        data.assign(ggml_nbytes(w), byte);
-        ggml_backend_tensor_set(w, data.data(), 0, data.size());
+// The weights of one timed op: in the CPU's extra buffer type that llama.cpp would load them into (see
+// cpuWeightBufferType), in a context of their own, or else with the graph's other tensors in the backend's own buffer.
+struct TimedWeights {
+    ggml_backend_buffer_type_t extraBuft = nullptr;
+    ContextPtr ctx;
+    BufferPtr buffer;
+    std::string bufferType;  // reported with the timing
+
+    // Where to create the weight tensors.
+    ggml_context* context(ggml_context* graphCtx) const { return extraBuft != nullptr ? ctx.get() : graphCtx; }
+
+    // Once the graph's tensors are allocated: fills every weight of `outputs` with 0x11 bytes (small normal numbers in
+    // f32/f16/bf16 and in every quant block's scale: no NaN/denormal slow paths). A repacking buffer type converts the
+    // data as it is set and takes only whole tensors, so its weights are allocated here and set, not memset. False when
+    // they could not be allocated.
+    bool fill(const std::vector<ggml_tensor*>& outputs) {
+        if (extraBuft == nullptr) {
+            for (ggml_tensor* y : outputs)
+                ggml_backend_tensor_memset(y->src[0], 0x11, 0, ggml_nbytes(y->src[0]));
+            return true;
+        }
+        buffer.reset(ggml_backend_alloc_ctx_tensors_from_buft(ctx.get(), extraBuft));
+        if (!buffer) return false;
+        std::vector<uint8_t> data;
+        for (ggml_tensor* y : outputs) {
+            if (data.size() < ggml_nbytes(y->src[0])) data.assign(ggml_nbytes(y->src[0]), 0x11);
+            ggml_backend_tensor_set(y->src[0], data.data(), 0, ggml_nbytes(y->src[0]));
+        }
+        return true;
     }
-    return buffer;
+};
+
+// The placement of `count` weights for timing on `backend`; `build` makes the op of one weight (as in
+// cpuWeightBufferType).
+template <typename Build>
+TimedWeights timedWeights(ggml_backend_t backend, size_t count, Build build) {
+    TimedWeights weights;
+    ggml_backend_dev_t device = ggml_backend_get_device(backend);
+    if (device != nullptr && ggml_backend_dev_type(device) == GGML_BACKEND_DEVICE_TYPE_CPU)
+        weights.extraBuft = cpuWeightBufferType(device, build);
+    if (weights.extraBuft != nullptr) weights.ctx = newContext(count, 0);
+    weights.bufferType = ggml_backend_buft_name(weights.extraBuft != nullptr ? weights.extraBuft : ggml_backend_get_default_buffer_type(backend));
+    return weights;
 }
 
 // Slope timing: at most this many matmuls per timed graph, and at most this many weight bytes for them together.
@@ -313,34 +345,25 @@ public:
         ggml_init_params params = {ggml_tensor_overhead() * (4 * k + 8) + ggml_graph_overhead() +
             ggml_graph_overhead_custom(4, false) * singles, nullptr, true};
         ContextPtr ctx(ggml_init(params));
-        // the weights in a context of their own where llama.cpp would repack them (see cpuWeightBufferType)
-        ggml_backend_buffer_type_t weightBuft = onCpu ? cpuWeightBufferType(device, [&](ggml_context* c) {
+        TimedWeights weights = timedWeights(backend, k, [&](ggml_context* c) {
             return ggml_mul_mat(c, ggml_new_tensor_2d(c, op.type, op.cols, op.rows), ggml_new_tensor_2d(c, GGML_TYPE_F32, op.cols, 512));
-        }) : nullptr;
-        ContextPtr weightCtx = newContext(k, 0);
-        ggml_context* wctx = weightBuft != nullptr ? weightCtx.get() : ctx.get();
-        result.weightBufferType = ggml_backend_buft_name(weightBuft != nullptr ? weightBuft : ggml_backend_get_default_buffer_type(backend));
+        });
+        result.weightBufferType = weights.bufferType;
         ggml_tensor* x = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, op.cols, batch);
         std::vector<ggml_tensor*> outputs;
         for (int i = 0; i < k; i++) {
-            ggml_tensor* w = ggml_new_tensor_2d(wctx, op.type, op.cols, op.rows);
+            ggml_tensor* w = ggml_new_tensor_2d(weights.context(ctx.get()), op.type, op.cols, op.rows);
             outputs.push_back(ggml_mul_mat(ctx.get(), w, x));
         }
         if (!ggml_backend_supports_op(backend, outputs[0])) {
             out.matmuls.push_back(result);
             return;
         }
-        // 0x11 bytes are small normal numbers in f32/f16/bf16 and in every quant block's scale: no NaN/denormal slow paths.
-        BufferPtr weightBuffer;
-        if (weightBuft != nullptr) weightBuffer = allocWeights(weightCtx.get(), weightBuft, 0x11);
         BufferPtr buffer(ggml_backend_alloc_ctx_tensors(ctx.get(), backend));
-        if (!buffer || (weightBuft != nullptr && !weightBuffer)) {
+        if (!buffer || !weights.fill(outputs)) {
             out.matmuls.push_back(result);
             return;
         }
-        if (weightBuft == nullptr)
-            for (ggml_tensor* y : outputs)
-                ggml_backend_tensor_memset(y->src[0], 0x11, 0, ggml_nbytes(y->src[0]));
         ggml_backend_tensor_memset(x, 0x3c, 0, ggml_nbytes(x));
         std::vector<ggml_cgraph*> single;
         for (int i = 0; i < singles; i++) {
@@ -399,37 +422,28 @@ public:
         const size_t weightBytes = ggml_row_size(op.op.type, op.op.cols) * (size_t) op.op.rows * (size_t) op.count;
         const int k = (int) std::max<size_t>(2, std::min<size_t>(kMaxSlopeOps, kSlopeWeightBudget / std::max<size_t>(1, weightBytes)));
         ContextPtr ctx = newContext(4 * k + 8, 2);
-        ggml_backend_dev_t device = ggml_backend_get_device(backend);
-        const bool onCpu = device != nullptr && ggml_backend_dev_type(device) == GGML_BACKEND_DEVICE_TYPE_CPU;
-        // the experts where llama.cpp would repack them (see cpuWeightBufferType; its probe is weight_buft_supported's)
-        ggml_backend_buffer_type_t weightBuft = onCpu ? cpuWeightBufferType(device, [&](ggml_context* c) {
+        // the experts where llama.cpp would repack them (the probe op is weight_buft_supported's)
+        TimedWeights weights = timedWeights(backend, k, [&](ggml_context* c) {
             return ggml_mul_mat_id(c, ggml_new_tensor_3d(c, op.op.type, op.op.cols, op.op.rows, op.count),
                 ggml_new_tensor_3d(c, GGML_TYPE_F32, op.op.cols, op.used, 512), ggml_new_tensor_2d(c, GGML_TYPE_I32, op.used, 512));
-        }) : nullptr;
-        ContextPtr weightCtx = newContext(k, 0);
-        ggml_context* wctx = weightBuft != nullptr ? weightCtx.get() : ctx.get();
-        result.weightBufferType = ggml_backend_buft_name(weightBuft != nullptr ? weightBuft : ggml_backend_get_default_buffer_type(backend));
+        });
+        result.weightBufferType = weights.bufferType;
         ggml_tensor* x = ggml_new_tensor_3d(ctx.get(), GGML_TYPE_F32, op.op.cols, 1, batch);
         ggml_tensor* ids = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_I32, op.used, batch);
         std::vector<ggml_tensor*> outputs;
         for (int i = 0; i < k; i++) {
-            ggml_tensor* w = ggml_new_tensor_3d(wctx, op.op.type, op.op.cols, op.op.rows, op.count);
+            ggml_tensor* w = ggml_new_tensor_3d(weights.context(ctx.get()), op.op.type, op.op.cols, op.op.rows, op.count);
             outputs.push_back(ggml_mul_mat_id(ctx.get(), w, x, ids));
         }
         if (!ggml_backend_supports_op(backend, outputs[0])) {
             out.expertMatmuls.push_back(result);
             return;
         }
-        BufferPtr weightBuffer;
-        if (weightBuft != nullptr) weightBuffer = allocWeights(weightCtx.get(), weightBuft, 0x11);
         BufferPtr buffer(ggml_backend_alloc_ctx_tensors(ctx.get(), backend));
-        if (!buffer || (weightBuft != nullptr && !weightBuffer)) {
+        if (!buffer || !weights.fill(outputs)) {
             out.expertMatmuls.push_back(result);
             return;
         }
-        if (weightBuft == nullptr)
-            for (ggml_tensor* y : outputs)
-                ggml_backend_tensor_memset(y->src[0], 0x11, 0, ggml_nbytes(y->src[0]));
         ggml_backend_tensor_memset(x, 0x3c, 0, ggml_nbytes(x));
         ggml_backend_tensor_set(ids, route.data(), 0, ggml_nbytes(ids));
         ggml_cgraph* single = ggml_new_graph(ctx.get());

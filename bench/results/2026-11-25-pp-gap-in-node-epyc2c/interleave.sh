@@ -16,8 +16,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 B=${1:-$(dirname "$(ls -t "$root"/build/native/llama-bench/cpu-*/llama-bench | head -1)")}
 MODEL=${MODEL:-/tmp/tensorwise-parity-large.gguf}
-ARGS="-m $MODEL -ngl 0 -ub 512 -t 1 -fa 0 -p 64 -n 0 -r 3 -o jsonl"
-ms() { python3 -c "import sys,json; [print(json.dumps([round(x/1e6) for x in json.loads(l)['samples_ns']])) for l in sys.stdin if l.startswith('{')]"; }
+# Overridable for other phases (../2026-11-26-tg-gap-in-node-xeon-amx/interleave-tg.sh): llama-bench's phase flags,
+# a divisor that turns a sample into ms per token (unset: whole ms per sample), and arm C's script and sample count.
+PHASE=${PHASE:--p 64 -n 0 -r 3}
+ARGS="-m $MODEL -ngl 0 -ub 512 -t 1 -fa 0 $PHASE -o jsonl"
+OURS=${OURS:-$here/ours.mjs}
+REPS=${REPS:-3}
+if [ -n "${PER_TOKEN:-}" ]; then ROUND="round(x/1e6/$PER_TOKEN, 3)"; else ROUND="round(x/1e6)"; fi
+ms() { python3 -c "import sys,json; [print(json.dumps([$ROUND for x in json.loads(l)['samples_ns']])) for l in sys.stdin if l.startswith('{')]"; }
 JS='try{process.dlopen({exports:{}}, process.cwd()+"/libllama-bench-in-process.so")}catch(e){}'
 T=glibc.malloc.mmap_threshold=131072
 arm() {
@@ -30,7 +36,7 @@ arm() {
         E) LLAMA_BENCH_ARGS="$ARGS" node --single-threaded -e "$JS" 2>/dev/null | ms ;;
         D) LLAMA_BENCH_ARGS="$ARGS" ./dlopen-main "$B/libllama-bench-in-process.so" 2>/dev/null | ms ;;
         Dn) LLAMA_BENCH_ARGS="$ARGS" ./dlopen-main-nopie "$B/libllama-bench-in-process.so" 2>/dev/null | ms ;;
-        C) MODEL=$MODEL REPS=3 node "$here/ours.mjs" 2>/dev/null | tail -1 ;;
+        C) MODEL=$MODEL REPS=$REPS node "$OURS" 2>/dev/null | tail -1 ;;
         *) echo "unknown arm $1" >&2; exit 2 ;;
     esac
 }

@@ -5,7 +5,7 @@ import {generateGreedy} from "../../../dist/electron/engine/runtime/generateGree
 const reps = Number(process.env.REPS ?? 3);
 const engine = await getEngineLlama({gpu: "cpu", maxThreads: 1});
 const placed = await PlacedModel.load(engine, {modelPath: process.env.MODEL ?? "/tmp/tensorwise-parity-large.gguf", contextSize: 256, batchSize: 512, threads: 1, useMmap: true});
-const vocab = placed.model.tokens.vocabSize ?? 32000;
+const vocab = placed.model.fileInfo.metadata.tokenizer.ggml.tokens.length;
 const prompt = Array.from({length: 64}, (_, i) => (i * 7919 + 13) % vocab);
 const samples = [];
 for (let i = 0; i <= reps; i++) {
