@@ -13,8 +13,8 @@ export function BufferTypeList({uses}: {uses: BufferTypeUse[]}) {
                 <li key={use.bufferType} data-testid="memory-row" data-buffer-type={use.bufferType} data-is-host={String(use.isHost)}
                     data-measured-weights={use.weightsBytes} data-planned-weights={use.plannedWeightsBytes ?? ""}
                     data-measured-kv={use.kvCacheBytes} data-measured-scratch={use.scratchBytes} data-planned-as={use.plannedAs ?? ""}>
-                    <span className="swatch" style={{background: bufferTypeColor(use.bufferType)}}/>
-                    <span className="buffer-type-name"><b className="mono">{use.bufferType}</b> <span className="faint">{bufferTypeLabel(use.bufferType)}</span></span>
+                    <span className="swatch" style={{background: bufferTypeColor(use.bufferType, [use])}}/>
+                    <span className="buffer-type-name"><b className="mono">{use.bufferType}</b> <span className="faint">{bufferTypeLabel(use.bufferType, [use])}</span></span>
                     <span className="buffer-type-bytes muted">
                         weights <b>{formatBytes(use.weightsBytes)}</b>
                         {use.plannedWeightsBytes != null && <> (planned {formatBytes(use.plannedWeightsBytes)}{use.plannedAs != null ? ` as ${use.plannedAs}` : ""})</>}
