@@ -17,7 +17,7 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 
 const EXPECTED_NODE_LLAMA_CPP_VERSION = "3.22.1";
-const EXT_VERSION = 2; // keep in sync with TENSORWISE_EXT_VERSION in native/src/TensorwiseExt.h
+const EXT_VERSION = 3; // keep in sync with TENSORWISE_EXT_VERSION in native/src/TensorwiseExt.h
 
 const nativeDir = path.dirname(fileURLToPath(import.meta.url));
 const rootDir = path.dirname(nativeDir);
@@ -62,11 +62,30 @@ function checkVersion() {
             "Pin it in package.json or port native/patches/.");
 }
 
+function patchArgs(patchFile, targetDir, strip) {
+    return ["-p" + strip, "-d", targetDir, "-i", patchFile, "--forward", "--no-backup-if-mismatch", "-r", "-"];
+}
+
+/** Whether `patchFile` is applied on top of `targetDir` (its reverse applies cleanly). */
+function isApplied(patchFile, targetDir, strip) {
+    return spawnSync("patch", [...patchArgs(patchFile, targetDir, strip), "--reverse", "--dry-run"], {encoding: "utf8"}).status === 0;
+}
+
+/**
+ * Applies unified diffs in order, each on top of the previous ones (a later patch may change lines an earlier one
+ * added), skipping those already applied: the last one found applied marks everything before it as applied too.
+ */
+function applyPatchSeries(patchFiles, targetDir, strip) {
+    let applied = patchFiles.length;
+    while (applied > 0 && !isApplied(patchFiles[applied - 1], targetDir, strip))
+        applied--;
+    return patchFiles.map((patchFile, i) => `${path.basename(patchFile)} ${i < applied ? "already applied" : applyPatch(patchFile, targetDir, strip, false)}`).join(", ");
+}
+
 /** Applies a unified diff with `patch`, skipping it when it is already applied (idempotent). */
-function applyPatch(patchFile, targetDir, strip) {
-    const common = ["-p" + strip, "-d", targetDir, "-i", patchFile, "--forward", "--no-backup-if-mismatch", "-r", "-"];
-    const reverseCheck = spawnSync("patch", [...common, "--reverse", "--dry-run"], {encoding: "utf8"});
-    if (reverseCheck.status === 0)
+function applyPatch(patchFile, targetDir, strip, checkApplied = true) {
+    const common = patchArgs(patchFile, targetDir, strip);
+    if (checkApplied && isApplied(patchFile, targetDir, strip))
         return "already applied";
     const check = spawnSync("patch", [...common, "--dry-run"], {encoding: "utf8"});
     if (check.status !== 0)
@@ -226,7 +245,9 @@ function main() {
         fail(`only linux-x64 is supported by native/install.mjs so far (this is ${process.platform}-${process.arch})`);
     }
     checkVersion();
-    log("node-llama-cpp JS: " + applyPatch(path.join(nativeDir, "patches", "node-llama-cpp-js.patch"), nlcDir, 1));
+    // the first adds tensor overrides and the no-alloc simulation's; the second llama.cpp's --device, op offload and KV offload
+    log("node-llama-cpp JS: " + applyPatchSeries(["node-llama-cpp-js.patch", "node-llama-cpp-js-knobs.patch"]
+        .map((name) => path.join(nativeDir, "patches", name)), nlcDir, 1));
 
     const llamaSrc = ensureLlamaCppSource();
     const addonSrc = path.join(buildDir, "addon-src");

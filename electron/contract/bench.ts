@@ -4,7 +4,7 @@
  * JSON-serialisable throughout.
  */
 import type {MemoryReport} from "./memory.js";
-import type {FixedBudget} from "./settings.js";
+import type {ContextKnobs, FixedBudget} from "./settings.js";
 import type {DevicePlanKind, StrategyName} from "./strategies.js";
 
 /** The files of one benchmark folder, by format: rewritten after every run (atomically), so a stop loses nothing. */
@@ -68,6 +68,8 @@ export type BenchPlan = {
     readonly contextSize: number;
     readonly threads: number;
     readonly useMmap: boolean;
+    /** GPU use, op and KV offload, flash attention and KV cache type, as planned (loaded and reproduced with them). */
+    readonly knobs: ContextKnobs;
     /** Bytes of weights in host memory / on the GPU, as planned. */
     readonly hostWeightBytes: number;
     readonly gpuWeightBytes: number;

@@ -106,7 +106,9 @@ Napi::Value validateTensorBufferOverrides(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), (double) parsed.patterns.size());
 }
 
-Napi::Array breakdownToArray(Napi::Env env, const llama_memory_breakdown& breakdown) {
+}  // namespace
+
+Napi::Array tensorwiseBreakdownToArray(Napi::Env env, const llama_memory_breakdown& breakdown) {
     Napi::Array result = Napi::Array::New(env);
     uint32_t index = 0;
     for (const auto& [buft, data] : breakdown) {
@@ -122,6 +124,8 @@ Napi::Array breakdownToArray(Napi::Env env, const llama_memory_breakdown& breakd
     return result;
 }
 
+namespace {
+
 // Model weights per buffer type, readable right after load (no context needed).
 Napi::Value getModelMemoryBreakdown(const Napi::CallbackInfo& info) {
     AddonModel* model = Napi::ObjectWrap<AddonModel>::Unwrap(info[0].As<Napi::Object>());
@@ -133,7 +137,7 @@ Napi::Value getModelMemoryBreakdown(const Napi::CallbackInfo& info) {
     for (const auto& [buft, size] : model->model->memory_breakdown()) {
         breakdown[buft].model += size;
     }
-    return breakdownToArray(info.Env(), breakdown);
+    return tensorwiseBreakdownToArray(info.Env(), breakdown);
 }
 
 // Weights, KV cache and compute buffers per buffer type, as llama.cpp accounts them for a context.
@@ -144,10 +148,39 @@ Napi::Value getContextMemoryBreakdown(const Napi::CallbackInfo& info) {
         Napi::Error::New(info.Env(), "Context is not loaded").ThrowAsJavaScriptException();
         return info.Env().Undefined();
     }
-    return breakdownToArray(info.Env(), llama_get_memory_breakdown(context->ctx));
+    return tensorwiseBreakdownToArray(info.Env(), llama_get_memory_breakdown(context->ctx));
 }
 
 }  // namespace
+
+std::string tensorwiseParseDevices(const Napi::Value& list, std::vector<ggml_backend_dev_t>& out) {
+    if (!list.IsArray()) {
+        return "devices must be an array of device names";
+    }
+    Napi::Array items = list.As<Napi::Array>();
+    out.clear();
+    for (uint32_t i = 0; i < items.Length(); i++) {
+        if (!items.Get(i).IsString()) {
+            return "device #" + std::to_string(i) + " must be a device name";
+        }
+        std::string name = items.Get(i).As<Napi::String>().Utf8Value();
+        ggml_backend_dev_t dev = ggml_backend_dev_by_name(name.c_str());
+        // source: common/arg.cpp parse_device_list — only GPU-like devices can be listed; the CPU is always used
+        if (dev == nullptr || ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) {
+            std::string available;
+            for (size_t d = 0; d < ggml_backend_dev_count(); d++) {
+                ggml_backend_dev_t candidate = ggml_backend_dev_get(d);
+                if (ggml_backend_dev_type(candidate) == GGML_BACKEND_DEVICE_TYPE_CPU) continue;
+                available += (available.empty() ? "" : ", ") + std::string(ggml_backend_dev_name(candidate));
+            }
+            return "device #" + std::to_string(i) + " \"" + name + "\" is not a GPU device of this binary (it has: " +
+                (available.empty() ? "none" : available) + ")";
+        }
+        out.push_back(dev);
+    }
+    out.push_back(nullptr);
+    return "";
+}
 
 std::string tensorwiseParseTensorBufferOverrides(const Napi::Value& list, TensorwiseTensorBufferOverrides& out) {
     if (!list.IsArray()) {
@@ -217,4 +250,5 @@ void tensorwiseRegisterExports(Napi::Env env, Napi::Object exports) {
     tensorwiseRegisterProfilerExports(env, exports);
     tensorwiseRegisterRpcExports(env, exports);
     tensorwiseRegisterGenerateExports(env, exports);
+    tensorwiseRegisterSimulateExports(env, exports);
 }

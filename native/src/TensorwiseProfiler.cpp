@@ -114,6 +114,9 @@ struct Request {
     // model once per token, so a weight set that fits in the last-level cache would be timed at cache speed while the
     // model runs at memory speed. The caller passes the model's weight bytes (capped); 0 = the plain slope timing.
     size_t decodeWorkingSetBytes = 0;
+    // Time CPU weights as a load with no GPU device (llama.cpp's `--device none`) lays them out: in the CPU's extra
+    // buffer types where they apply, even when this binary sees a GPU (see cpuWeightBufferType).
+    bool cpuOnlyLoad = false;
 };
 
 struct MatmulResult {
@@ -195,14 +198,14 @@ void setThreads(ggml_backend_t backend, ggml_backend_dev_t dev, int threads) {
 }
 
 // The buffer type llama.cpp loads a CPU weight into, for the op `build` makes of it (nullptr: the plain CPU buffer
-// type). Mirrors make_cpu_buft_list (src/llama-model.cpp): where a GPU device has a pinned host buffer type, host weights
-// go there as plain data; on a CPU-only load the CPU's extra buffer types (AMX, CPU_REPACK, KleidiAI) come first, and a
+// type). Mirrors make_cpu_buft_list (src/llama-model.cpp): where the model uses a GPU device with a pinned host buffer
+// type, host weights go there as plain data; on a CPU-only load the CPU's extra buffer types (AMX, CPU_REPACK, KleidiAI) come first, and a
 // weight takes the first whose kernels run its op (select_weight_buft / weight_buft_supported in
 // src/llama-model-loader.cpp), repacked at load for kernels several times faster than the plain ones on some CPUs
 // (AMX on Xeons, Q4_0/Q4_K on AVX2). The profiler must time the kernels the model will run.
 template <typename Build>
-ggml_backend_buffer_type_t cpuWeightBufferType(ggml_backend_dev_t cpuDev, Build build) {
-    for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
+ggml_backend_buffer_type_t cpuWeightBufferType(ggml_backend_dev_t cpuDev, bool cpuOnlyLoad, Build build) {
+    for (size_t i = 0; i < ggml_backend_dev_count() && !cpuOnlyLoad; i++) {
         ggml_backend_dev_t dev = ggml_backend_dev_get(i);
         const auto type = ggml_backend_dev_type(dev);
         if ((type == GGML_BACKEND_DEVICE_TYPE_GPU || type == GGML_BACKEND_DEVICE_TYPE_IGPU) && ggml_backend_dev_host_buffer_type(dev) != nullptr)
@@ -262,11 +265,11 @@ struct TimedWeights {
 // The placement of `count` weights for timing on `backend`; `build` makes the op of one weight (as in
 // cpuWeightBufferType).
 template <typename Build>
-TimedWeights timedWeights(ggml_backend_t backend, size_t count, Build build) {
+TimedWeights timedWeights(ggml_backend_t backend, size_t count, bool cpuOnlyLoad, Build build) {
     TimedWeights weights;
     ggml_backend_dev_t device = ggml_backend_get_device(backend);
     if (device != nullptr && ggml_backend_dev_type(device) == GGML_BACKEND_DEVICE_TYPE_CPU)
-        weights.extraBuft = cpuWeightBufferType(device, build);
+        weights.extraBuft = cpuWeightBufferType(device, cpuOnlyLoad, build);
     if (weights.extraBuft != nullptr) weights.ctx = newContext(count, 0);
     weights.bufferType = ggml_backend_buft_name(weights.extraBuft != nullptr ? weights.extraBuft : ggml_backend_get_default_buffer_type(backend));
     return weights;
@@ -345,7 +348,7 @@ public:
         ggml_init_params params = {ggml_tensor_overhead() * (4 * k + 8) + ggml_graph_overhead() +
             ggml_graph_overhead_custom(4, false) * singles, nullptr, true};
         ContextPtr ctx(ggml_init(params));
-        TimedWeights weights = timedWeights(backend, k, [&](ggml_context* c) {
+        TimedWeights weights = timedWeights(backend, k, req.cpuOnlyLoad, [&](ggml_context* c) {
             return ggml_mul_mat(c, ggml_new_tensor_2d(c, op.type, op.cols, op.rows), ggml_new_tensor_2d(c, GGML_TYPE_F32, op.cols, 512));
         });
         result.weightBufferType = weights.bufferType;
@@ -423,7 +426,7 @@ public:
         const int k = (int) std::max<size_t>(2, std::min<size_t>(kMaxSlopeOps, kSlopeWeightBudget / std::max<size_t>(1, weightBytes)));
         ContextPtr ctx = newContext(4 * k + 8, 2);
         // the experts where llama.cpp would repack them (the probe op is weight_buft_supported's)
-        TimedWeights weights = timedWeights(backend, k, [&](ggml_context* c) {
+        TimedWeights weights = timedWeights(backend, k, req.cpuOnlyLoad, [&](ggml_context* c) {
             return ggml_mul_mat_id(c, ggml_new_tensor_3d(c, op.op.type, op.op.cols, op.op.rows, op.count),
                 ggml_new_tensor_3d(c, GGML_TYPE_F32, op.op.cols, op.used, 512), ggml_new_tensor_2d(c, GGML_TYPE_I32, op.used, 512));
         });
@@ -902,6 +905,7 @@ Napi::Value profileOperators(const Napi::CallbackInfo& info) {
         req.switchBytes = (size_t) std::clamp(number(o, "switchBytes", 16384), 4.0, 64.0 * (1 << 20));
         req.cpuScanBytes = (size_t) std::clamp(number(o, "cpuScanBytes", 256.0 * (1 << 20)), 1.0 * (1 << 20), 8.0 * (1 << 30));
         req.decodeWorkingSetBytes = (size_t) std::clamp(number(o, "decodeWorkingSetBytes", 0), 0.0, 4.0 * (1 << 30));
+        req.cpuOnlyLoad = o.Has("cpuOnlyLoad") && o.Get("cpuOnlyLoad").IsBoolean() && o.Get("cpuOnlyLoad").As<Napi::Boolean>().Value();
     } catch (const std::exception& e) {
         Napi::TypeError::New(env, std::string("tensorwiseProfileOperators: ") + e.what()).ThrowAsJavaScriptException();
         return env.Undefined();

@@ -22,7 +22,7 @@ export type ReproductionOptions = {
 };
 
 function asLlamaCppPlan(plan: BenchPlan): LlamaCppPlan {
-    return {gpuLayers: plan.gpuLayers, overrides: plan.overrides, settings: {batchSize: plan.batchSize, threads: plan.threads, useMmap: plan.useMmap}};
+    return {gpuLayers: plan.gpuLayers, overrides: plan.overrides, settings: {batchSize: plan.batchSize, threads: plan.threads, useMmap: plan.useMmap, ...plan.knobs}};
 }
 
 /** `llama-bench` arguments for a plan on the given cells. */

@@ -3,6 +3,7 @@
  * llama.cpp's layer split by free memory, or the host + one GPU plan), with its prediction for every benchmark point.
  */
 import type {BenchPlan, PointKind} from "../../contract/bench.js";
+import {contextKnobs} from "../../contract/settings.js";
 import type {Budget} from "../../contract/ipc.js";
 import type {DevicePlanKind} from "../../contract/strategies.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
@@ -43,6 +44,7 @@ export async function planDeviceRun(engine: EngineLlama, modelPath: string, kind
     const plan: BenchPlan = {
         gpuLayers: chosen.gpuLayers, overrides: chosen.overrides.map((o) => ({pattern: o.pattern, bufferType: o.bufferType})),
         batchSize: settings.batchSize, contextSize: settings.contextSize, threads: settings.threads, useMmap: settings.useMmap,
+        knobs: contextKnobs(settings),
         hostWeightBytes: weights[0] ?? 0,
         gpuWeightBytes: weights.slice(1).reduce((sum, bytes) => sum + bytes, 0),
         predictedVramBytes: chosen.prediction.bytesByDevice.slice(1).reduce((sum, bytes) => sum + bytes, 0),

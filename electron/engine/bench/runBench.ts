@@ -21,7 +21,7 @@ import {runLlamaBench} from "./llamaBench/runLlamaBench.js";
 import {MeasureAborted, measureRun, type MeasuredSample} from "./measureRun.js";
 import {BenchResultStore, prepareOutDir} from "./report/BenchResultStore.js";
 import type {BenchLlamaBench, BenchLoad, BenchPlan, BenchPoint, BenchReport, BenchRun, BenchSettings, BenchVariant, PointKind} from "../../contract/bench.js";
-import {resolveSettings} from "../../contract/settings.js";
+import {contextKnobs, resolveSettings} from "../../contract/settings.js";
 
 /** Micro-batches a hand-tuned variant tries by default (llama.cpp's default and a prompt-sized one). */
 export const DEFAULT_TUNED_BATCH_SIZES = [512, 2048] as const;
@@ -204,7 +204,7 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
             log(`loading (-ngl ${plan.gpuLayers}, ${plan.overrides.length} overrides, ${useMmap ? "mmap" : "no mmap"})`);
             const placed = await PlacedModel.load(engine, {
                 modelPath: options.modelPath, gpuLayers: plan.gpuLayers, overrides: plan.overrides, useMmap,
-                batchSize: plan.batchSize, contextSize: plan.contextSize, threads: plan.threads, signal: options.signal
+                batchSize: plan.batchSize, contextSize: plan.contextSize, threads: plan.threads, ...plan.knobs, signal: options.signal
             });
             let load: BenchLoad;
             let points: BenchPoint[];
@@ -251,7 +251,7 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
 /** A one-GPU strategy's plan for a run (autoPlan), with its per-point predictions. */
 async function planStrategyRun(cx: RunContext, planSettings: {contextSize: number; threads?: number; batchSize: number},
     workload: {promptTokens: number; genTokens: number}, handTuned: boolean): Promise<PlannedRun> {
-    const {result, model, profile} = await autoPlan(cx.engine, cx.options.modelPath, {
+    const {result, model, cost} = await autoPlan(cx.engine, cx.options.modelPath, {
         model: cx.model, strategy: cx.variant.strategy, budget: cx.budgetSpec, signal: cx.options.signal, settings: planSettings, workload,
         profile: cx.options.profile
     });
@@ -259,6 +259,7 @@ async function planStrategyRun(cx: RunContext, planSettings: {contextSize: numbe
     const plan: BenchPlan = {
         gpuLayers: result.gpuLayers, overrides: result.overrides.map((o) => ({pattern: o.pattern, bufferType: o.bufferType})),
         batchSize: result.settings.batchSize, contextSize: result.settings.contextSize, threads: result.settings.threads, useMmap,
+        knobs: contextKnobs(result.settings),
         hostWeightBytes: result.prediction.hostWeightBytes,
         gpuWeightBytes: cx.cost.model.weightBytes - result.prediction.hostWeightBytes,
         predictedVramBytes: result.prediction.vram.total, notes: result.notes
@@ -267,8 +268,8 @@ async function planStrategyRun(cx: RunContext, planSettings: {contextSize: numbe
     const predictPoint = (kind: PointKind, tokens: number): number | null => {
         try {
             const at = kind === "ttft" ? {promptTokens: tokens, genTokens: 1} : {promptTokens: cx.settings.tpotPromptTokens, genTokens: tokens};
-            // the profile measured at the plan's own thread count
-            const p = predict(costContext({...cx.cost, profile}, predictSettings, at), result.resolved);
+            // the profile measured at the plan's own thread count (and, without the GPU, as such a load lays out weights)
+            const p = predict(costContext(cost, predictSettings, at), result.resolved);
             return kind === "ttft" ? p.ttftMs : p.tpotMs;
         } catch {
             return null;

@@ -1,7 +1,7 @@
 import type {Llama} from "node-llama-cpp";
 
 /** Version of the native extension this engine expects (TENSORWISE_EXT_VERSION in native/src/TensorwiseExt.h). */
-export const TENSORWISE_EXT_VERSION = 2;
+export const TENSORWISE_EXT_VERSION = 3;
 
 /** A ggml device as the loaded llama.cpp binary sees it. */
 export type NativeDevice = {
@@ -63,6 +63,8 @@ export type NativeProfileRequest = {
     cpuScanBytes?: number;
     /** Batch-1 matmuls are timed over this many bytes of distinct weights (0 = a handful of copies). */
     decodeWorkingSetBytes?: number;
+    /** CPU weights laid out as a load with no GPU device would (repacked where llama.cpp repacks). Defaults to `false`. */
+    cpuOnlyLoad?: boolean;
 };
 
 /** Result of `tensorwiseProfileOperators`. */
@@ -105,6 +107,25 @@ export type NativeFitResult = {
     contextSize: number;
     overrides: [pattern: string, bufferType: string][];
     margins: Record<string, number>;
+};
+
+/** Request of `tensorwiseSimulateMemory` (native/src/TensorwiseSimulate.cpp): a whole configuration, simulated with no_alloc. */
+export type NativeSimulateRequest = {
+    modelPath: string;
+    /** llama.cpp `-ngl` (every layer: the layer count + 1). */
+    gpuLayers: number;
+    overrides?: [pattern: string, bufferType: string][];
+    /** llama.cpp `--device`: GPU device names; `[]` = none. Omitted: llama.cpp's choice (every GPU). */
+    devices?: string[];
+    contextSize: number;
+    batchSize: number;
+    sequences?: number;
+    flashAttention: boolean;
+    /** ggml type ids of the K and V caches. */
+    typeK: number;
+    typeV: number;
+    kvOffload: boolean;
+    opOffload: boolean;
 };
 
 /** Request of `tensorwiseGenerate` (native/src/TensorwiseGenerate.cpp). */
@@ -155,6 +176,8 @@ export type TensorwiseBindings = {
     tensorwiseProfileOperators?(request: NativeProfileRequest): Promise<NativeProfileResult>;
     /** Makes every running profile stop at its next measurement. */
     tensorwiseCancelProfiles?(): void;
+    /** llama.cpp's memory accounting of a whole configuration (weights, KV cache, compute buffers per buffer type), not allocated. */
+    tensorwiseSimulateMemory(request: NativeSimulateRequest): Promise<NativeBufferTypeMemory[]>;
     /** llama.cpp's own fitting (`--fit`) in a worker thread. */
     tensorwiseFitParams?(request: NativeFitRequest): Promise<NativeFitResult>;
     /** Whether llama.cpp's RPC backend is loaded, loading it from `libraryPath` when not (native/src/TensorwiseRpc.cpp). */

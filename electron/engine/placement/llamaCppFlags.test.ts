@@ -84,6 +84,15 @@ describe("renderLlamaCppFlags (the one choice of flags for a plan)", () => {
         expect(renderLlamaCppFlags({ gpuLayers: "max", overrides: [{ pattern: "^blk\\.0\\.ffn_up_exps\\.weight$", bufferType: "CPU" }],
             settings: { ...settings, useMmap: false } }, { tensorNames: names }).argv).toContain("--cpu-moe");
     });
+    it("every knob a plan sets is written out: --device none, --no-op-offload, -nkvo, -fa and the KV cache types", () => {
+        const knobs = { useGpu: true, opOffload: true, kvOffload: true, flashAttention: false, kvCacheType: "f16" } as const;
+        expect(renderLlamaCppFlags({ gpuLayers: 0, overrides: [], settings: { ...settings, ...knobs, useGpu: false } }, { layerCount: 8 }).command)
+            .toBe("llama-cli -ngl 0 -ub 512 -t 4 -dev none -fa off");
+        expect(renderLlamaCppFlags({ gpuLayers: 0, overrides: [], settings: { ...settings, ...knobs, opOffload: false } }, { layerCount: 8 }).command)
+            .toBe("llama-cli -ngl 0 -ub 512 -t 4 --no-op-offload -fa off");
+        expect(renderLlamaCppFlags({ gpuLayers: "max", overrides: [], settings: { ...settings, ...knobs, kvOffload: false, flashAttention: true, kvCacheType: "q4_0" } }).argv)
+            .toEqual(["-ngl", "999", "-ub", "512", "-t", "4", "-nkvo", "-fa", "on", "-ctk", "q4_0", "-ctv", "q4_0"]);
+    });
     it("llama-bench gets the same plan as one ;-joined -ot value, -fa 0 and -lm none", () => {
         expect(renderLlamaBenchFlags({ gpuLayers: "max", overrides: [{ pattern: "^a$", bufferType: "CUDA_Host" }, { pattern: "^b$", bufferType: "CPU" }],
             settings: { batchSize: 4096, threads: 2, useMmap: false } }))

@@ -4,11 +4,12 @@
  * source: common/arg.cpp of the bundled llama.cpp — `-ot/--override-tensor <pattern>=<buffer type>,...`
  * (`parse_tensor_buffer_overrides`: splits the value on every `,`, then each pair at its first `=`, and accepts only
  * the buffer types of devices, `ggml_backend_dev_buffer_type`, not host buffer types); `-ngl N`; `-ub N`; `-b N`;
- * `-t N`; `-lm/--load-mode none` (this llama.cpp has no `--no-mmap`; older builds spell it that way).
+ * `-t N`; `-lm/--load-mode none` (this llama.cpp has no `--no-mmap`; older builds spell it that way); `-dev none`;
+ * `--no-op-offload`; `-nkvo`; `-fa on|off`; `-ctk`/`-ctv`.
  */
 import { moeFlagsFor } from "./moeFlags.js";
 import {isPinnedHostBufferType} from "../../contract/memory.js";
-import type {ResolvedSettings} from "../../contract/settings.js";
+import type {ContextKnobs, ResolvedSettings} from "../../contract/settings.js";
 import type { TensorBufferOverride } from "./Placement.js";
 
 /** llama.cpp's default logical batch (`n_batch`); the micro-batch is clamped to it. source: common/common.h. */
@@ -34,6 +35,23 @@ export interface LlamaCppFlagsOptions {
     readonly noMmap?: boolean;
     /** How to spell "no mmap": `"load-mode"` (`--load-mode none`, the bundled llama.cpp) or `"no-mmap"` (older builds). Defaults to `"load-mode"`. */
     readonly mmapFlagStyle?: "load-mode" | "no-mmap";
+    /** The context knobs that are not llama.cpp's defaults get their flags. Omitted: none. */
+    readonly knobs?: ContextKnobs;
+}
+
+
+/**
+ * llama-cli flags for the knobs: `-dev none` without the GPU, `--no-op-offload`, `-nkvo`, `-fa on` and the KV cache
+ * types. Flash attention is written either way (llama.cpp's own default is `auto`, tensorwise's is off).
+ */
+export function knobFlags(knobs: ContextKnobs): string[] {
+    const args: string[] = [];
+    if (!knobs.useGpu) args.push("-dev", "none");
+    if (knobs.useGpu && !knobs.opOffload) args.push("--no-op-offload");
+    if (knobs.useGpu && !knobs.kvOffload) args.push("-nkvo");
+    args.push("-fa", knobs.flashAttention ? "on" : "off");
+    if (knobs.kvCacheType !== "f16") args.push("-ctk", knobs.kvCacheType, "-ctv", knobs.kvCacheType);
+    return args;
 }
 
 /** A rendered llama.cpp invocation. */
@@ -81,6 +99,7 @@ function commonFlags(options: LlamaCppFlagsOptions, offloadsPartly: boolean): st
     if (options.noMmap ?? offloadsPartly) {
         args.push(...((options.mmapFlagStyle ?? "load-mode") === "load-mode" ? ["--load-mode", "none"] : ["--no-mmap"]));
     }
+    if (options.knobs != null) args.push(...knobFlags(options.knobs));
     return args;
 }
 
@@ -145,7 +164,14 @@ export interface LlamaCppPlan {
     /** llama.cpp `-ngl`: `"max"` = every layer and the output on the GPU. */
     readonly gpuLayers: number | "max";
     readonly overrides: readonly TensorBufferOverride[];
-    readonly settings: Pick<ResolvedSettings, "batchSize" | "threads" | "useMmap">;
+    readonly settings: Pick<ResolvedSettings, "batchSize" | "threads" | "useMmap"> & Partial<ContextKnobs>;
+}
+
+/** The plan's knobs, or `undefined` when it carries none (a plan from before they existed: llama.cpp's defaults). */
+function knobsOf(settings: LlamaCppPlan["settings"]): ContextKnobs | undefined {
+    const {useGpu, opOffload, kvOffload, flashAttention, kvCacheType} = settings;
+    if (useGpu == null || opOffload == null || kvOffload == null || flashAttention == null || kvCacheType == null) return undefined;
+    return {useGpu, opOffload, kvOffload, flashAttention, kvCacheType};
 }
 
 /** What {@link renderLlamaCppFlags} needs besides the plan. */
@@ -165,7 +191,8 @@ export interface PlanFlagsOptions extends Pick<LlamaCppFlagsOptions, "program" |
  */
 export function renderLlamaCppFlags(plan: LlamaCppPlan, options: PlanFlagsOptions = {}): LlamaCppCommand {
     const {layerCount, tensorNames, rpcServers, ...rest} = options;
-    const flagOptions = {...rest, ubatch: plan.settings.batchSize, threads: plan.settings.threads, noMmap: !plan.settings.useMmap};
+    const knobs = knobsOf(plan.settings);
+    const flagOptions = {...rest, ubatch: plan.settings.batchSize, threads: plan.settings.threads, noMmap: !plan.settings.useMmap, ...(knobs != null ? {knobs} : {})};
     const command = plan.gpuLayers === "max" || plan.overrides.length > 0
         ? renderOverrideFlags(plan.overrides, {...flagOptions, gpuLayers: plan.gpuLayers === "max" ? undefined : plan.gpuLayers, tensorNames})
         : renderLayerSplitFlags(plan.gpuLayers, {...flagOptions, layerCount});
@@ -178,11 +205,12 @@ export function renderLlamaCppFlags(plan: LlamaCppPlan, options: PlanFlagsOption
 /**
  * The same plan as stock llama-bench loads it (the placement part of its arguments): `-ngl`, ONE `-ot` value whose
  * `;`-separated `<pattern>=<buffer type>` pairs form one configuration (a `,` would start another, so none is ever
- * emitted), `-b`/`-ub`, `-t`, `-fa 0` (flash attention off, as tensorwise loads), and `-lm none` without mmap.
- * source: tools/llama-bench/llama-bench.cpp of the bundled llama.cpp.
+ * emitted), `-b`/`-ub`, `-t`, `-fa 0|1`, `-lm none` without mmap, and the knobs: `-dev none`, `-nopo 1`, `-nkvo 1`,
+ * `-ctk`/`-ctv`. source: tools/llama-bench/llama-bench.cpp of the bundled llama.cpp.
  */
 export function renderLlamaBenchFlags(plan: LlamaCppPlan): string[] {
     const {batchSize, threads, useMmap} = plan.settings;
+    const knobs = knobsOf(plan.settings);
     const argv = ["-ngl", String(plan.gpuLayers === "max" ? ALL_LAYERS : plan.gpuLayers)];
     if (plan.overrides.length > 0) {
         for (const o of plan.overrides)
@@ -191,7 +219,13 @@ export function renderLlamaBenchFlags(plan: LlamaCppPlan): string[] {
         argv.push("-ot", plan.overrides.map((o) => `${o.pattern}=${cliBufferTypeName(o.bufferType)}`).join(";"));
     }
     if (batchSize > LLAMA_DEFAULT_BATCH) argv.push("-b", String(batchSize));
-    argv.push("-ub", String(batchSize), "-t", String(threads), "-fa", "0");
+    argv.push("-ub", String(batchSize), "-t", String(threads), "-fa", knobs?.flashAttention === true ? "1" : "0");
     if (!useMmap) argv.push("-lm", "none");
+    if (knobs != null) {
+        if (!knobs.useGpu) argv.push("-dev", "none");
+        if (knobs.useGpu && !knobs.opOffload) argv.push("-nopo", "1");
+        if (knobs.useGpu && !knobs.kvOffload) argv.push("-nkvo", "1");
+        if (knobs.kvCacheType !== "f16") argv.push("-ctk", knobs.kvCacheType, "-ctv", knobs.kvCacheType);
+    }
     return argv;
 }

@@ -1,7 +1,7 @@
 /** Auto-offload: profile this machine for a model, then plan its placement under a VRAM budget (the caller loads). */
 import type {Budget} from "../../contract/ipc.js";
 import {isHostBufferType} from "../../contract/memory.js";
-import {resolveSettings, type ResolvedSettings, type RuntimeSettings} from "../../contract/settings.js";
+import {PLANNED_KNOBS, resolveSettings, type ResolvedSettings, type RuntimeSettings} from "../../contract/settings.js";
 import {inspectGguf, type InspectedModel} from "../gguf/inspectGguf.js";
 import {validateGgufOutOfProcess} from "../gguf/validateGgufOutOfProcess.js";
 import {describeMachine} from "../hardware/describeMachine.js";
@@ -12,14 +12,16 @@ import {distinctExpertOperators, distinctOperators} from "../profiler/operatorSh
 import {profileAtThreads, threadCandidates} from "../profiler/profileAtThreads.js";
 import {defaultProfileCacheDir, profileMachine, type ProfileMachineOptions} from "../profiler/profileMachine.js";
 import {budgetBytes} from "./budget.js";
+import type {CostInputs} from "./costModel.js";
 import {offloadMinBatchFromEnv} from "./offloadMinBatchFromEnv.js";
 import {explainPlan} from "./explainPlan.js";
 import type {PlanExplanation} from "../../contract/planExplanation.js";
 import {requestPredictor, type RequestPredictor} from "./requestPredictor.js";
 import {planStrategy} from "./planStrategy.js";
 import {createVramSimulator, type VramSimulator} from "./simulateVram.js";
-import {candidateSettings} from "./strategies/optimalStrategy.js";
-import type {FitFunction, StrategyInputs, StrategyResult} from "./strategies/StrategyResult.js";
+import {candidateSettings, cpuOnlySettings} from "./strategies/optimalStrategy.js";
+import {costInputsFor, finishPlan, type FitFunction, type StrategyInputs, type StrategyResult} from "./strategies/StrategyResult.js";
+import {layerSplit} from "./resolvePlacement.js";
 import type {StrategyName} from "../../contract/strategies.js";
 import {DEFAULT_WORKLOAD, plannerModelFrom, type Workload} from "./types.js";
 
@@ -61,6 +63,8 @@ export type AutoPlanResult = {
     readonly explanation: PlanExplanation;
     /** Prices one request of the loaded plan at its own prompt and reply lengths (a chat reply's prediction). */
     readonly predictRequest: RequestPredictor;
+    /** The cost model's inputs for this plan (the profile at its thread count, and its CPU layout without the GPU). */
+    readonly cost: CostInputs;
 };
 
 /** llama.cpp's `common_fit_params` through the native binding, with margin = free − budget on the GPU. */
@@ -96,7 +100,8 @@ export async function autoPlan(engine: EngineLlama, modelPath: string, options: 
         budget: options.budget ?? {kind: "auto"}, gpu,
         profile: {createdAt: profile.createdAt, elapsedMs: profile.elapsedMs, truncated: profile.truncated, reused: profile.cachedFile != null}
     });
-    return {result, overrides: result.overrides, model, profile, explanation, predictRequest: requestPredictor(inputs.cost, result)};
+    const cost = costInputsFor(inputs, result.settings);
+    return {result, overrides: result.overrides, model, profile, explanation, predictRequest: requestPredictor(cost, result), cost};
 }
 
 /**
@@ -109,11 +114,15 @@ async function planWithFastestThreads(engine: EngineLlama, prepared: PreparedInp
     for (const threads of threadCandidates(prepared.inputs.settings.threads)) {
         options.signal?.throwIfAborted();
         options.onProgress?.(`measuring the CPU with ${threads} thread${threads === 1 ? "" : "s"}`);
-        const profile = await profileAtThreads(engine, prepared.profile, threads, {
+        const cpuOptions = {
             cacheDir: defaultProfileCacheDir(), decodeWorkingSetBytes: prepared.model.tensorBytes, ...options.profile,
             signal: options.signal, onProgress: options.onProgress
-        });
-        const inputs: StrategyInputs = {...prepared.inputs, settings: {...prepared.inputs.settings, threads}, cost: {...prepared.inputs.cost, profile}};
+        };
+        const profile = await profileAtThreads(engine, prepared.profile, threads, cpuOptions);
+        const cpuOnlyProfile = prepared.inputs.cpuOnlyProfile == null ? undefined
+            : await profileAtThreads(engine, prepared.inputs.cpuOnlyProfile, threads, {...cpuOptions, cpuOnlyLoad: true});
+        const inputs: StrategyInputs = {...prepared.inputs, settings: {...prepared.inputs.settings, threads}, cost: {...prepared.inputs.cost, profile},
+            ...(cpuOnlyProfile != null ? {cpuOnlyProfile} : {})};
         tried.push({inputs, profile, result: await planStrategy(strategy, inputs)});
     }
     const fitting = tried.filter((t) => t.result.fits);
@@ -148,23 +157,35 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     // before the slow profile: a threshold the cost model cannot price is refused at once
     const offloadMinBatch = gpu == null ? undefined : offloadMinBatchFromEnv();
     const settings: ResolvedSettings = resolveSettings(options.settings ?? {}, {maxThreads: engine.llama.maxThreads, partlyOnGpu: gpu != null});
-    const profile = await profileMachine(engine, distinctOperators(model.tensors), {
+    // the knobs the client set; the planner chooses the rest
+    const chosen = Object.fromEntries(PLANNED_KNOBS.flatMap((knob) => {
+        const value = options.settings?.[knob];
+        return value == null ? [] : [[knob, value]];
+    })) as NonNullable<StrategyInputs["chosen"]>;
+    const profileOptions = {
         cacheDir: defaultProfileCacheDir(), threads: settings.threads, decodeWorkingSetBytes: model.tensorBytes,
         expertOps: distinctExpertOperators(model.tensors, model.expertUsedCount ?? 1),
         ...options.profile, signal, onProgress
-    });
+    };
+    const profile = await profileMachine(engine, distinctOperators(model.tensors), profileOptions);
+    // with a GPU visible, the CPU as a load without it lays out its weights (repacked where llama.cpp repacks), to
+    // price plans that leave the GPU out; only the CPU is timed again
+    const cpuOnlyProfile = gpu == null || chosen.useGpu === true ? undefined
+        : await profileMachine(engine, distinctOperators(model.tensors), {...profileOptions, devices: ["CPU"], cpuOnlyLoad: true});
     const budget = budgetBytes(options.budget ?? {kind: "auto"}, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: model.tensorBytes});
-    // scratch per micro-batch from llama.cpp's no-alloc simulation, measured once (it barely depends on the placement)
+    // scratch per configuration from llama.cpp's no-alloc simulation, measured once (it barely depends on the placement)
     // (and the chosen plan's memory checked by it, the host's compute buffers included, with or without a GPU)
-    const simulator = await createVramSimulator(engine, modelPath, planner);
-    let scratchByBatch: Map<number, number> | undefined;
-    if (gpu != null) {
+    const simulator = await createVramSimulator(engine, modelPath, planner, gpu?.name ?? null);
+    let scratchByKey: Map<string, number> | undefined;
+    if (gpu != null && chosen.useGpu !== false) {
         onProgress?.("measuring compute buffers (llama.cpp no-alloc simulation)");
-        scratchByBatch = await simulator.scratchByBatch(settings.contextSize, candidateSettings(settings).map((s) => s.batchSize));
+        scratchByKey = await simulator.scratchByKey(candidateSettings(settings, chosen, offloadMinBatch));
     }
     const inputs: StrategyInputs = {
-        cost: {model: planner, profile, gpuDevice: gpu?.name ?? null, scratchByBatch, scratchContextSize: settings.contextSize,
+        cost: {model: planner, profile, gpuDevice: gpu?.name ?? null, scratchByKey, scratchContextSize: settings.contextSize,
             ...(offloadMinBatch != null ? {offloadMinBatch} : {})},
+        chosen,
+        ...(cpuOnlyProfile != null ? {cpuOnlyProfile} : {}),
         gpuBufferType: gpu?.bufferType ?? null,
         budgetBytes: budget,
         settings,
@@ -184,9 +205,11 @@ async function validateAndInspect(modelPath: string, signal: AbortSignal | undef
 const MAX_REPLANS = 3;
 
 /**
- * The final check: llama.cpp's no-alloc simulation of the chosen plan (its exact `-ngl`, overrides, context and
- * micro-batch). The plan's VRAM and host compute buffers become the simulated ones; a plan the simulation puts over the
- * budget is replanned with the budget shrunk by the overshoot.
+ * The final check: llama.cpp's no-alloc simulation of the chosen plan (its exact devices, `-ngl`, overrides, context,
+ * micro-batch and every knob). The plan's VRAM and host compute buffers become the simulated ones; a plan the
+ * simulation puts over the budget is replanned with the budget shrunk by the overshoot. When even that does not fit,
+ * the `optimal` strategy keeps its promise by running without the GPU (nothing on it at all, the CPU-only fallback
+ * every budget holds); other strategies say they do not fit.
  */
 export async function checkWithSimulation(simulator: VramSimulator, inputs: StrategyInputs, strategy: StrategyName,
     first: StrategyResult, onProgress?: (message: string) => void): Promise<StrategyResult> {
@@ -194,25 +217,38 @@ export async function checkWithSimulation(simulator: VramSimulator, inputs: Stra
     let result = first;
     let budget = inputs.budgetBytes;
     for (let attempt = 0; ; attempt++) {
-        const {resolved, settings} = result;
-        const {hostScratch, ...vram} = await simulator.simulate({
-            gpuLayers: result.gpuLayers, overrides: result.overrides, settings,
-            kvGpuLayers: resolved.kvOnGpu.filter(Boolean).length
+        const {settings} = result;
+        const {hostScratch, hostKv: _hostKv, bufferTypes: _bufferTypes, ...vram} = await simulator.simulate({
+            gpuLayers: result.gpuLayers, overrides: result.overrides, settings
         });
         const predicted = result.prediction.vram.total;
         const note = (inputs.cost.gpuDevice == null ? "" : `VRAM by llama.cpp's no-alloc simulation: ${(vram.total / MiB).toFixed(1)} MiB ` +
             `(weights ${(vram.weights / MiB).toFixed(1)}, KV ${(vram.kv / MiB).toFixed(1)}, scratch ${(vram.scratch / MiB).toFixed(1)}); ` +
             `cost model ${(predicted / MiB).toFixed(1)} MiB; `) + `host compute buffers by the simulation: ${(hostScratch / MiB).toFixed(1)} MiB`;
-        const over = vram.total > inputs.budgetBytes && resolved.onGpu.size > 0;
+        const over = vram.total > inputs.budgetBytes;
         const checked: StrategyResult = {
             ...result, prediction: {...result.prediction, vram, hostScratchBytes: hostScratch}, notes: [...result.notes, note],
             fits: result.fits && !over,
             reason: over ? `llama.cpp's simulation needs ${(vram.total / MiB).toFixed(1)} MiB of VRAM, over the ${(inputs.budgetBytes / MiB).toFixed(1)} MiB budget` : result.reason
         };
-        if (!over || attempt >= MAX_REPLANS) return checked;
+        if (!over) return checked;
+        if (attempt >= MAX_REPLANS) return strategy === "optimal" && inputs.chosen?.useGpu !== true ? withoutGpu(simulator, inputs, checked) : checked;
         budget -= Math.max(vram.total - predicted, vram.total - inputs.budgetBytes, MiB);
         onProgress?.(`the simulation puts the plan ${((vram.total - inputs.budgetBytes) / MiB).toFixed(1)} MiB over the budget; replanning`);
         const replanned = await planStrategy(strategy, {...inputs, budgetBytes: Math.max(0, budget)});
         result = {...replanned, budgetBytes: inputs.budgetBytes, notes: [...replanned.notes, `replanned under ${(budget / MiB).toFixed(1)} MiB after the simulation`]};
     }
+}
+
+/** The fastest plan that uses no GPU at all (`--device none`), simulated: what `optimal` falls back to when nothing on the GPU fits. */
+async function withoutGpu(simulator: VramSimulator, inputs: StrategyInputs, over: StrategyResult): Promise<StrategyResult> {
+    const plans = cpuOnlySettings(inputs.settings, inputs.chosen).map((settings) =>
+        finishPlan(inputs, "optimal", layerSplit(inputs.cost.model, 0), settings, []));
+    const best = plans.reduce((a, b) => (b.prediction.requestMs < a.prediction.requestMs ? b : a));
+    const {hostScratch, hostKv: _hostKv, bufferTypes: _bufferTypes, ...vram} = await simulator.simulate({gpuLayers: 0, overrides: [], settings: best.settings});
+    return {
+        ...best, prediction: {...best.prediction, vram, hostScratchBytes: hostScratch}, fits: vram.total <= inputs.budgetBytes,
+        notes: [...over.notes, `nothing that uses the GPU fits the ${(inputs.budgetBytes / 2 ** 20).toFixed(1)} MiB budget by llama.cpp's simulation (${over.reason}); ` +
+            "running without the GPU (--device none)"]
+    };
 }

@@ -29,7 +29,8 @@ const MiB = 1024 * 1024;
  */
 export function weightBudget(inputs: CostInputs, settings: ResolvedSettings, budget: number): WeightBudget {
     const {model} = inputs;
-    const kv = kvBytesPerLayer(model, settings.contextSize) * model.layerCount;
+    // with --no-kv-offload the KV cache stays in host memory
+    const kv = settings.kvOffload ? kvBytesPerLayer(model, settings.contextSize, settings.kvCacheType) * model.layerCount : 0;
     const scratch = scratchFor(inputs, settings, 0);
     const bytes = budget - kv - scratch;
     if (bytes > 0) return {bytes, kvBytes: kv, scratchBytes: scratch, reason: null};

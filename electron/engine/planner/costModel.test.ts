@@ -3,7 +3,7 @@ import {describe, expect, it} from "vitest";
 import {costContext, decodeHops, decodeOpUs, kvBytesPerLayer, predict, scratchFor} from "./costModel.js";
 import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
 import {layerSplit, perTensor} from "./resolvePlacement.js";
-import {handModel, handProfile, type HandOp, type HandShape} from "./testing/handModel.js";
+import {handModel, handProfile, handSettings, type HandOp, type HandShape} from "./testing/handModel.js";
 
 const shape: HandShape = {layers: 2, embd: 64, heads: 4, kvHeads: 1};
 
@@ -16,7 +16,7 @@ describe("the cost model's terms, by hand", () => {
     it("host memory: the KV cache of every layer whose attention runs on the CPU, and the scratch only when the CPU runs the whole graph", () => {
         const model = {...handModel({...shape, layers: 4}, []), vocabSize: 1000};
         const profile = handProfile(model, [], {switchUs: 0, h2dBytesPerSec: 1e9});
-        const settings = {useMmap: true, batchSize: 512, contextSize: 2048, threads: 2};
+        const settings = handSettings({useMmap: true, batchSize: 512, contextSize: 2048, threads: 2});
         const workload = {promptTokens: 100, genTokens: 20};
         const perLayer = kvBytesPerLayer(model, 2048);
         const cpuOnly = predict(costContext({model, profile, gpuDevice: null}, settings, workload), layerSplit(model, 0));
@@ -36,7 +36,7 @@ describe("the cost model's terms, by hand", () => {
         // No weight ops: one step is attention alone. Reads 1000 B/µs, flops 32 000 /µs (handProfile's reference op).
         const model = handModel(shape, []);
         const profile = handProfile(model, [], {switchUs: 0, h2dBytesPerSec: 1e9});
-        const cx = costContext({model, profile, gpuDevice: null}, {useMmap: true, batchSize: 512, contextSize: 2048, threads: 2},
+        const cx = costContext({model, profile, gpuDevice: null}, handSettings({useMmap: true, batchSize: 512, contextSize: 2048, threads: 2}),
             {promptTokens: 100, genTokens: 20});
         const p = predict(cx, layerSplit(model, 0));
         // decode at the mean position 100 + 20/2 = 110 keys: 2 × 110 × 16 × 1 × 2 B = 7040 B → 7.04 µs a layer, 2 layers
@@ -54,7 +54,7 @@ describe("the cost model's terms, by hand", () => {
         const model = {...typed, tensors: typed.tensors.map((t) => t.op == null ? t : {...t, type: "f16", op: {...t.op, type: "f16"}})};
         const profile = handProfile(typed, ops, {switchUs: 0, h2dBytesPerSec: 1e9});
         const f16 = {...profile, matmuls: profile.matmuls.map((m) => ({...m, type: "f16"}))};
-        const settings = {useMmap: true, batchSize: 512, contextSize: 2048, threads: 2};
+        const settings = handSettings({useMmap: true, batchSize: 512, contextSize: 2048, threads: 2});
         const workload = {promptTokens: 100, genTokens: 20};
         const shared = predict(costContext({model, profile: f16, gpuDevice: null}, settings, workload), layerSplit(model, 0));
         const own = predict(costContext({model: typed, profile, gpuDevice: null}, settings, workload), layerSplit(typed, 0));
@@ -66,7 +66,7 @@ describe("the cost model's terms, by hand", () => {
     it("per-decode costs: a fixed one per llama_decode and one per layer, read from the profile's calibration", () => {
         const model = handModel(shape, []);
         const profile = handProfile(model, [], {switchUs: 0, h2dBytesPerSec: 1e9});
-        const settings = {useMmap: true, batchSize: 64, contextSize: 2048, threads: 2};
+        const settings = handSettings({useMmap: true, batchSize: 64, contextSize: 2048, threads: 2});
         const workload = {promptTokens: 100, genTokens: 20};
         const plain = predict(costContext({model, profile, gpuDevice: null}, settings, workload), layerSplit(model, 0));
         const calibrated = {...profile, decodeOverheadUs: 100, decodePerLayerUs: 7};
@@ -85,7 +85,7 @@ describe("the cost model's terms, by hand", () => {
         const model = handModel(shape, ops);
         // 30 µs a switch; H2D 1 GB/s = 1000 B/µs
         const profile = handProfile(model, ops, {switchUs: 30, h2dBytesPerSec: 1e9});
-        const cx = costContext({model, profile, gpuDevice: "CUDA0"}, {useMmap: false, batchSize: 128, contextSize: 256, threads: 2},
+        const cx = costContext({model, profile, gpuDevice: "CUDA0"}, handSettings({useMmap: false, batchSize: 128, contextSize: 256, threads: 2}),
             {promptTokens: 16, genTokens: 9});
         const allGpu = perTensor(model, new Set());
         const upOnHost = perTensor(model, new Set(["blk.0.ffn_up.weight"]));
@@ -116,7 +116,7 @@ describe("a profile the time limit cut before the GPU's prefill sizes", () => {
         const model = handModel({layers: 1, embd: 64, heads: 4, kvHeads: 1}, ops);
         const full = handProfile(model, ops, {switchUs: 0, h2dBytesPerSec: 1e9});
         const cut = {...full, matmuls: full.matmuls.filter((p) => p.device === "CPU" || p.batch === 1), truncated: true};
-        const cx = costContext({model, profile: cut, gpuDevice: "CUDA0"}, {useMmap: false, batchSize: 64, contextSize: 256, threads: 2},
+        const cx = costContext({model, profile: cut, gpuDevice: "CUDA0"}, handSettings({useMmap: false, batchSize: 64, contextSize: 256, threads: 2}),
             {promptTokens: 64, genTokens: 4});
         const p = predict(cx, perTensor(model, new Set()));
         expect(Number.isFinite(p.ttftMs) && p.ttftMs > 0).toBe(true);
@@ -145,7 +145,7 @@ describe("mixture-of-experts terms, by hand", () => {
     ];
     const model = handModel(shape, ops);
     const profile = handProfile(model, ops, {switchUs: 0, h2dBytesPerSec: 1e9});
-    const settings = {useMmap: false, batchSize: 512, contextSize: 1024, threads: 2};
+    const settings = handSettings({useMmap: false, batchSize: 512, contextSize: 1024, threads: 2});
     const workload = {promptTokens: 32, genTokens: 9};
     const allGpu = perTensor(model, new Set());
     const expertsOnHost = perTensor(model, new Set(["blk.0.ffn_up_exps.weight"]));

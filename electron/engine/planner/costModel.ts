@@ -2,7 +2,7 @@
  * Predicts TTFT, TPOT and VRAM of a placement + runtime settings from a machine profile. Every term names the
  * llama.cpp behaviour it models.
  */
-import type {ResolvedSettings} from "../../contract/settings.js";
+import type {KvCacheType, ResolvedSettings} from "../../contract/settings.js";
 import {expertCopyUs, expertMatmulUs, matmulUs, transfersOf, type ExpertOperatorShape, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
 import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
 import type {PlanPrediction, PlannerModel, PlannerTensor, ResolvedPlacement, VramNeed, Workload} from "./types.js";
@@ -13,8 +13,11 @@ import type {PlanPrediction, PlannerModel, PlannerTensor, ResolvedPlacement, Vra
  * `ne[2]` for MUL_MAT_ID) with the device's op_offload_min_batch_size: 32, or env GGML_OP_OFFLOAD_MIN_BATCH.
  */
 export const OFFLOAD_MIN_BATCH = 32;
-/** KV cache element size: node-llama-cpp's default F16 K and V caches. */
-const KV_ELEMENT_BYTES = 2;
+/**
+ * Bytes per KV cache element of each cache type: F16, and the quantized blocks of 32 elements with one F16 scale
+ * (source: ggml's type traits, ggml/src/ggml.c: block_q8_0 = 34 bytes, block_q4_0 = 18 bytes per 32).
+ */
+export const KV_ELEMENT_BYTES: Readonly<Record<KvCacheType, number>> = {f16: 2, q8_0: 34 / 32, q4_0: 18 / 32};
 /** Activations are F32 in llama.cpp graphs. */
 const ACTIVATION_BYTES = 4;
 
@@ -27,10 +30,11 @@ export type CostInputs = {
     /** Defaults to `"median"`. */
     readonly statistic?: ProfileStatistic;
     /**
-     * Measured GPU compute buffer bytes per micro-batch size at {@link scratchContextSize} (llama.cpp's no-alloc
-     * simulation, see simulateVram.ts). Missing sizes fall back to the {@link scratchBytes} formula.
+     * Measured GPU compute buffer bytes per {@link scratchKey} of the settings (micro-batch, flash attention, op and KV
+     * offload) at {@link scratchContextSize} (llama.cpp's no-alloc simulation, see simulateVram.ts). Missing settings
+     * fall back to the {@link scratchBytes} formula.
      */
-    readonly scratchByBatch?: ReadonlyMap<number, number>;
+    readonly scratchByKey?: ReadonlyMap<string, number>;
     /** Context size the scratch measurements were taken at. */
     readonly scratchContextSize?: number;
     /**
@@ -95,10 +99,13 @@ function headDimOf(model: PlannerModel): number {
     return model.headDim ?? model.embd / Math.max(1, model.headCount);
 }
 
-/** KV cache bytes of one layer: K and V, `contextSize` cells of n_embd_k_gqa each (source: llama_kv_cache ctor). */
-export function kvBytesPerLayer(model: PlannerModel, contextSize: number): number {
+/**
+ * KV cache bytes of one layer: K and V, `contextSize` cells of n_embd_k_gqa each, in the cache's element type
+ * (source: llama_kv_cache ctor). Defaults to F16.
+ */
+export function kvBytesPerLayer(model: PlannerModel, contextSize: number, kvCacheType: KvCacheType = "f16"): number {
     const headDim = headDimOf(model);
-    return 2 * contextSize * headDim * model.headCountKv * KV_ELEMENT_BYTES;
+    return 2 * contextSize * headDim * model.headCountKv * KV_ELEMENT_BYTES[kvCacheType];
 }
 
 /**
@@ -110,13 +117,23 @@ export function kvBytesPerLayer(model: PlannerModel, contextSize: number): numbe
  * llama.cpp's no-alloc simulation on llvmpipe (small model, 4 layers, ctx 2048, micro-batch 512: 75–83.5 MiB measured,
  * 87 MiB here; the old formula gave 158 MiB). {@link CostInputs.scratchByBatch} replaces it with measured numbers.
  */
-export function scratchBytes(model: PlannerModel, settings: Pick<ResolvedSettings, "batchSize" | "contextSize">, maxHostWeightBytes: number): number {
+export function scratchBytes(model: PlannerModel, settings: ScratchSettings, maxHostWeightBytes: number): number {
     const u = Math.min(settings.batchSize, settings.contextSize);
-    const kq = model.headCount * u * settings.contextSize * ACTIVATION_BYTES;
+    // flash attention never materialises the KQ matrix (ggml_flash_attn_ext works on tiles of it)
+    const kq = settings.flashAttention ? 0 : model.headCount * u * settings.contextSize * ACTIVATION_BYTES;
     const live = u * (2 * model.ff + 2 * model.embd) * ACTIVATION_BYTES;
     const logits = model.vocab * u * ACTIVATION_BYTES;
-    const copies = u >= OFFLOAD_MIN_BATCH ? maxHostWeightBytes : 0;
+    const copies = settings.opOffload && u >= OFFLOAD_MIN_BATCH ? maxHostWeightBytes : 0;
     return kq + live + logits + copies;
+}
+
+/** The settings a compute buffer depends on. */
+export type ScratchSettings = Pick<ResolvedSettings, "batchSize" | "contextSize" | "flashAttention" | "opOffload" | "kvOffload" | "kvCacheType">;
+
+/** The key of a scratch measurement: every setting that changes llama.cpp's compute buffers (context size apart). */
+export function scratchKey(settings: ScratchSettings): string {
+    return [Math.min(settings.batchSize, settings.contextSize), settings.flashAttention ? "fa" : "nofa", settings.opOffload ? "po" : "nopo",
+        settings.kvOffload ? "kvo" : "nokvo", settings.kvCacheType].join(":");
 }
 
 /**
@@ -124,19 +141,26 @@ export function scratchBytes(model: PlannerModel, settings: Pick<ResolvedSetting
  * measurement for this micro-batch, else {@link scratchBytes}. The measurement is the worst of all-on-GPU and
  * all-on-host placements, so it already includes the copy of a host weight.
  */
-export function scratchFor(inputs: CostInputs, settings: Pick<ResolvedSettings, "batchSize" | "contextSize">, maxHostWeightBytes: number): number {
+export function scratchFor(inputs: CostInputs, settings: ScratchSettings, maxHostWeightBytes: number): number {
     return measuredScratch(inputs, settings) ?? scratchBytes(inputs.model, settings, maxHostWeightBytes);
 }
 
 /** The measured scratch for these settings, or `null` when the inputs carry none for them. */
-export function measuredScratch(inputs: CostInputs, settings: Pick<ResolvedSettings, "batchSize" | "contextSize">): number | null {
+export function measuredScratch(inputs: CostInputs, settings: ScratchSettings): number | null {
     if (inputs.scratchContextSize !== settings.contextSize) return null;
-    return inputs.scratchByBatch?.get(Math.min(settings.batchSize, settings.contextSize)) ?? null;
+    return inputs.scratchByKey?.get(scratchKey(settings)) ?? null;
 }
 
 /** Precomputed rates for one profile + settings. */
 export type CostContext = {
     readonly inputs: CostInputs;
+    /**
+     * The GPU this plan uses: the inputs' GPU, or `null` when there is none or the settings do not use it
+     * (`useGpu` false: llama.cpp's `--device none`, so no op is offloaded either).
+     */
+    readonly gpuDevice: string | null;
+    /** Prompt micro-batches ≥ {@link offloadMinBatch} run host-weight ops on the GPU (a GPU is used and op offload is on). */
+    readonly opOffload: boolean;
     readonly settings: ResolvedSettings;
     readonly workload: Workload;
     readonly order: readonly SeqNode[];
@@ -169,7 +193,8 @@ function peak(profile: MachineProfile, device: string, minBatch: number, perPoin
 
 /** Builds the rates the cost model uses for these settings and workload. */
 export function costContext(inputs: CostInputs, settings: ResolvedSettings, workload: Workload): CostContext {
-    const {profile, gpuDevice, model} = inputs;
+    const {profile, model} = inputs;
+    const gpuDevice = settings.useGpu ? inputs.gpuDevice : null;
     const u = Math.max(1, Math.min(settings.batchSize, settings.contextSize));
     const ubatches: number[] = [];
     for (let left = workload.promptTokens; left > 0; left -= u) ubatches.push(Math.min(u, left));
@@ -181,7 +206,7 @@ export function costContext(inputs: CostInputs, settings: ResolvedSettings, work
     const flops = (rows: number, cols: number, batch: number): number => 2 * rows * cols * batch;
     const cpuFlops = peak(profile, "CPU", OFFLOAD_MIN_BATCH, flops) || peak(profile, "CPU", 1, flops);
     return {
-        inputs, settings, workload, ubatches, order: executionOrder(model),
+        inputs, gpuDevice, opOffload: gpuDevice != null && settings.opOffload, settings, workload, ubatches, order: executionOrder(model),
         // pinned host buffer when mmap is off, pageable (mmap'ed file pages) when on (ggml_backend_sched copies host weights per micro-batch)
         h2dBytesPerUs: transfer == null ? 0 : (settings.useMmap ? transfer.pageableH2dBytesPerSec : transfer.pinnedH2dBytesPerSec) / 1e6,
         switchUs: transfer?.switchUs ?? 0,
@@ -204,7 +229,7 @@ const MIN_WORK_SHARE = 0.1;
  * (priced by the hops and the per-decode overhead), so the launch is taken off when the profile measured it.
  */
 function mm(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): number {
-    const device = gpu ? cx.inputs.gpuDevice : "CPU";
+    const device = gpu ? cx.gpuDevice : "CPU";
     // A single-token matmul streams its weight from memory once per token. The profiler times it at batch 1 over the
     // model's own working set of distinct weights (profileMachine.ts, decodeWorkingSetBytes), so the op's own point
     // already carries the memory-bound rate of its ggml type and shape; no other op's rate bounds it (a faster op of
@@ -223,7 +248,7 @@ function expertOp(t: PlannerTensor): ExpertOperatorShape {
 
 /** The profiled MUL_MAT_ID time of an expert weight over `batch` tokens, or `null` where the profile has none. */
 function measuredExpertUs(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): number | null {
-    const device = gpu ? cx.inputs.gpuDevice : "CPU";
+    const device = gpu ? cx.gpuDevice : "CPU";
     return expertMatmulUs(cx.inputs.profile, device ?? "CPU", expertOp(t), batch, cx.inputs.statistic);
 }
 
@@ -253,7 +278,8 @@ function expertBatchUs(cx: CostContext, t: PlannerTensor, gpu: boolean, b: numbe
  * to pageable memory when mmap is on; else their bytes over the H2D bandwidth.
  */
 function expertCopyCostUs(cx: CostContext, t: PlannerTensor, distinct: number): number {
-    const {gpuDevice, profile} = cx.inputs;
+    const {profile} = cx.inputs;
+    const {gpuDevice} = cx;
     const measured = gpuDevice == null ? null : expertCopyUs(profile, gpuDevice, expertOp(t), distinct);
     if (measured == null) return (distinct / t.experts!.count) * t.bytes / cx.h2dBytesPerUs;
     if (!cx.settings.useMmap) return measured;
@@ -265,14 +291,14 @@ function expertCopyCostUs(cx: CostContext, t: PlannerTensor, distinct: number): 
  * The whole prompt's cost of a weight op. Micro-batches ≥ the offload threshold run it on the GPU; a host weight is
  * first copied over, once per micro-batch, in its own scheduler split (copy + sync). For a host expert weight only the
  * experts the micro-batch uses are copied ("copying only the experts that are used", ggml_backend_sched_compute_splits).
- * Smaller micro-batches run it where it lives. `output` runs once, at batch 1: llama.cpp keeps only the rows that need
- * logits (inp_out_ids).
+ * Smaller micro-batches, and every micro-batch with op offload off (`--no-op-offload`), run it where it lives. `output`
+ * runs once, at batch 1: llama.cpp keeps only the rows that need logits (inp_out_ids).
  */
 export function prefillOpUs(cx: CostContext, t: PlannerTensor, gpu: boolean): number {
     if (t.role === "output") return mm(cx, t, gpu, 1);
     let total = 0;
     for (const b of cx.ubatches) {
-        const offloaded = cx.inputs.gpuDevice != null && b >= cx.offloadMinBatch;
+        const offloaded = cx.opOffload && b >= cx.offloadMinBatch;
         const runsOnGpu = offloaded || gpu;
         if (t.experts == null) {
             total += mm(cx, t, runsOnGpu, b);
@@ -291,8 +317,8 @@ export function attentionUs(cx: CostContext, kvGpu: boolean, tokens: number, key
     const {model} = cx.inputs;
     const headDim = headDimOf(model);
     if (tokens === 1) {
-        // decode reads the K and V cells: memory-bound
-        const bytes = 2 * keys * headDim * model.headCountKv * KV_ELEMENT_BYTES;
+        // decode reads the K and V cells: memory-bound, so a quantized cache reads proportionally less
+        const bytes = 2 * keys * headDim * model.headCountKv * KV_ELEMENT_BYTES[cx.settings.kvCacheType];
         return bytes / (kvGpu ? cx.gpuReadBytesPerUs : cx.cpuReadBytesPerUs);
     }
     // KQ and KQV matmuls, 2 flops per multiply-add
@@ -310,35 +336,51 @@ function hops(devices: readonly boolean[]): number {
     return count + (previous ? 1 : 0); // logits go back to the host
 }
 
+/**
+ * Whether a layer's KV cache and attention are on the GPU: its layer's, unless the plan keeps every KV cache in host
+ * memory (`--no-kv-offload`: llama_kv_cache puts every layer's K and V in host buffers, and attention runs there).
+ */
+export function kvOnGpu(cx: CostContext, p: ResolvedPlacement, layer: number): boolean {
+    return cx.gpuDevice != null && cx.settings.kvOffload && p.kvOnGpu[layer] === true;
+}
+
+/** Layers whose KV cache is on the GPU (see {@link kvOnGpu}). */
+export function gpuKvLayers(cx: CostContext, p: ResolvedPlacement): number {
+    let count = 0;
+    for (let layer = 0; layer < cx.inputs.model.layerCount; layer++) if (kvOnGpu(cx, p, layer)) count++;
+    return count;
+}
+
 /** Device of each execution-order node in one step of `batch` tokens. */
 function nodeDevices(cx: CostContext, p: ResolvedPlacement, batch: number): boolean[] {
-    const offloadAll = cx.inputs.gpuDevice != null && batch >= cx.offloadMinBatch;
+    const offloadAll = cx.opOffload && batch >= cx.offloadMinBatch;
     return cx.order.map((n) => n.kind === "attn"
-        ? p.kvOnGpu[n.layer] === true
-        : (offloadAll && n.tensor.role !== "output") || p.onGpu.has(n.tensor.name));
+        ? kvOnGpu(cx, p, n.layer)
+        : cx.gpuDevice != null && ((offloadAll && n.tensor.role !== "output") || p.onGpu.has(n.tensor.name)));
 }
 
 /** Number of CPU↔GPU switches in one decode step. */
 export function decodeHops(cx: CostContext, p: ResolvedPlacement): number {
-    return cx.inputs.gpuDevice == null ? 0 : hops(nodeDevices(cx, p, 1));
+    return cx.gpuDevice == null ? 0 : hops(nodeDevices(cx, p, 1));
 }
 
 /** VRAM the plan needs: GPU weights, KV of GPU layers, scratch. */
 export function vramNeed(cx: CostContext, p: ResolvedPlacement): VramNeed {
     const {model} = cx.inputs;
-    if (cx.inputs.gpuDevice == null) return {weights: 0, kv: 0, scratch: 0, total: 0};
-    // Nothing on the GPU (-ngl 0): llama.cpp still creates the GPU backend and, for micro-batches ≥ OFFLOAD_MIN_BATCH,
-    // reserves a compute buffer there for the ops it offloads (source: llama_context ctor, op_offload; measured on
-    // llvmpipe: 83.5 MiB Vulkan0 compute at -ngl 0, small model, ctx 2048, micro-batch 512).
-    const offloads = Math.min(cx.settings.batchSize, cx.settings.contextSize) >= cx.offloadMinBatch;
-    if (p.onGpu.size === 0 && !p.kvOnGpu.some(Boolean) && !offloads) return {weights: 0, kv: 0, scratch: 0, total: 0};
+    if (cx.gpuDevice == null) return {weights: 0, kv: 0, scratch: 0, total: 0};
+    // Nothing on the GPU (-ngl 0): llama.cpp still creates the GPU backend and, with op offload on, for micro-batches
+    // ≥ OFFLOAD_MIN_BATCH reserves a compute buffer there for the ops it offloads (source: llama_context ctor,
+    // op_offload; measured with llama.cpp's no-alloc simulation on llvmpipe, small model, ctx 2048, micro-batch 512:
+    // 83.5 MiB of Vulkan0 compute at -ngl 0, none with --no-op-offload or a 16-token micro-batch).
+    const offloads = cx.opOffload && Math.min(cx.settings.batchSize, cx.settings.contextSize) >= cx.offloadMinBatch;
+    if (p.onGpu.size === 0 && gpuKvLayers(cx, p) === 0 && !offloads) return {weights: 0, kv: 0, scratch: 0, total: 0};
     let weights = 0;
     let maxHost = 0;
     for (const t of model.tensors) {
         if (p.onGpu.has(t.name)) weights += t.bytes;
         else if (t.op != null && t.role !== "output") maxHost = Math.max(maxHost, t.bytes);
     }
-    const kv = p.kvOnGpu.filter(Boolean).length * kvBytesPerLayer(model, cx.settings.contextSize);
+    const kv = gpuKvLayers(cx, p) * kvBytesPerLayer(model, cx.settings.contextSize, cx.settings.kvCacheType);
     const scratch = scratchFor(cx.inputs, cx.settings, maxHost);
     return {weights, kv, scratch, total: weights + kv + scratch};
 }
@@ -346,12 +388,12 @@ export function vramNeed(cx: CostContext, p: ResolvedPlacement): VramNeed {
 /** Predicts TTFT, TPOT and VRAM for a resolved placement under the context's settings and workload. */
 export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     const {workload, order} = cx;
-    const hasGpu = cx.inputs.gpuDevice != null;
+    const hasGpu = cx.gpuDevice != null;
     // decode: average context position over the reply
     const decodeKeys = workload.promptTokens + workload.genTokens / 2;
     let tpot = 0;
     for (const n of order) {
-        tpot += n.kind === "attn" ? attentionUs(cx, p.kvOnGpu[n.layer] === true, 1, decodeKeys) : decodeOpUs(cx, n.tensor, p.onGpu.has(n.tensor.name));
+        tpot += n.kind === "attn" ? attentionUs(cx, kvOnGpu(cx, p, n.layer), 1, decodeKeys) : decodeOpUs(cx, n.tensor, hasGpu && p.onGpu.has(n.tensor.name));
     }
     const dHops = decodeHops(cx, p);
     tpot += dHops * cx.switchUs;
@@ -366,7 +408,7 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     let ttft = cx.ubatches.length * overheadUs;
     let start = 0;
     for (const b of cx.ubatches) {
-        for (const n of order) if (n.kind === "attn") ttft += attentionUs(cx, p.kvOnGpu[n.layer] === true, b, start + b / 2);
+        for (const n of order) if (n.kind === "attn") ttft += attentionUs(cx, kvOnGpu(cx, p, n.layer), b, start + b / 2);
         if (hasGpu) {
             // every switch copies the micro-batch's activations across
             const hopUs = cx.switchUs + b * cx.inputs.model.embd * ACTIVATION_BYTES / Math.max(cx.h2dBytesPerUs, 1e-9);
@@ -374,12 +416,12 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
         }
         start += b;
     }
-    for (const n of order) if (n.kind === "op") ttft += prefillOpUs(cx, n.tensor, p.onGpu.has(n.tensor.name));
+    for (const n of order) if (n.kind === "op") ttft += prefillOpUs(cx, n.tensor, hasGpu && p.onGpu.has(n.tensor.name));
 
     let hostWeightBytes = 0;
-    for (const t of cx.inputs.model.tensors) if (!p.onGpu.has(t.name)) hostWeightBytes += t.bytes;
-    // source: llama_kv_cache ctor — each layer's K and V live with the layer's attention
-    const hostKvBytes = (model.layerCount - p.kvOnGpu.filter(Boolean).length) * kvBytesPerLayer(model, cx.settings.contextSize);
+    for (const t of cx.inputs.model.tensors) if (!hasGpu || !p.onGpu.has(t.name)) hostWeightBytes += t.bytes;
+    // source: llama_kv_cache ctor — each layer's K and V live with the layer's attention (in host memory with --no-kv-offload)
+    const hostKvBytes = (model.layerCount - gpuKvLayers(cx, p)) * kvBytesPerLayer(model, cx.settings.contextSize, cx.settings.kvCacheType);
     const ttftMs = ttft / 1000;
     const tpotMs = tpot / 1000;
     return {
@@ -393,4 +435,39 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
         hostScratchBytes: hasGpu ? null : scratchFor(cx.inputs, cx.settings, 0),
         decodeHops: dHops
     };
+}
+
+/**
+ * A lower bound on {@link predict}'s `requestMs` for ANY placement under the context's settings: every weight op and
+ * every layer's attention on whichever device is faster for it, no CPU↔GPU switch, plus the per-decode overheads —
+ * predict adds up exactly these terms (and switches, which only add). The optimiser skips a configuration whose bound
+ * is no better than a plan it already has.
+ */
+export function requestLowerBoundMs(cx: CostContext): number {
+    const {workload, order} = cx;
+    const rest = Math.max(0, workload.genTokens - 1);
+    const gpu = cx.gpuDevice != null;
+    const {profile, model} = cx.inputs;
+    const overheadUs = (cx.inputs.decodeOverheadUs ?? profile.decodeOverheadUs ?? 0)
+        + model.layerCount * (cx.inputs.decodePerLayerUs ?? profile.decodePerLayerUs ?? 0);
+    let us = (cx.ubatches.length + rest) * overheadUs;
+    const decodeKeys = workload.promptTokens + workload.genTokens / 2;
+    for (const n of order) {
+        if (n.kind === "op") {
+            const cpu = prefillOpUs(cx, n.tensor, false) + rest * decodeOpUs(cx, n.tensor, false);
+            us += gpu ? Math.min(cpu, prefillOpUs(cx, n.tensor, true) + rest * decodeOpUs(cx, n.tensor, true)) : cpu;
+            continue;
+        }
+        const attention = (onGpu: boolean): number => {
+            let total = rest * attentionUs(cx, onGpu, 1, decodeKeys);
+            let start = 0;
+            for (const b of cx.ubatches) {
+                total += attentionUs(cx, onGpu, b, start + b / 2);
+                start += b;
+            }
+            return total;
+        };
+        us += gpu && cx.settings.kvOffload ? Math.min(attention(false), attention(true)) : attention(false);
+    }
+    return us / 1000;
 }

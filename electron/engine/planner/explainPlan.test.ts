@@ -1,3 +1,4 @@
+import {handSettings} from "./testing/handModel.js";
 import {describe, expect, it} from "vitest";
 import {AUTO_SAFETY_MARGIN_BYTES, weightBudget} from "./budget.js";
 import {explainBudget, explainGpuLayers, explainPlacement, explainPlan, explainProfile, mib} from "./explainPlan.js";
@@ -13,7 +14,7 @@ function inputsFor(model: PlannerModel, budgetBytes: number, gpu: string | null 
     return {
         cost: {model, profile: fakeProfile(model, {gpuDevice: gpu ?? "CUDA0"}), gpuDevice: gpu},
         gpuBufferType: gpu, budgetBytes,
-        settings: {useMmap: false, batchSize: 512, contextSize: 2048, threads: 2},
+        settings: handSettings({useMmap: false, batchSize: 512, contextSize: 2048, threads: 2}),
         workload: {promptTokens: 512, genTokens: 128}
     };
 }

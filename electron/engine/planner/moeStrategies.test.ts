@@ -1,5 +1,6 @@
 // The MoE baselines (llama.cpp's --cpu-moe and --n-cpu-moe, tuned as a user would) against optimal, on the shapes of
 // Qwen3-30B-A3B and the small Mixtral-style preset, priced on a fake H100-like profile.
+import {handSettings} from "./testing/handModel.js";
 import {describe, expect, it} from "vitest";
 import {planStrategy} from "./planStrategy.js";
 import {expertTensorNames} from "./strategies/cpuMoeStrategy.js";
@@ -13,7 +14,7 @@ function inputsFor(model: PlannerModel, budgetShare: number): StrategyInputs {
         cost: {model, profile: fakeProfile(model), gpuDevice: "CUDA0"},
         gpuBufferType: "CUDA0",
         budgetBytes: Math.round(model.weightBytes * budgetShare),
-        settings: {useMmap: false, batchSize: 512, contextSize: 4096, threads: 16},
+        settings: handSettings({useMmap: false, batchSize: 512, contextSize: 4096, threads: 16}),
         workload: {promptTokens: 512, genTokens: 128}
     };
 }

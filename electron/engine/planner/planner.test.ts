@@ -1,18 +1,20 @@
 import {describe, expect, it} from "vitest";
 import {weightBudget} from "./budget.js";
-import {costContext, predict, vramNeed} from "./costModel.js";
+import {costContext, predict, scratchKey, vramNeed} from "./costModel.js";
 import {planStrategy} from "./planStrategy.js";
 import {layerSplit, withOverrides} from "./resolvePlacement.js";
 import {fillInOrder, oato, rankByAffinity} from "./strategies/oatoStrategy.js";
+import {candidateSettings} from "./strategies/optimalStrategy.js";
 import type {FitFunction, StrategyInputs} from "./strategies/StrategyResult.js";
 import {fakeModel, fakeProfile} from "./testing/fakeProfile.js";
+import {handSettings} from "./testing/handModel.js";
 import type {PlannerModel} from "./types.js";
 
 const MiB = 1024 * 1024;
 
 function inputsFor(model: PlannerModel, budgetBytes: number, workload = {promptTokens: 512, genTokens: 128}): StrategyInputs {
     const cost = {model, profile: fakeProfile(model), gpuDevice: "CUDA0"};
-    const settings = {useMmap: true, batchSize: 512, contextSize: 2048, threads: 16};
+    const settings = handSettings({useMmap: true, batchSize: 512, contextSize: 2048, threads: 16});
     // a stand-in for common_fit_params: whole layers from the end, then the next layer's FFN overflows to the CPU
     const fit: FitFunction = async ({budgetBytes: budget, settings: s}) => {
         const cx = costContext(cost, s, workload);
@@ -74,7 +76,10 @@ describe("planner on fake profiles", () => {
 
     it("the budgets bind: more budget, more weights on the GPU, and never all of them below 75%", async () => {
         const shares = [0.3, 0.5, 0.75];
-        const optimal = await Promise.all(shares.map(async (share) => gpuWeightBytes(await planStrategy("optimal", inputsFor(model, budgetFor(share))))));
+        // with the KV cache kept on the GPU and flash attention off (chosen), the weights' room is the share itself
+        const fixedKnobs = {kvOffload: true, flashAttention: false};
+        const optimal = await Promise.all(shares.map(async (share) =>
+            gpuWeightBytes(await planStrategy("optimal", {...inputsFor(model, budgetFor(share)), chosen: fixedKnobs}))));
         const layers = await Promise.all(shares.map(async (share) => (await planStrategy("layers", inputsFor(model, budgetFor(share)))).gpuLayers));
         expect(optimal[0]!).toBeLessThan(optimal[1]!);
         expect(optimal[1]!).toBeLessThan(optimal[2]!);
@@ -122,15 +127,19 @@ describe("planner on fake profiles", () => {
         expect((await planStrategy("oato", inputs)).notes.join(" ")).toMatch(/falling back to CPU-only/);
     });
 
-    it("uses measured scratch per micro-batch instead of the formula", async () => {
+    it("uses measured scratch per configuration instead of the formula", async () => {
         const inputs = inputsFor(model, Math.floor(weights * 0.5));
-        const measured = {...inputs, cost: {...inputs.cost, scratchByBatch: new Map([[128, 3 * MiB], [512, 11 * MiB], [2048, 40 * MiB]]), scratchContextSize: 2048}};
+        const byBatch = new Map([[16, 1 * MiB], [128, 3 * MiB], [512, 11 * MiB], [2048, 40 * MiB]]);
+        // flash attention's compute buffer is a third of the plain one's (as llama.cpp's simulation measures on llvmpipe)
+        const scratchByKey = new Map(candidateSettings(inputs.settings).map((s) => [scratchKey(s), byBatch.get(s.batchSize)! / (s.flashAttention ? 3 : 1)]));
+        const measured = {...inputs, cost: {...inputs.cost, scratchByKey, scratchContextSize: 2048}};
         const plan = await planStrategy("layers", measured);
         expect(plan.prediction.vram.scratch).toBe(11 * MiB);
         expect(weightBudget(measured.cost, measured.settings, measured.budgetBytes).scratchBytes).toBe(11 * MiB);
         const optimal = await planStrategy("optimal", measured);
         expect(optimal.prediction.vram.total).toBeLessThanOrEqual(measured.budgetBytes);
-        expect(optimal.prediction.vram.scratch).toBe(measured.cost.scratchByBatch.get(optimal.settings.batchSize));
+        expect(optimal.settings.useGpu).toBe(true);
+        expect(optimal.prediction.vram.scratch).toBe(scratchByKey.get(scratchKey(optimal.settings)));
     });
 
     it("adds the per-decode overhead once per token and once per prompt micro-batch", async () => {

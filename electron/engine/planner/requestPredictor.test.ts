@@ -1,3 +1,4 @@
+import {handSettings} from "./testing/handModel.js";
 import {describe, expect, it} from "vitest";
 import {costContext, predict} from "./costModel.js";
 import {planStrategy} from "./planStrategy.js";
@@ -11,7 +12,7 @@ describe("a reply's prediction from its own token counts", () => {
     const model = fakeModel(4);
     const inputs: StrategyInputs = {
         cost: {model, profile: fakeProfile(model), gpuDevice: "CUDA0"}, gpuBufferType: "CUDA0", budgetBytes: 40 * MiB,
-        settings: {useMmap: false, batchSize: 512, contextSize: 4096, threads: 2}, workload: {promptTokens: 512, genTokens: 128}
+        settings: handSettings({useMmap: false, batchSize: 512, contextSize: 4096, threads: 2}), workload: {promptTokens: 512, genTokens: 128}
     };
 
     it("at the planning workload it is the plan's own prediction", async () => {

@@ -5,7 +5,7 @@
 import type {Token} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {generateGreedy} from "../runtime/generateGreedy.js";
-import {PlacedModel} from "../runtime/PlacedModel.js";
+import {PlacedModel, settingsLoadOptions} from "../runtime/PlacedModel.js";
 import type {StrategyResult} from "./strategies/StrategyResult.js";
 
 /** One plan to check: what to load and what was predicted (prompt and reply lengths come from the prediction). */
@@ -78,8 +78,7 @@ export async function validatePredictions(engine: EngineLlama, modelPath: string
         const {settings, prediction} = plan;
         onProgress?.(`${label}: loading`);
         const placed = await PlacedModel.load(engine, {
-            modelPath, gpuLayers: plan.gpuLayers, overrides: plan.overrides, useMmap: settings.useMmap,
-            batchSize: settings.batchSize, contextSize: settings.contextSize, threads: settings.threads, signal
+            modelPath, gpuLayers: plan.gpuLayers, overrides: plan.overrides, ...settingsLoadOptions(settings), signal
         });
         try {
             const tokens = syntheticPrompt(prediction.promptTokens, firstPromptToken, promptVocab);

@@ -65,6 +65,12 @@ export type ProfileMachineOptions = {
     decodeWorkingSetBytes?: number;
     /** Device names to time (`["CPU"]`: the CPU alone). Defaults to every CPU and GPU device. */
     devices?: readonly string[];
+    /**
+     * Time CPU weights as a load that uses no GPU (llama.cpp's `--device none`) lays them out — repacked into the CPU's
+     * extra buffer types (AMX, CPU_REPACK) where they apply — even though this engine sees a GPU. Defaults to `false`:
+     * as a load that uses the GPU lays them out (plain, in its pinned host buffer).
+     */
+    cpuOnlyLoad?: boolean;
     /** CPU threads, the same as inference uses. Defaults to the engine's `maxThreads`. */
     threads?: number;
     /** Defaults to {@link DEFAULT_GPU_BATCH_SIZES}. */
@@ -116,7 +122,7 @@ export type ProfileCacheFacts = {
     readonly backend: string;
     /** Every ggml device as `name:description:totalBytes`. */
     readonly devices: readonly string[];
-    readonly request: Pick<NativeProfileRequest, "threads" | "batchSizes" | "cpuBatchSizes" | "expertOps" | "decodeWorkingSetBytes" | "devices">;
+    readonly request: Pick<NativeProfileRequest, "threads" | "batchSizes" | "cpuBatchSizes" | "expertOps" | "decodeWorkingSetBytes" | "devices" | "cpuOnlyLoad">;
     readonly ops: readonly OperatorShape[];
     readonly calibrateOverhead: boolean;
 };
@@ -130,7 +136,9 @@ export function profileCacheKey(facts: ProfileCacheFacts): string {
         facts.request.decodeWorkingSetBytes, facts.request.devices?.join(","),
         // only a MoE model's key gains its expert operators, so dense models keep their cached profiles
         ...(facts.request.expertOps != null && facts.request.expertOps.length > 0
-            ? [facts.request.expertOps.map((o) => `${o.type}:${o.rows}x${o.cols}x${o.count}/${o.used}`).sort().join(",")] : [])
+            ? [facts.request.expertOps.map((o) => `${o.type}:${o.rows}x${o.cols}x${o.count}/${o.used}`).sort().join(",")] : []),
+        // likewise only a CPU-only-layout profile's key says so
+        ...(facts.request.cpuOnlyLoad === true ? ["cpu-only-load"] : [])
     ];
     return createHash("sha256").update(parts.join("|")).digest("hex").slice(0, 20);
 }
@@ -184,6 +192,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         cpuBatchSizes: [...(options.cpuBatchSizes ?? DEFAULT_CPU_BATCH_SIZES)],
         threads: options.threads ?? llama.maxThreads,
         ...(options.devices != null ? {devices: [...options.devices]} : {}),
+        ...(options.cpuOnlyLoad === true ? {cpuOnlyLoad: true} : {}),
         repeats: options.repeats ?? DEFAULT_REPEATS,
         warmup: 1,
         maxMsPerPoint: MAX_MS_PER_POINT,

@@ -3,7 +3,7 @@ import type {EngineLlama} from "../native/getEngineLlama.js";
 import {checkContextSize} from "./checkContextSize.js";
 import {toMemoryReport} from "./memoryReport.js";
 import type {MemoryReport} from "../../contract/memory.js";
-import {resolveSettings} from "../../contract/settings.js";
+import {resolveSettings, type KvCacheType, type ResolvedSettings} from "../../contract/settings.js";
 import {runNativeGeneration, type NativeGenerationResult} from "./runNativeGeneration.js";
 
 /** Options of {@link PlacedModel.generate}. */
@@ -37,7 +37,16 @@ export type NativeGenerateOptions = {
 };
 
 /** {@link PlacedModelOptions} with the settings `PlacedModel.load` resolved (resolveSettings, electron/contract/settings.ts). */
-export type ResolvedPlacedModelOptions = PlacedModelOptions & {readonly contextSize: number; readonly batchSize: number; readonly useMmap: boolean};
+export type ResolvedPlacedModelOptions = PlacedModelOptions & Omit<ResolvedSettings, "threads">;
+
+/** The load options that carry a plan's settings (every knob of {@link ResolvedSettings}). */
+export function settingsLoadOptions(settings: ResolvedSettings): Pick<PlacedModelOptions, keyof ResolvedSettings> {
+    const {contextSize, batchSize, threads, useMmap, useGpu, opOffload, kvOffload, flashAttention, kvCacheType} = settings;
+    return {contextSize, batchSize, threads, useMmap, useGpu, opOffload, kvOffload, flashAttention, kvCacheType};
+}
+
+/** node-llama-cpp's names of the KV cache types (its `GgmlType` keys). */
+const KV_CACHE_GGML_TYPE: Readonly<Record<KvCacheType, "F16" | "Q8_0" | "Q4_0">> = {f16: "F16", q8_0: "Q8_0", q4_0: "Q4_0"};
 
 /** A native generation, with how many prompt tokens the KV cache already held. */
 export type PlacedGeneration = NativeGenerationResult & {readonly reused: number};
@@ -71,8 +80,20 @@ export type PlacedModelOptions = {
      * the sequences that have work in one decode batch. Defaults to 1.
      */
     sequences?: number;
-    /** Defaults to `false` (flash attention off, the same as our CUDA build with GGML_CUDA_FA=OFF). */
+    /** Defaults to `false` (flash attention off, the same as our CUDA build with GGML_CUDA_FA=OFF); `true` when the KV cache is quantized. */
     flashAttention?: boolean;
+    /**
+     * Use the engine's GPU at all. `false` loads with llama.cpp's `--device none` (no GPU backend: nothing offloaded, no
+     * GPU memory, CPU weights repacked where the CPU has faster kernels); `gpuLayers` must then be 0 and the overrides
+     * name no GPU buffer type. Defaults to `true`.
+     */
+    useGpu?: boolean;
+    /** llama.cpp's op offload (`--no-op-offload` = `false`). Defaults to `true` (llama.cpp's default). */
+    opOffload?: boolean;
+    /** KV cache and attention of GPU layers on the GPU (`--no-kv-offload` = `false`). Defaults to `true`. */
+    kvOffload?: boolean;
+    /** K and V cache element type (`-ctk`/`-ctv`). Defaults to `"f16"`. */
+    kvCacheType?: KvCacheType;
     /** Load progress, 0..1. */
     onProgress?: (progress: number) => void;
     signal?: AbortSignal;
@@ -104,25 +125,38 @@ export class PlacedModel {
         if (overrides.length > 0)
             bindings.tensorwiseValidateTensorBufferOverrides(overrides.map((entry) => [entry.pattern, entry.bufferType]));
 
-        const hasGpu = llama.gpu !== false;
+        const useGpu = options.useGpu ?? true;
+        const hasGpu = llama.gpu !== false && useGpu;
         const gpuLayers = options.gpuLayers ?? (hasGpu ? "max" : 0);
+        if (!useGpu && gpuLayers !== 0)
+            throw new Error(`a load without the GPU (--device none) cannot offload layers (gpuLayers ${gpuLayers})`);
+        if (!useGpu) {
+            const gpuBufferTypes = new Set(bindings.tensorwiseGetBufferTypes().filter((b) => b.deviceType !== "cpu" && b.device != null).map((b) => b.name));
+            const onGpu = overrides.find((o) => gpuBufferTypes.has(o.bufferType));
+            if (onGpu != null)
+                throw new Error(`a load without the GPU (--device none) cannot place tensors on ${onGpu.bufferType} (override "${onGpu.pattern}")`);
+        }
         const partlyOnGpu = hasGpu && gpuLayers !== 0;
         const started = performance.now();
-        const {useMmap, contextSize, batchSize} = resolveSettings(options, {maxThreads: llama.maxThreads, partlyOnGpu});
+        const resolved = resolveSettings({...options, useGpu, threads: options.threads ?? null}, {maxThreads: llama.maxThreads, partlyOnGpu});
+        const {useMmap} = resolved;
         const model = await llama.loadModel({
             modelPath: options.modelPath,
             gpuLayers,
             useMmap,
             tensorBufferOverrides: overrides.length > 0 ? overrides : undefined,
+            // llama.cpp's --device none: only when the GPU is not to be used (llama.cpp's own choice of devices otherwise)
+            ...(useGpu ? {} : {devices: []}),
             // The plan, not node-llama-cpp's heuristics, decides what fits; the budget check happens in the planner.
             ignoreMemorySafetyChecks: true,
             onLoadProgress: options.onProgress,
             loadSignal: options.signal
         });
         try {
-            const resolved = {...options, useMmap, contextSize, batchSize};
-            const context = await PlacedModel.createContext(model, resolved);
-            return new PlacedModel(engine, model, context, resolved, performance.now() - started);
+            const {threads: _resolvedThreads, ...knobs} = resolved;
+            const loaded = {...options, ...knobs};
+            const context = await PlacedModel.createContext(model, loaded);
+            return new PlacedModel(engine, model, context, loaded, performance.now() - started);
         } catch (error) {
             await model.dispose();
             throw error;
@@ -131,19 +165,29 @@ export class PlacedModel {
 
     /** The context for settings already resolved at load (`resolveSettings`, electron/contract/settings.ts). */
     private static async createContext(model: LlamaModel, options: ResolvedPlacedModelOptions): Promise<LlamaContext> {
-        const {contextSize, batchSize, useMmap} = options;
-        const flashAttention = options.flashAttention ?? false;
+        const {contextSize, batchSize, useMmap, flashAttention, opOffload, kvOffload, kvCacheType} = options;
         const sequences = options.sequences ?? 1;
         await checkContextSize(model, {contextSize, batchSize, flashAttention, useMmap, sequences});
-        return await model.createContext({
+        const context = await model.createContext({
             contextSize,
             sequences,
             batchSize,
             threads: options.threads,
             flashAttention,
+            experimentalKvCacheKeyType: KV_CACHE_GGML_TYPE[kvCacheType],
+            experimentalKvCacheValueType: KV_CACHE_GGML_TYPE[kvCacheType],
+            opOffload,
+            kvOffload,
             ignoreMemorySafetyChecks: true,
             createSignal: options.signal
         });
+        // node-llama-cpp forwards these two only when tensorwise's JS patch is in place: never run without them silently
+        const forwarded = context as unknown as {_tensorwiseOpOffload?: boolean; _tensorwiseKvOffload?: boolean};
+        if (forwarded._tensorwiseOpOffload !== opOffload || forwarded._tensorwiseKvOffload !== kvOffload) {
+            await context.dispose();
+            throw new Error("node-llama-cpp did not forward op offload / KV offload to llama.cpp (its tensorwise JS patch is missing); run `npm run native`");
+        }
+        return context;
     }
 
     /**

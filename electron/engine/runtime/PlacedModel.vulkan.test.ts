@@ -85,7 +85,7 @@ describe.skipIf(probe.reason != null)("per-tensor placement on a real second dev
         expect(measured.host.kvCacheBytes).toBe(0);
         // scratch: the device compute buffer llama.cpp's no-alloc simulation reserves for the same plan and context
         const simulator = await createVramSimulator(engine, modelPath, plannerModelFrom(model));
-        const simulated = await simulator.simulate({gpuLayers: "max", overrides, settings: {contextSize: 512, batchSize: 256}, kvGpuLayers: 4});
+        const simulated = await simulator.simulate({gpuLayers: "max", overrides, settings: {contextSize: 512, batchSize: 256}});
         expect(simulated.kv).toBe(measured.device.kvCacheBytes);
         expect(measured.device.scratchBytes).toBe(simulated.scratch);
         expect(measured.device.weightsBytes).toBe(simulated.weights);

@@ -10,7 +10,7 @@ import {compilePlacement} from "../placement/compilePlacement.js";
 import {renderLlamaCppFlags} from "../placement/llamaCppFlags.js";
 import type {Placement} from "../placement/Placement.js";
 import {loadFailure} from "../runtime/loadFailure.js";
-import {PlacedModel} from "../runtime/PlacedModel.js";
+import {PlacedModel, settingsLoadOptions} from "../runtime/PlacedModel.js";
 import {streamChatReply, type ChatReply, type PromptProgress} from "../runtime/streamChatReply.js";
 import {inspectModelFile, toModelCard} from "./modelCard.js";
 import type {
@@ -342,10 +342,7 @@ export class EngineService {
             modelPath: options.path,
             gpuLayers: options.gpuLayers,
             overrides: options.overrides,
-            useMmap: options.settings.useMmap,
-            contextSize: options.settings.contextSize,
-            batchSize: options.settings.batchSize,
-            threads: options.settings.threads,
+            ...settingsLoadOptions(options.settings),
             sequences: this.sequences,
             onProgress: (progress) => this.progress(options.taskId, "load", progress, "loading weights")
         }).catch((error: unknown) => {

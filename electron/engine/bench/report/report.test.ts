@@ -177,12 +177,18 @@ describe("bench helpers", () => {
     });
 
     it("llama-bench flags: one -ot value with ;-separated pairs, host buffer types as CPU, no mmap as -lm none", () => {
-        const argv = llamaBenchArgv({gpuLayers: "max", overrides: [{pattern: "^blk\\.0\\.ffn_up\\.weight$", bufferType: "CUDA_Host"},
+        const defaults = {useGpu: true, opOffload: true, kvOffload: true, flashAttention: false, kvCacheType: "f16"} as const;
+        const plan = {gpuLayers: "max" as const, overrides: [{pattern: "^blk\\.0\\.ffn_up\\.weight$", bufferType: "CUDA_Host"},
             {pattern: "^blk\\.1\\.ffn_up\\.weight$", bufferType: "CPU"}], batchSize: 4096, contextSize: 4096, threads: 16, useMmap: false,
-        hostWeightBytes: 1, gpuWeightBytes: 1, predictedVramBytes: 1, notes: []},
-        {modelPath: "m.gguf", layerCount: 32, prompts: [64, 2048], gens: [32, 128], repeats: 3});
-        expect(argv).toEqual(["-m", "m.gguf", "-ngl", "999", "-ot", "^blk\\.0\\.ffn_up\\.weight$=CPU;^blk\\.1\\.ffn_up\\.weight$=CPU",
+        hostWeightBytes: 1, gpuWeightBytes: 1, predictedVramBytes: 1, notes: [], knobs: defaults};
+        const cells = {modelPath: "m.gguf", layerCount: 32, prompts: [64, 2048], gens: [32, 128], repeats: 3};
+        expect(llamaBenchArgv(plan, cells)).toEqual(["-m", "m.gguf", "-ngl", "999", "-ot", "^blk\\.0\\.ffn_up\\.weight$=CPU;^blk\\.1\\.ffn_up\\.weight$=CPU",
             "-b", "4096", "-ub", "4096", "-t", "16", "-fa", "0", "-lm", "none", "-p", "64,2048", "-n", "32,128", "-r", "3", "-o", "json"]);
+        // every knob that is not llama.cpp's default gets its flag: none is dropped on the way to stock llama-bench
+        expect(llamaBenchArgv({...plan, knobs: {...defaults, opOffload: false, kvOffload: false, flashAttention: true, kvCacheType: "q8_0"}}, cells).join(" "))
+            .toContain("-fa 1 -lm none -nopo 1 -nkvo 1 -ctk q8_0 -ctv q8_0 -p");
+        expect(llamaBenchArgv({...plan, gpuLayers: 0, overrides: [], useMmap: true, knobs: {...defaults, useGpu: false}}, cells).join(" "))
+            .toBe("-m m.gguf -ngl 0 -b 4096 -ub 4096 -t 16 -fa 0 -dev none -p 64,2048 -n 32,128 -r 3 -o json");
     });
 
     it("nvidia-smi CSV", () => {

@@ -12,7 +12,7 @@ function load(gpuLayers: number | "max", overrides: number, batchSize = 512): Be
     return {
         plan: {gpuLayers, overrides: Array.from({length: overrides}, (_, i) => ({pattern: `^blk\\.${i}\\.ffn_up\\.weight$`, bufferType: "CPU"})),
             batchSize, contextSize: 2304, threads: 16, useMmap: overrides === 0, hostWeightBytes: 100 * MiB, gpuWeightBytes: 100 * MiB,
-            predictedVramBytes: 120 * MiB, notes: []},
+            predictedVramBytes: 120 * MiB, notes: [], knobs: {useGpu: true, opOffload: true, kvOffload: true, flashAttention: false, kvCacheType: "f16"}},
         memory: {bufferTypes: [{bufferType: "CUDA0", device: "CUDA0", isHost: false, weightsBytes: 100 * MiB, kvCacheBytes: 8 * MiB, scratchBytes: 12 * MiB}],
             host: {weightsBytes: 100 * MiB, kvCacheBytes: 0, scratchBytes: 1 * MiB}, device: {weightsBytes: 100 * MiB, kvCacheBytes: 8 * MiB, scratchBytes: 12 * MiB}},
         loadMs: 1500,

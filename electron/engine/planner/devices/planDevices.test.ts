@@ -1,5 +1,6 @@
 // The K-device planner on hand-sized cost tables whose optima are computed by hand in the comments, then on a fake
 // three-device machine (CPU, a GPU, an rpc-server's device) built from the same cost model the app uses.
+import {handSettings} from "../testing/handModel.js";
 import {describe, expect, it} from "vitest";
 import {fakeModel, fakeProfile} from "../testing/fakeProfile.js";
 import type {CostNode, DeviceCostTable} from "./deviceCostTable.js";
@@ -110,7 +111,7 @@ describe("planDevices on a fake CPU + GPU + rpc-server machine", () => {
         transfers: [...base.transfers, {device: "RPC0", pinnedH2dBytesPerSec: 1e8, pageableH2dBytesPerSec: 1e8, d2hBytesPerSec: 1e8, switchUs: 250, copySmallUs: 200, launchUs: 50}]
     };
     const weights = model.weightBytes;
-    const settings = {contextSize: 256, batchSize: 128, threads: 2, useMmap: false};
+    const settings = handSettings({contextSize: 256, batchSize: 128, threads: 2, useMmap: false});
     const devicesWith = (gpuShare: number, rpcShare: number): PlanDevice[] => [
         device("CPU", 64 * 1024 * MiB, null),
         {...device("RPC0[127.0.0.1:50052]", Math.floor(weights * rpcShare) + 8 * MiB, 200), name: "RPC0", link: {latencyUs: 200, launchUs: 50, h2dBytesPerUs: 100, d2hBytesPerUs: 100}},

@@ -3,6 +3,7 @@ import type {ResolvedSettings} from "../../../contract/settings.js";
 import {compilePlacement} from "../../placement/compilePlacement.js";
 import type {Placement, TensorBufferOverride} from "../../placement/Placement.js";
 import {costContext, predict, type CostInputs} from "../costModel.js";
+import type {MachineProfile} from "../../profiler/MachineProfile.js";
 import {toPlacement} from "../resolvePlacement.js";
 import type {PlanPrediction, ResolvedPlacement, Workload} from "../types.js";
 
@@ -25,7 +26,23 @@ export type StrategyInputs = {
     readonly fit?: FitFunction;
     /** Whether a buffer type name is host memory. Defaults to `isHostBufferType` (electron/contract/memory.ts) by name. */
     readonly isHostBufferType?: (name: string) => boolean;
+    /**
+     * The CPU timed as a load that uses no GPU lays out its weights (`--device none`: repacked into the CPU's extra
+     * buffer types where llama.cpp repacks), for pricing plans with `useGpu` false. Defaults to `cost.profile`.
+     */
+    readonly cpuOnlyProfile?: MachineProfile;
+    /**
+     * Knobs the client chose (`false`/`true`), which the planner keeps; the others (`PLANNED_KNOBS`,
+     * electron/contract/settings.ts) it chooses. Defaults to none chosen.
+     */
+    readonly chosen?: Partial<Pick<ResolvedSettings, "useGpu" | "opOffload" | "kvOffload" | "flashAttention">>;
 };
+
+/** The cost inputs that price a plan with `settings`: without the GPU, the CPU's timings as such a load lays out its weights. */
+export function costInputsFor(inputs: Pick<StrategyInputs, "cost" | "cpuOnlyProfile">, settings: Pick<ResolvedSettings, "useGpu">): CostInputs {
+    if (settings.useGpu || inputs.cpuOnlyProfile == null) return inputs.cost;
+    return {...inputs.cost, profile: inputs.cpuOnlyProfile};
+}
 
 /** A strategy's plan: placement, llama.cpp parameters, runtime settings and the prediction. */
 export type StrategyResult = {
@@ -51,15 +68,14 @@ export type StrategyResult = {
 export function finishPlan(inputs: StrategyInputs, strategy: StrategyName, resolved: ResolvedPlacement, settings: ResolvedSettings,
     notes: string[], rawOverrides?: readonly TensorBufferOverride[]): StrategyResult {
     const {model} = inputs.cost;
-    const prediction = predict(costContext(inputs.cost, settings, inputs.workload), resolved);
-    const placement = toPlacement(model, resolved, inputs.gpuBufferType);
+    const prediction = predict(costContext(costInputsFor(inputs, settings), settings, inputs.workload), resolved);
+    const placement = toPlacement(model, resolved, settings.useGpu ? inputs.gpuBufferType : null);
     let overrides: readonly TensorBufferOverride[] = rawOverrides ?? [];
-    if (rawOverrides == null && resolved.gpuLayers === "max" && inputs.gpuBufferType != null)
+    if (rawOverrides == null && resolved.gpuLayers === "max" && inputs.gpuBufferType != null && settings.useGpu)
         overrides = compilePlacement(placement, model.tensors).overrides;
-    // a CPU-only placement always fits: what llama.cpp reserves on the GPU for it (the compute buffer of offloaded
-    // prefill ops) is no choice of the plan's
-    const cpuOnly = resolved.onGpu.size === 0 && !resolved.kvOnGpu.some(Boolean);
-    const fits = cpuOnly || prediction.vram.total <= inputs.budgetBytes;
+    // everything on the GPU counts: weights, KV cache and compute buffers — also the compute buffer llama.cpp reserves
+    // for the prompt ops it offloads from a CPU-only placement (a plan without the GPU, or with op offload off, has none)
+    const fits = prediction.vram.total <= inputs.budgetBytes;
     const MiB = 1024 * 1024;
     return {
         strategy, fits, resolved, placement, gpuLayers: resolved.gpuLayers, overrides, settings, prediction,

@@ -1,19 +1,24 @@
 /**
  * Our planner: an exact mixed-integer program (HiGHS) over which weights stay on the GPU, for each candidate runtime
- * setting (pinned or mmap host memory × micro-batch), minimising one workload request (TTFT + (gen − 1) × TPOT) as the
- * cost model prices it: per-op CPU/GPU/copy costs, CPU↔GPU switches (hops) and the scratch a host weight copy needs.
- * The baselines' placements are evaluated under every setting too, so the result is never predicted worse than them.
+ * configuration — every llama.cpp knob that changes time or memory: pinned or mmap host memory, micro-batch (below 32
+ * tokens no prompt op is offloaded), op offload, KV offload, flash attention, and using the GPU at all — minimising one
+ * workload request (TTFT + (gen − 1) × TPOT) as the cost model prices it: per-op CPU/GPU/copy costs, CPU↔GPU switches
+ * (hops) and the scratch a host weight copy needs. The baselines' placements are evaluated under every configuration
+ * too, so the result is never predicted worse than them.
  */
 import type {ResolvedSettings} from "../../../contract/settings.js";
-import {costContext, decodeOpUs, executionOrder, kvBytesPerLayer, measuredScratch, predict, prefillOpUs, scratchFor, type CostContext} from "../costModel.js";
+import {OFFLOAD_MIN_BATCH, costContext, requestLowerBoundMs, decodeOpUs, executionOrder, kvBytesPerLayer, measuredScratch, predict, prefillOpUs, scratchFor, type CostContext} from "../costModel.js";
 import {layerSplit, perTensor} from "../resolvePlacement.js";
 import {cpuStrategy} from "./cpuStrategy.js";
 import type {ResolvedPlacement} from "../types.js";
 import {solveMilp} from "./solveMilp.js";
-import {finishPlan, type StrategyInputs, type StrategyResult} from "./StrategyResult.js";
+import {costInputsFor, finishPlan, type StrategyInputs, type StrategyResult} from "./StrategyResult.js";
 
-/** Micro-batch sizes tried (node-llama-cpp batchSize = n_ubatch). */
-export const OPTIMAL_BATCH_SIZES = [128, 512, 2048] as const;
+/**
+ * Micro-batch sizes tried (node-llama-cpp batchSize = n_ubatch). 16 is below the 32 tokens from which a GPU backend
+ * runs host-weight prompt ops (OFFLOAD_MIN_BATCH, costModel.ts): every op then runs where its weight lives.
+ */
+export const OPTIMAL_BATCH_SIZES = [16, 128, 512, 2048] as const;
 
 const num = (v: number): string => (Number.isFinite(v) ? v : 0).toPrecision(15).replace(/\.?0+(e|$)/, "$1");
 
@@ -30,12 +35,15 @@ async function solveFor(inputs: StrategyInputs, cx: CostContext): Promise<Set<st
         const c = prefillOpUs(cx, t, false) + (genTokens - 1) * decodeOpUs(cx, t, false);
         terms.push(`${g - c >= 0 ? "+" : "-"} ${num(Math.abs(g - c))} ${vars.get(t.name)}`);
     }
-    // a switch costs switchUs per decode step; micro-batches below the offload threshold run ops where they live too
-    const smallBatchHop = cx.ubatches.filter((b) => b < cx.offloadMinBatch)
+    // a switch costs switchUs per decode step; micro-batches below the offload threshold (every one with op offload
+    // off) run ops where they live too
+    const smallBatchHop = cx.ubatches.filter((b) => !cx.opOffload || b < cx.offloadMinBatch)
         .reduce((s, b) => s + cx.switchUs + b * model.embd * 4 / Math.max(cx.h2dBytesPerUs, 1e-9), 0);
     const hopWeight = (genTokens - 1) * cx.switchUs + smallBatchHop;
-    // device sequence of one decode step: CPU (embeddings) → nodes → CPU (logits)
-    const seq: string[] = ["0", ...executionOrder(model).map((n) => n.kind === "attn" ? "1" : vars.get(n.tensor.name)!), "0"];
+    // device sequence of one decode step: CPU (embeddings) → nodes → CPU (logits); attention runs with the KV cache
+    // (every layer's on the GPU in a per-tensor plan, none with --no-kv-offload)
+    const attention = cx.settings.kvOffload ? "1" : "0";
+    const seq: string[] = ["0", ...executionOrder(model).map((n) => n.kind === "attn" ? attention : vars.get(n.tensor.name)!), "0"];
     const constraints: string[] = [];
     let hopCount = 0;
     for (let k = 1; k < seq.length; k++) {
@@ -57,10 +65,11 @@ async function solveFor(inputs: StrategyInputs, cx: CostContext): Promise<Set<st
     }
     // capacity: GPU weights + one host-weight copy (s) ≤ budget − KV − base scratch − fixed small tensors
     const fixed = model.tensors.filter((t) => t.op == null && t.role !== "token_embd").reduce((s, t) => s + t.bytes, 0);
-    const cap = inputs.budgetBytes - kvBytesPerLayer(model, cx.settings.contextSize) * model.layerCount - scratchFor(inputs.cost, cx.settings, 0) - fixed;
+    const kv = cx.settings.kvOffload ? kvBytesPerLayer(model, cx.settings.contextSize, cx.settings.kvCacheType) * model.layerCount : 0;
+    const cap = inputs.budgetBytes - kv - scratchFor(inputs.cost, cx.settings, 0) - fixed;
     if (cap < 0) return null;
     // a measured scratch already holds the largest weight copy (it is the worst of all-GPU and all-host placements)
-    const useCopy = Math.min(cx.settings.batchSize, cx.settings.contextSize) >= cx.offloadMinBatch && measuredScratch(inputs.cost, cx.settings) == null;
+    const useCopy = cx.opOffload && Math.min(cx.settings.batchSize, cx.settings.contextSize) >= cx.offloadMinBatch && measuredScratch(inputs.cost, cx.settings) == null;
     constraints.push(` cap: ${ops.map((t) => `+ ${t.bytes} ${vars.get(t.name)}`).join(" ")}${useCopy ? " + s" : ""} <= ${cap}`);
     if (useCopy) ops.filter((t) => t.role !== "output").forEach((t, i) => constraints.push(` cp${i}: s + ${t.bytes} ${vars.get(t.name)} >= ${t.bytes}`));
     const lp = ["Minimize", ` obj: ${terms.join(" ")}`, "Subject To", ...constraints, "Bounds",
@@ -71,10 +80,41 @@ async function solveFor(inputs: StrategyInputs, cx: CostContext): Promise<Set<st
     return new Set(ops.filter((t) => (solved.values.get(vars.get(t.name)!) ?? 0) < 0.5).map((t) => t.name));
 }
 
-/** Settings the optimiser searches: pinned or mmap × micro-batch sizes that the context allows. */
-export function candidateSettings(base: ResolvedSettings): ResolvedSettings[] {
+/** The values of one knob the search tries: the client's choice alone, else both. */
+function choices(chosen: boolean | undefined, preferred: boolean): boolean[] {
+    return chosen != null ? [chosen] : [preferred, !preferred];
+}
+
+/**
+ * Configurations the optimiser searches with the GPU in use: pinned or mmap × the micro-batch sizes the context allows ×
+ * op offload (only where a micro-batch reaches the offload threshold; below it both are the same) × KV offload ×
+ * flash attention (forced on by a quantized KV cache) — each knob the client chose kept as chosen.
+ */
+export function candidateSettings(base: ResolvedSettings, chosen: StrategyInputs["chosen"] = {}, offloadMinBatch = OFFLOAD_MIN_BATCH): ResolvedSettings[] {
     const batches = [...new Set([...OPTIMAL_BATCH_SIZES, base.batchSize])].filter((b) => b <= base.contextSize);
-    return [false, true].flatMap((useMmap) => batches.map((batchSize) => ({...base, useMmap, batchSize})));
+    const flash = base.kvCacheType !== "f16" ? [true] : choices(chosen.flashAttention, false);
+    const result: ResolvedSettings[] = [];
+    for (const batchSize of batches)
+        for (const opOffload of batchSize >= offloadMinBatch ? choices(chosen.opOffload, true) : [chosen.opOffload ?? true])
+            // pinned or pageable host memory only changes how fast offloaded prompt ops copy their weights in
+            for (const useMmap of opOffload && batchSize >= offloadMinBatch ? [false, true] : [false])
+                for (const kvOffload of choices(chosen.kvOffload, true))
+                    for (const flashAttention of flash)
+                        result.push({...base, useGpu: true, useMmap, batchSize, opOffload, kvOffload, flashAttention});
+    return result;
+}
+
+/**
+ * Configurations without the GPU (`--device none`): micro-batch × flash attention; mmap on (nothing to pin for), and
+ * op and KV offload moot.
+ */
+export function cpuOnlySettings(base: ResolvedSettings, chosen: StrategyInputs["chosen"] = {}): ResolvedSettings[] {
+    // below 32 tokens a CPU matmul is no faster per token than at 128 (no offload to avoid without a GPU)
+    const large = [...new Set([...OPTIMAL_BATCH_SIZES, base.batchSize])].filter((b) => b <= base.contextSize && b >= OFFLOAD_MIN_BATCH);
+    const batches = large.length > 0 ? large : [Math.min(base.batchSize, base.contextSize)];
+    const flash = base.kvCacheType !== "f16" ? [true] : choices(chosen.flashAttention, false);
+    return batches.flatMap((batchSize) => flash.map((flashAttention) =>
+        ({...base, useGpu: false, useMmap: true, batchSize, opOffload: true, kvOffload: true, flashAttention})));
 }
 
 /**
@@ -83,32 +123,53 @@ export function candidateSettings(base: ResolvedSettings): ResolvedSettings[] {
  */
 export async function optimalStrategy(inputs: StrategyInputs, baselines: readonly StrategyResult[] = []): Promise<StrategyResult> {
     const {model} = inputs.cost;
-    const candidates: {resolved: ResolvedPlacement; settings: ResolvedSettings; note: string; raw?: StrategyResult["overrides"]}[] = [];
-    for (const settings of candidateSettings(inputs.settings)) {
-        candidates.push({resolved: layerSplit(model, 0), settings, note: `CPU-only (-ngl 0) at micro-batch ${settings.batchSize}, ${settings.useMmap ? "mmap" : "pinned"}`});
-        if (inputs.cost.gpuDevice != null) {
-            const host = await solveFor(inputs, costContext(inputs.cost, settings, inputs.workload));
-            if (host != null) candidates.push({resolved: perTensor(model, host), settings, note: `MILP (HiGHS, exact) at micro-batch ${settings.batchSize}, ${settings.useMmap ? "mmap" : "pinned"}`});
-        }
-        for (const b of baselines) {
-            candidates.push({resolved: b.resolved, settings, note: `${b.strategy}'s placement at micro-batch ${settings.batchSize}, ${settings.useMmap ? "mmap" : "pinned"}`,
-                raw: b.strategy === "fit" ? b.overrides : undefined});
-        }
+    let evaluated = 0;
+    // only candidates whose whole VRAM (weights, KV cache and compute buffers) is within the budget; the CPU-only
+    // candidates without the GPU (or with op offload off) need none, so one always fits
+    let best: {c: Candidate; ms: number} | null = null;
+    const consider = (c: Candidate): void => {
+        evaluated++;
+        const p = predict(costContext(costInputsFor(inputs, c.settings), c.settings, inputs.workload), c.resolved);
+        if (p.vram.total <= inputs.budgetBytes && (best == null || p.requestMs < best.ms)) best = {c, ms: p.requestMs};
+    };
+    const hasGpu = inputs.cost.gpuDevice != null && inputs.chosen?.useGpu !== false;
+    const gpuSettings = hasGpu ? candidateSettings(inputs.settings, inputs.chosen, inputs.cost.offloadMinBatch) : [];
+    // first the placements that cost nothing to find (CPU-only, the baselines'), under every configuration
+    for (const settings of gpuSettings) {
+        consider({resolved: layerSplit(model, 0), settings, note: `CPU-only (-ngl 0) with the GPU visible, ${describeSettings(settings)}`});
+        for (const b of baselines)
+            consider({resolved: b.resolved, settings, note: `${b.strategy}'s placement, ${describeSettings(settings)}`, raw: b.strategy === "fit" ? b.overrides : undefined});
     }
-    // first the candidates whose whole VRAM (with the compute buffer) is within the budget; only when none is, a
-    // CPU-only placement over it (llama.cpp reserves that compute buffer whatever the plan, so it is the fallback)
-    let best: {c: (typeof candidates)[number]; ms: number} | null = null;
-    let fallback: {c: (typeof candidates)[number]; ms: number} | null = null;
-    for (const c of candidates) {
-        const p = predict(costContext(inputs.cost, c.settings, inputs.workload), c.resolved);
-        if (p.vram.total <= inputs.budgetBytes) {
-            if (best == null || p.requestMs < best.ms) best = {c, ms: p.requestMs};
-        } else if (c.resolved.onGpu.size === 0 && (fallback == null || p.requestMs < fallback.ms)) fallback = {c, ms: p.requestMs};
+    if (inputs.chosen?.useGpu !== true || inputs.cost.gpuDevice == null)
+        for (const settings of cpuOnlySettings(inputs.settings, inputs.chosen))
+            consider({resolved: layerSplit(model, 0), settings, note: `without the GPU (--device none), ${describeSettings(settings)}`});
+    // then the MILP per configuration, most promising first, skipping those that cannot beat the best plan so far
+    // (branch and bound over configurations: the bound is a true lower bound, so nothing better is ever skipped)
+    const bounded = gpuSettings.map((settings) => {
+        const cx = costContext(inputs.cost, settings, inputs.workload);
+        return {settings, cx, bound: requestLowerBoundMs(cx)};
+    }).sort((a, b) => a.bound - b.bound);
+    let solved = 0;
+    for (const {settings, cx, bound} of bounded) {
+        if (best != null && bound >= (best as {ms: number}).ms) break;
+        solved++;
+        const host = await solveFor(inputs, cx);
+        if (host != null) consider({resolved: perTensor(model, host), settings, note: `MILP (HiGHS, exact), ${describeSettings(settings)}`});
     }
-    best ??= fallback;
     if (best == null) {
         const cpu = await cpuStrategy(inputs);
         return {...cpu, strategy: "optimal", notes: ["no candidate fits the budget; CPU-only (-ngl 0)", ...cpu.notes]};
     }
-    return finishPlan(inputs, "optimal", best.c.resolved, best.c.settings, [best.c.note, `${candidates.length} candidates evaluated`], best.c.raw);
+    const chosenPlan = (best as {c: Candidate}).c;
+    return finishPlan(inputs, "optimal", chosenPlan.resolved, chosenPlan.settings,
+        [chosenPlan.note, `${evaluated} candidates evaluated; the MILP solved for ${solved} of ${gpuSettings.length} configurations (the rest bounded out)`], chosenPlan.raw);
+}
+
+type Candidate = {resolved: ResolvedPlacement; settings: ResolvedSettings; note: string; raw?: StrategyResult["overrides"]};
+
+/** The knobs of a configuration in a few words, for a plan's notes. */
+export function describeSettings(settings: ResolvedSettings): string {
+    return [`micro-batch ${settings.batchSize}`, settings.useMmap ? "mmap" : "pinned", settings.opOffload ? "op offload" : "no op offload",
+        settings.kvOffload ? "KV offload" : "no KV offload", settings.flashAttention ? "flash attention" : "no flash attention",
+        `${settings.kvCacheType} KV`, `${settings.threads} threads`].join(", ");
 }

@@ -2,7 +2,9 @@
  * Hand-sized planner models and profiles: every weight op has its own ggml type and shape, so each op costs exactly the
  * microseconds the test writes down. Expected plans and predictions can then be computed by hand.
  */
+import type {ResolvedSettings} from "../../../contract/settings.js";
 import type {MachineProfile, MatmulPoint} from "../../profiler/MachineProfile.js";
+import {scratchKey} from "../costModel.js";
 import type {PlannerModel, PlannerTensor} from "../types.js";
 import type {FitFunction, StrategyInputs} from "../strategies/StrategyResult.js";
 
@@ -95,11 +97,17 @@ export function layerFit(fits: (gpuLayers: number) => boolean, layers: number): 
 export function handInputs(model: PlannerModel, profile: MachineProfile, options: {
     budgetBytes: number; scratchBytes: number; contextSize: number; batchSize: number; workload: {promptTokens: number; genTokens: number};
 }): Omit<StrategyInputs, "fit"> {
+    const settings = handSettings({useMmap: false, batchSize: options.batchSize, contextSize: options.contextSize, threads: 2});
     return {
-        cost: {model, profile, gpuDevice: "CUDA0", scratchByBatch: new Map([[options.batchSize, options.scratchBytes]]), scratchContextSize: options.contextSize},
+        cost: {model, profile, gpuDevice: "CUDA0", scratchByKey: new Map([[scratchKey(settings), options.scratchBytes]]), scratchContextSize: options.contextSize},
         gpuBufferType: "CUDA0",
         budgetBytes: options.budgetBytes,
-        settings: {useMmap: false, batchSize: options.batchSize, contextSize: options.contextSize, threads: 2},
+        settings,
         workload: options.workload
     };
+}
+
+/** Resolved settings for hand-sized tests: the given fields over llama.cpp's defaults for the other knobs. */
+export function handSettings(settings: Pick<ResolvedSettings, "useMmap" | "batchSize" | "contextSize" | "threads"> & Partial<ResolvedSettings>): ResolvedSettings {
+    return {useGpu: true, opOffload: true, kvOffload: true, flashAttention: false, kvCacheType: "f16", ...settings};
 }
