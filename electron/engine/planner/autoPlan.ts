@@ -147,7 +147,9 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     const gpu = machine.gpu;
     // before the slow profile: a threshold the cost model cannot price is refused at once
     const offloadMinBatch = gpu == null ? undefined : offloadMinBatchFromEnv();
-    const settings: ResolvedSettings = resolveSettings(options.settings ?? {}, {maxThreads: engine.llama.maxThreads, partlyOnGpu: gpu != null});
+    const settings: ResolvedSettings = resolveSettings(options.settings ?? {}, {
+        maxThreads: engine.llama.maxThreads, partlyOnGpu: gpu != null, trainedContextSize: model.contextLength
+    });
     const profile = await profileMachine(engine, distinctOperators(model.tensors), {
         cacheDir: defaultProfileCacheDir(), threads: settings.threads, decodeWorkingSetBytes: model.tensorBytes,
         expertOps: distinctExpertOperators(model.tensors, model.expertUsedCount ?? 1),

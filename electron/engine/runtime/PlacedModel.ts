@@ -3,7 +3,7 @@ import type {EngineLlama} from "../native/getEngineLlama.js";
 import {checkContextSize} from "./checkContextSize.js";
 import {toMemoryReport} from "./memoryReport.js";
 import type {MemoryReport} from "../../contract/memory.js";
-import {resolveSettings} from "../../contract/settings.js";
+import {defaultContextSize, resolveSettings} from "../../contract/settings.js";
 import {runNativeGeneration, type NativeGenerationResult} from "./runNativeGeneration.js";
 
 /** Options of {@link PlacedModel.generate}. */
@@ -60,7 +60,10 @@ export type PlacedModelOptions = {
      * which llama.cpp copies to the GPU much faster: llama.cpp's ggml_backend_cuda_host_buffer_type / ggml_backend_vk_host_buffer_type), `true` for CPU-only loads.
      */
     useMmap?: boolean;
-    /** Context size in tokens. Defaults to DEFAULT_RUNTIME_SETTINGS.contextSize (electron/contract/settings.ts). */
+    /**
+     * Context size in tokens. Defaults to DEFAULT_RUNTIME_SETTINGS.contextSize, or the model's trained context where
+     * that is smaller (defaultContextSize, electron/contract/settings.ts).
+     */
     contextSize?: number;
     /** Batch size = micro-batch (node-llama-cpp sets n_ubatch = n_batch). Defaults to DEFAULT_RUNTIME_SETTINGS.batchSize. */
     batchSize?: number;
@@ -108,7 +111,7 @@ export class PlacedModel {
         const gpuLayers = options.gpuLayers ?? (hasGpu ? "max" : 0);
         const partlyOnGpu = hasGpu && gpuLayers !== 0;
         const started = performance.now();
-        const {useMmap, contextSize, batchSize} = resolveSettings(options, {maxThreads: llama.maxThreads, partlyOnGpu});
+        const {useMmap, batchSize} = resolveSettings(options, {maxThreads: llama.maxThreads, partlyOnGpu});
         const model = await llama.loadModel({
             modelPath: options.modelPath,
             gpuLayers,
@@ -120,6 +123,7 @@ export class PlacedModel {
             loadSignal: options.signal
         });
         try {
+            const contextSize = options.contextSize ?? defaultContextSize(model.trainContextSize);
             const resolved = {...options, useMmap, contextSize, batchSize};
             const context = await PlacedModel.createContext(model, resolved);
             return new PlacedModel(engine, model, context, resolved, performance.now() - started);
