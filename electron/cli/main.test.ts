@@ -4,6 +4,7 @@ import path from "node:path";
 import {describe, expect, it} from "vitest";
 import {buildTinyGguf, kv} from "../engine/gguf/testing/tinyGguf.js";
 import {tinyModelSpec} from "../engine/gguf/testing/tinyModelSpec.js";
+import {makeSyntheticModel} from "../engine/writer/makeSyntheticModel.js";
 import type {TinyModelOptions} from "../engine/gguf/testing/tinyModelSpec.js";
 import {main} from "./main.js";
 import type {CliIo} from "./CliIo.js";
@@ -113,6 +114,24 @@ describe("tensorwise CLI", () => {
         expect(result.timing.generatedTokens).toBeGreaterThan(0);
         expect(result.timing.ttftMs).toBeGreaterThan(0);
         expect(result.measured.host.weightsBytes).toBeGreaterThan(0);
+    });
+
+    it("chats with a model trained on 256 tokens in a context of 256 when none is chosen, and refuses a larger --context naming both numbers", async () => {
+        // llama.cpp takes the trained context for n_ctx 0; the default 2048 is more than 4× what this model was trained for
+        const modelPath = path.join(dir, "short-context.gguf");
+        await makeSyntheticModel(modelPath, {preset: "tiny", type: "q8_0", contextLength: 256});
+
+        const chat = captureIo();
+        const code = await main(["chat", modelPath, "--gpu", "cpu", "--prompt", "Hi", "--max-tokens", "4", "--threads", "2", "--json"], chat);
+        expect(chat.stderr.join("\n")).not.toContain("error:");
+        expect(code).toBe(0);
+        const result = JSON.parse(chat.stdout.join("\n")) as {timing: {generatedTokens: number}; settings: {contextSize: number}};
+        expect(result.timing.generatedTokens).toBeGreaterThan(0);
+        expect(result.settings.contextSize).toBe(256);
+
+        const tooLong = captureIo();
+        expect(await main(["chat", modelPath, "--gpu", "cpu", "--prompt", "Hi", "--max-tokens", "4", "--threads", "2", "--context", "2048"], tooLong)).toBe(1);
+        expect(tooLong.stderr.join("\n")).toMatch(/A context of 2048 tokens is more than 4× what this model was trained for \(256 tokens\): choose at most 1024\./);
     });
 
     it("refuses a placement whose defaultBufferType is not where this machine loads models", async () => {

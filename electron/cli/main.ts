@@ -134,7 +134,8 @@ const commands: Record<string, Command> = {
                 gpuLayers: flagNumber(values["gpu-layers"], "gpu-layers", "gpuLayers"),
                 auto: values.auto === true,
                 budget: values.budget == null ? undefined : parseBudget(String(values.budget)),
-                contextSize: flagNumber(values.context, "context", "contextSize") ?? DEFAULT_RUNTIME_SETTINGS.contextSize,
+                // without --context: 2048 tokens, or the model's trained context where smaller (defaultContextSize)
+                contextSize: flagNumber(values.context, "context", "contextSize"),
                 batchSize: flagNumber(values.batch, "batch", "batchSize") ?? DEFAULT_RUNTIME_SETTINGS.batchSize,
                 threads: flagThreads(values.threads),
                 maxTokens: flagNumber(values["max-tokens"], "max-tokens", "maxTokens") ?? 64,

@@ -1,5 +1,5 @@
 import {describe, expect, it} from "vitest";
-import {DEFAULT_RUNTIME_SETTINGS, resolveSettings} from "./settings.js";
+import {DEFAULT_RUNTIME_SETTINGS, defaultContextSize, resolveSettings} from "./settings.js";
 
 describe("resolveSettings", () => {
     it("fills what the user left open: the contract's defaults, the engine's threads, mmap off once a weight is on a GPU", () => {
@@ -10,5 +10,18 @@ describe("resolveSettings", () => {
     it("keeps every choice the user made", () => {
         expect(resolveSettings({contextSize: 4096, batchSize: 128, threads: 1, useMmap: true}, {maxThreads: 8, partlyOnGpu: true}))
             .toEqual({contextSize: 4096, batchSize: 128, threads: 1, useMmap: true});
+    });
+    it("without a chosen context, takes the model's trained context where it is below the default", () => {
+        expect(resolveSettings({}, {maxThreads: 2, partlyOnGpu: false, trainedContextSize: 256})).toMatchObject({contextSize: 256});
+        expect(resolveSettings({}, {maxThreads: 2, partlyOnGpu: false, trainedContextSize: 131072})).toMatchObject({contextSize: 2048});
+        expect(resolveSettings({}, {maxThreads: 2, partlyOnGpu: false, trainedContextSize: null})).toMatchObject({contextSize: 2048});
+        expect(resolveSettings({contextSize: 1024}, {maxThreads: 2, partlyOnGpu: false, trainedContextSize: 256})).toMatchObject({contextSize: 1024});
+    });
+});
+
+describe("defaultContextSize", () => {
+    it("is the default, or the trained context where smaller and known", () => {
+        expect([defaultContextSize(), defaultContextSize(null), defaultContextSize(0), defaultContextSize(256), defaultContextSize(2048), defaultContextSize(8192)])
+            .toEqual([2048, 2048, 2048, 256, 2048, 2048]);
     });
 });

@@ -77,6 +77,17 @@ export const DEFAULT_RUNTIME_SETTINGS: Readonly<RuntimeSettings> = Object.freeze
 export const PLANNED_KNOBS = ["useGpu", "opOffload", "kvOffload", "flashAttention"] as const satisfies readonly (keyof RuntimeSettings)[];
 
 /**
+ * The context size of a load whose client chose none: {@link DEFAULT_RUNTIME_SETTINGS}' 2048 tokens, or the model's
+ * trained context (`<arch>.context_length`) where that is smaller, as llama.cpp takes the trained context for n_ctx 0
+ * (source: llama_context ctor, `cparams.n_ctx = params.n_ctx == 0 ? hparams.n_ctx_train : params.n_ctx`). A context
+ * the client chose is kept, larger or not (the runtime refuses one too far past the trained context, checkContextSize.ts).
+ */
+export function defaultContextSize(trainedContextSize?: number | null): number {
+    const fallback = DEFAULT_RUNTIME_SETTINGS.contextSize;
+    return trainedContextSize != null && trainedContextSize > 0 && trainedContextSize < fallback ? trainedContextSize : fallback;
+}
+
+/**
  * Settings with every choice made: what a plan chooses and what a loaded model runs with (threads and mmap decided).
  * The same fields as {@link RuntimeSettings}, so one type travels from the UI through the planner to the runtime.
  */
@@ -107,15 +118,20 @@ export function withDefaultSettings(settings: Partial<RuntimeSettings> = {}): Ru
 }
 
 /**
- * `settings` over the defaults with what was left to the engine decided: its own thread count, and mmap only when no
- * weight is on a GPU (a mixed placement loads without mmap, so its host weights sit in the GPU's pinned host buffer).
+ * `settings` over the defaults with what was left to the engine decided: its own thread count, mmap only when no
+ * weight is on a GPU (a mixed placement loads without mmap, so its host weights sit in the GPU's pinned host buffer),
+ * and a context that fits the model when none was chosen ({@link defaultContextSize} of `engine.trainedContextSize`).
  */
-export function resolveSettings(settings: Partial<RuntimeSettings>, engine: {maxThreads: number; partlyOnGpu: boolean}): ResolvedSettings {
+export function resolveSettings(settings: Partial<RuntimeSettings>, engine: {
+    maxThreads: number; partlyOnGpu: boolean;
+    /** The model's trained context (`<arch>.context_length`); `null` or absent: unknown. */
+    trainedContextSize?: number | null;
+}): ResolvedSettings {
     const chosen = withDefaultSettings(settings);
     const problem = settingsConflict(chosen);
     if (problem != null) throw new RangeError(problem);
     return {
-        contextSize: chosen.contextSize,
+        contextSize: settings.contextSize ?? defaultContextSize(engine.trainedContextSize),
         batchSize: chosen.batchSize,
         threads: chosen.threads ?? engine.maxThreads,
         useMmap: chosen.useMmap ?? !engine.partlyOnGpu,

@@ -16,7 +16,8 @@ export type ChatCommandOptions = {
     gpuLayers?: number;
     auto: boolean;
     budget?: Budget;
-    contextSize: number;
+    /** Defaults to 2048 tokens, or the model's trained context where that is smaller (defaultContextSize). */
+    contextSize?: number;
     batchSize: number;
     threads?: number;
     maxTokens: number;
@@ -70,7 +71,7 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
         );
         if (options.json) {
             io.out(JSON.stringify({
-                reply: reply.text, timing: reply.timing, placement: state.placement, measured: state.measured,
+                reply: reply.text, timing: reply.timing, settings: state.settings, placement: state.placement, measured: state.measured,
                 plannedVsMeasured: state.memory, overrideLog: overrideLines, loadMs: state.loadMs
             }, null, 2));
             return 0;

@@ -20,8 +20,8 @@ export type ServeCommandOptions = {
     queueLength: number;
     requestTimeoutSeconds: number;
     policy: SchedulingPolicyName;
-    /** Per sequence. */
-    contextSize: number;
+    /** Per sequence. Defaults to 2048 tokens, or the model's trained context where that is smaller (defaultContextSize). */
+    contextSize?: number;
     batchSize: number;
     threads?: number;
     /** Appends every swap-vs-recompute decision to this file as one JSON line. */

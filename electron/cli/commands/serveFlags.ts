@@ -20,8 +20,10 @@ export const SERVE_OPTIONS = {
     "kv-log": {type: "string"}, "kv-measure-both": {type: "boolean", default: false}
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
 
-/** Defaults of the per-sequence context and the micro-batch. */
-const DEFAULT_CONTEXT = 2048;
+/**
+ * Default of the micro-batch. The per-sequence context defaults to 2048 tokens, or the model's trained context where
+ * that is smaller (defaultContextSize, electron/contract/settings.ts), resolved once the model is inspected.
+ */
 const DEFAULT_BATCH = 512;
 
 export function serveRun(io: CliIo, modelPath: string, values: Record<string, FlagValue>): Promise<number> {
@@ -51,7 +53,7 @@ export function serveRun(io: CliIo, modelPath: string, values: Record<string, Fl
         queueLength: flagNumber(values.queue, "queue", "queueLength") as number,
         requestTimeoutSeconds: flagNumber(values.timeout, "timeout", "requestTimeoutSeconds") as number,
         policy: policy as SchedulingPolicyName,
-        contextSize: flagNumber(values.context, "context", "contextSize") ?? DEFAULT_CONTEXT,
+        contextSize: flagNumber(values.context, "context", "contextSize"),
         batchSize: flagNumber(values.batch, "batch", "batchSize") ?? DEFAULT_BATCH,
         threads: flagThreads(values.threads),
         kvLogPath: typeof values["kv-log"] === "string" ? values["kv-log"] : undefined,

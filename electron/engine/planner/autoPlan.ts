@@ -156,7 +156,9 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     const gpu = machine.gpu;
     // before the slow profile: a threshold the cost model cannot price is refused at once
     const offloadMinBatch = gpu == null ? undefined : offloadMinBatchFromEnv();
-    const settings: ResolvedSettings = resolveSettings(options.settings ?? {}, {maxThreads: engine.llama.maxThreads, partlyOnGpu: gpu != null});
+    const settings: ResolvedSettings = resolveSettings(options.settings ?? {}, {
+        maxThreads: engine.llama.maxThreads, partlyOnGpu: gpu != null, trainedContextSize: model.contextLength
+    });
     // the knobs the client set; the planner chooses the rest
     const chosen = Object.fromEntries(PLANNED_KNOBS.flatMap((knob) => {
         const value = options.settings?.[knob];

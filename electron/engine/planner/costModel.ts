@@ -58,20 +58,62 @@ export type CostInputs = {
 /** One node of the per-layer execution order that matters for device switches. */
 type SeqNode = {readonly kind: "op"; readonly tensor: PlannerTensor} | {readonly kind: "attn"; readonly layer: number};
 
-// Graph order of llm_build_llama (src/models/llama.cpp): Q, K, V projections, attention, output projection, FFN.
-// A MoE layer (llm_graph_context::build_moe_ffn): the router (ffn_gate_inp), then the selected experts' gate, up and
-// down (MUL_MAT_ID); shared experts (`*_shexp`, dense roles) run beside them.
-const ROLE_ORDER = ["attn_qkv", "attn_q", "attn_k", "attn_v", "@attn", "attn_output", "ffn_gate_inp", "ffn_gate_exps", "ffn_up_exps",
-    "ffn_down_exps", "ffn_gate", "ffn_up", "ffn_down"];
+// Graph order of a layer (src/models/*.cpp), for counting device switches: input projections, the layer's attention
+// node ("@attn": attention over the KV cache, or the recurrent op of an SSM / linear-attention / short-conv layer:
+// ggml_ssm_scan, the delta net, ggml_ssm_conv), then output projections and the FFN.
+// - llm_build_llama: Q, K, V, attention, output projection, FFN. A MoE layer (llm_graph_context::build_moe_ffn): the
+//   router (ffn_gate_inp), then the selected experts' gate, up and down (MUL_MAT_ID); shared experts (`*_shexp`, dense
+//   roles) run beside them.
+// - MLA (build_attn_mla in src/models/deepseek2.cpp): attn_q_a → attn_q_b, attn_kv_a_mqa, then attn_k_b absorbs q_nope
+//   before the attention; attn_v_b expands its output per head inside build_attn (v_mla), before attn_output. Sparse
+//   attention's indexer (deepseek32, glm-dsa, deepseek4) and compressor project the layer input before it.
+// - Mamba (src/models/mamba-base.cpp): ssm_in, ssm_x, ssm_dt, the scan, ssm_out; LFM2's short-conv: in_proj, the conv,
+//   out_proj; Qwen3-Next's gated delta net: ssm_in / attn_qkv, ssm_ba, the delta net, ssm_out; Kimi's KDA: ssm_f_*,
+//   ssm_beta, the delta net, then the output gate ssm_g_* and attn_output; RWKV's time mix, then its channel mix (FFN).
+// - gemma3n: AltUp prediction and LAuReL before the attention, the AltUp correction and per-layer input after the FFN;
+//   deepseek4's hyper-connections mix the residual streams around the attention and the FFN.
+// Roles not listed go last in their layer.
+export const ROLE_ORDER: readonly string[] = [
+    "hc_attn_fn", "hc_attn_down", "hc_attn_up", "altup_router", "altup_predict_coef", "laurel_l", "laurel_r",
+    "attn_qkv", "attn_q", "attn_q_a", "attn_q_b", "attn_k", "attn_v", "attn_kv", "attn_kv_a_mqa", "attn_kv_b", "attn_k_b", "attn_gate",
+    "attn_compressor_kv", "attn_compressor_gate", "indexer.attn_q_b", "indexer.q_proj", "indexer.attn_k", "indexer.k_proj", "indexer.proj",
+    "indexer_compressor_kv", "indexer_compressor_gate", "attn_conv_proj", "ple_key", "ple_value", "vis_attn_qkv",
+    "ssm_in", "shortconv.in_proj", "ssm_x", "ssm_dt", "ssm_ba", "ssm_alpha", "ssm_beta", "ssm_f_a", "ssm_f_b",
+    "time_mix_w1", "time_mix_w2", "time_mix_decay_w1", "time_mix_decay_w2", "time_mix_a1", "time_mix_a2", "time_mix_v1", "time_mix_v2",
+    "time_mix_g1", "time_mix_g2", "time_mix_receptance", "time_mix_key", "time_mix_value", "time_mix_gate",
+    "enc.attn_q", "enc.attn_k", "enc.attn_v", "dec.attn_q", "dec.attn_k", "dec.attn_v",
+    "@attn",
+    "attn_v_b", "ssm_g_a", "ssm_g_b", "ssm_g", "attn_output_a", "attn_output_b", "attn_output", "ssm_out", "shortconv.out_proj",
+    "time_mix_output", "vis_attn_output", "enc.attn_o", "dec.attn_o", "dec.cross_attn_q", "dec.cross_attn_k", "dec.cross_attn_v",
+    "dec.cross_attn_o", "hc_attn_inject",
+    "hc_ffn_fn", "hc_ffn_down", "hc_ffn_up", "ffn_conv_proj",
+    "ffn_gate_inp", "ffn_latent_down", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps", "ffn_latent_up", "ffn_routed_up", "ffn_routed_down",
+    "ffn_gate", "ffn_up", "ffn_down", "channel_mix_receptance", "channel_mix_key", "channel_mix_value", "vis_gate", "vis_up", "vis_down",
+    "enc.ffn_gate", "enc.ffn_up", "enc.ffn_down", "dec.ffn_gate", "dec.ffn_up", "dec.ffn_down",
+    "hc_ffn_inject", "altup_correct_coef", "inp_gate", "proj", "nextn.eh_proj", "nextn.shared_head_head"
+];
 
-/** Weight matmuls in execution order, with an attention node per layer between V and the output projection. */
+/**
+ * Weight ops outside the layers that run before layer 0 (gemma3n's per-layer input projection and AltUp projection,
+ * src/models/gemma3n.cpp); every other one (classifier heads, AltUp unembedding, hyper-connection head, …) runs after
+ * the last layer, before `output`.
+ */
+const LEADING_GLOBAL_ROLES: readonly string[] = ["per_layer_model_proj", "altup_proj"];
+
+/**
+ * Weight matmuls in execution order, with an attention node per layer between the layer's input projections and its
+ * output projection (see ROLE_ORDER), and the weight ops outside the layers before layer 0 or after the last one.
+ */
 export function executionOrder(model: PlannerModel): SeqNode[] {
     const byLayer = new Map<number, PlannerTensor[]>();
+    const leading: PlannerTensor[] = [];
+    const trailing: PlannerTensor[] = [];
     let output: PlannerTensor | null = null;
     for (const t of model.tensors) {
         if (t.op == null) continue;
         if (t.layer == null) {
             if (t.role === "output") output = t;
+            else (LEADING_GLOBAL_ROLES.includes(t.role) ? leading : trailing).push(t);
             continue;
         }
         byLayer.set(t.layer, [...(byLayer.get(t.layer) ?? []), t]);
@@ -80,7 +122,7 @@ export function executionOrder(model: PlannerModel): SeqNode[] {
         const i = ROLE_ORDER.indexOf(role);
         return i < 0 ? ROLE_ORDER.length : i;
     };
-    const nodes: SeqNode[] = [];
+    const nodes: SeqNode[] = leading.map((tensor) => ({kind: "op", tensor}));
     for (let layer = 0; layer < model.layerCount; layer++) {
         const ops = [...(byLayer.get(layer) ?? [])].sort((a, b) => rank(a.role) - rank(b.role));
         const attnAt = ops.findIndex((t) => rank(t.role) > rank("@attn"));
@@ -90,6 +132,7 @@ export function executionOrder(model: PlannerModel): SeqNode[] {
         });
         if (attnAt < 0) nodes.push({kind: "attn", layer});
     }
+    for (const tensor of trailing) nodes.push({kind: "op", tensor});
     if (output != null) nodes.push({kind: "op", tensor: output});
     return nodes;
 }

@@ -3,7 +3,7 @@ import type {EngineLlama} from "../native/getEngineLlama.js";
 import {checkContextSize} from "./checkContextSize.js";
 import {toMemoryReport} from "./memoryReport.js";
 import type {MemoryReport} from "../../contract/memory.js";
-import {resolveSettings, type KvCacheType, type ResolvedSettings} from "../../contract/settings.js";
+import {defaultContextSize, resolveSettings, type KvCacheType, type ResolvedSettings} from "../../contract/settings.js";
 import {runNativeGeneration, type NativeGenerationResult} from "./runNativeGeneration.js";
 
 /** Options of {@link PlacedModel.generate}. */
@@ -69,7 +69,10 @@ export type PlacedModelOptions = {
      * which llama.cpp copies to the GPU much faster: llama.cpp's ggml_backend_cuda_host_buffer_type / ggml_backend_vk_host_buffer_type), `true` for CPU-only loads.
      */
     useMmap?: boolean;
-    /** Context size in tokens. Defaults to DEFAULT_RUNTIME_SETTINGS.contextSize (electron/contract/settings.ts). */
+    /**
+     * Context size in tokens. Defaults to DEFAULT_RUNTIME_SETTINGS.contextSize, or the model's trained context where
+     * that is smaller (defaultContextSize, electron/contract/settings.ts).
+     */
     contextSize?: number;
     /** Batch size = micro-batch (node-llama-cpp sets n_ubatch = n_batch). Defaults to DEFAULT_RUNTIME_SETTINGS.batchSize. */
     batchSize?: number;
@@ -154,7 +157,8 @@ export class PlacedModel {
         });
         try {
             const {threads: _resolvedThreads, ...knobs} = resolved;
-            const loaded = {...options, ...knobs};
+            // no context chosen: the default, or the model's trained context where that is smaller (as llama.cpp's n_ctx 0)
+            const loaded = {...options, ...knobs, contextSize: options.contextSize ?? defaultContextSize(model.trainContextSize)};
             const context = await PlacedModel.createContext(model, loaded);
             return new PlacedModel(engine, model, context, loaded, performance.now() - started);
         } catch (error) {

@@ -93,7 +93,7 @@ export class EngineService {
         const gpuLayers = machine.gpu == null ? 0 : request.gpuLayers === "max" ? layerCount + 1 : request.gpuLayers;
         const plannerModel = plannerModelFrom(model);
         const placement = toPlacement(plannerModel, layerSplit(plannerModel, gpuLayers), machine.gpu?.bufferType ?? null);
-        const settings = this.resolve(request.settings, gpuLayers !== 0);
+        const settings = this.resolve(request.settings, gpuLayers !== 0, model);
         return await this.loadPlaced({
             path: request.path, model, taskId: request.taskId, placement, settings, strategy: "layers",
             gpuLayers, overrides: [], prediction: null
@@ -166,7 +166,7 @@ export class EngineService {
         if (request.placement.defaultBufferType !== device)
             throw new TensorwiseError("bad-placement", `The placement's defaultBufferType is ${JSON.stringify(request.placement.defaultBufferType.slice(0, 40))}, ` +
                 `but this machine loads models onto ${device}: set "defaultBufferType": "${device}" (or run with the matching --gpu).`);
-        const settings = this.resolve(request.settings, true);
+        const settings = this.resolve(request.settings, true, model);
         const compiled = compilePlacement(request.placement, model.tensors);
         return await this.loadPlaced({
             path: request.path, model, taskId: request.taskId, placement: request.placement, settings,
@@ -305,9 +305,14 @@ export class EngineService {
         await this.engine.llama.dispose();
     }
 
-    /** The request's settings with the engine's choices made (threads; mmap off when any weight is on a GPU). */
-    private resolve(settings: Partial<RuntimeSettings>, offloads: boolean): ResolvedSettings {
-        return resolveSettings(settings, {maxThreads: this.engine.llama.maxThreads, partlyOnGpu: offloads && this.describe().gpu != null});
+    /**
+     * The request's settings with the engine's choices made (threads; mmap off when any weight is on a GPU; without a
+     * chosen context, one the model was trained for).
+     */
+    private resolve(settings: Partial<RuntimeSettings>, offloads: boolean, model: InspectedModel): ResolvedSettings {
+        return resolveSettings(settings, {
+            maxThreads: this.engine.llama.maxThreads, partlyOnGpu: offloads && this.describe().gpu != null, trainedContextSize: model.contextLength
+        });
     }
 
     /** The placement as the app shows it, with the llama.cpp command that loads the same plan. */

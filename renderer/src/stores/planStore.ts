@@ -4,7 +4,8 @@ import {DEFAULT_RUNTIME_SETTINGS} from "../../../electron/contract/settings";
 
 export type OffloadSettings = {
     budget: Budget;
-    contextSize: number;
+    /** `null`: none chosen, the engine's default for the model (2048 tokens, or its trained context where smaller). */
+    contextSize: number | null;
     batchSize: number;
     strategy: PlacementStrategy;
 };
@@ -32,7 +33,7 @@ export type PlanStore = {
 };
 
 export const DEFAULT_OFFLOAD_SETTINGS: OffloadSettings = {
-    budget: {kind: "auto"}, contextSize: DEFAULT_RUNTIME_SETTINGS.contextSize, batchSize: DEFAULT_RUNTIME_SETTINGS.batchSize, strategy: "optimal"
+    budget: {kind: "auto"}, contextSize: null, batchSize: DEFAULT_RUNTIME_SETTINGS.batchSize, strategy: "optimal"
 };
 
 export const usePlanStore = create<PlanStore>((set) => ({

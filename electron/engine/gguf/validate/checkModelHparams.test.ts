@@ -6,7 +6,7 @@ import {makeSyntheticModel} from "../../writer/makeSyntheticModel.js";
 import type {SyntheticModelPresetName} from "../../writer/makeSyntheticModel.js";
 import {GgufValidationError} from "../errors/GgufValidationError.js";
 import {buildTinyGguf, kv} from "../testing/tinyGguf.js";
-import type {TinyGgufSpec} from "../testing/tinyGguf.js";
+import type {TinyGgufSpec, TinyTensor} from "../testing/tinyGguf.js";
 import {tinyModelSpec} from "../testing/tinyModelSpec.js";
 import {validateGgufFileSync} from "../validateGguf.js";
 
@@ -17,6 +17,21 @@ async function write(spec: TinyGgufSpec): Promise<string> {
     const path = join(dir, `model-${fileCount++}.gguf`);
     await writeFile(path, buildTinyGguf(spec).bytes);
     return path;
+}
+
+/** An arctic model as `load_arch_tensors` of src/models/arctic.cpp creates it, `experts` experts of which 1 is used per token. */
+function arcticSpec(experts: number, rewrite: (tensors: TinyTensor[]) => TinyTensor[] = (tensors) => tensors): TinyGgufSpec {
+    const embd = 32;
+    return tinyModelSpec({
+        arch: "arctic", experts: {count: experts, used: 1},
+        tensors: (tensors) => rewrite(tensors.flatMap((tensor) => {
+            const layer = /^blk\.(\d+)\.ffn_norm\.weight$/.exec(String(tensor.name))?.[1];
+            if (layer === undefined)
+                return [tensor];
+            const dense = ["ffn_gate", "ffn_up", "ffn_down"].map((role) => ({...tensor, name: `blk.${layer}.${role}.weight`, shape: [embd, embd]}));
+            return [tensor, ...dense, {...tensor, name: `blk.${layer}.ffn_norm_exps.weight`, shape: [embd]}];
+        }))
+    });
 }
 
 function rejection(path: string): GgufValidationError {
@@ -78,6 +93,18 @@ describe("checkModelHparams accepts real model layouts", () => {
             })
         }));
         expect(validateGgufFileSync(path).tensors.some((tensor) => tensor.name === "blk.1.attn_qkv.weight")).toBe(true);
+    });
+
+    it("accepts arctic's layout: a 1-D ffn_norm_exps norm beside the expert tensors (src/models/arctic.cpp)", async () => {
+        // arctic: a dense FFN {n_embd, n_embd} and, after its own norm ffn_norm_exps {n_embd}, the experts {…, n_expert}
+        const path = await write(arcticSpec(2));
+        const gguf = validateGgufFileSync(path);
+        expect(gguf.tensors.find((tensor) => tensor.name === "blk.1.ffn_norm_exps.weight")?.shape).toEqual([32n]);
+    });
+
+    it("still refuses arctic expert tensors that hold another number of experts than expert_count", async () => {
+        const path = await write(arcticSpec(2, (tensors) => tensors.map((t) => t.name === "blk.0.ffn_down_exps.weight" ? {...t, shape: [64, 32, 3]} : t)));
+        expect(rejection(path).message).toBe('tensor "blk.0.ffn_down_exps.weight" holds 3 experts, but "arctic.expert_count" is 2');
     });
 
     it.each(["tiny", "small", "llama3-8b", "mixtral-mini", "qwen3-30b-a3b"] as const)("accepts what makeSyntheticModel writes for the %s preset", async (preset: SyntheticModelPresetName) => {

@@ -1,4 +1,5 @@
 import {GgufValidationError} from "../errors/GgufValidationError.js";
+import {weightInfoOf} from "../tensorRole.js";
 import type {GgufMetadataValue, ValidatedGgufTensor} from "../types/ValidatedGguf.js";
 import {checkLlamaFamilyTensors, isLlamaFamily} from "./checkLlamaFamilyTensors.js";
 import {HparamReader} from "./HparamReader.js";
@@ -14,15 +15,24 @@ const expertsIgnoredBelowTwo: ReadonlySet<string> = new Set(["hunyuan-dense", "h
 /** source: `llama_model_base::load_hparams` returns before reading hyper-parameters for CLIP (projector) files. */
 const noHparamsArchitectures: ReadonlySet<string> = new Set(["clip"]);
 const layerPrefix = /^blk\.(\d+)\./;
-/** Expert-stacked tensors keep the experts in their last dimension (`{…, n_expert}` in every `load_arch_tensors`). */
-const expertTensorSuffix = /_exps\.(weight|bias)$/;
+
+/**
+ * Whether llama.cpp creates this tensor with the experts in its last dimension (`{…, n_expert}` in every
+ * `load_arch_tensors`): a routed-expert weight, which llama.cpp's tensor table gives GGML_OP_MUL_MAT_ID, or its `.bias`
+ * (GGML_OP_ADD_ID, source: llama_model_loader::create_tensor). Decided by the table, not by the name's `_exps`: arctic's
+ * `ffn_norm_exps` is a 1-D norm (GGML_OP_MUL, `{n_embd}` in src/models/arctic.cpp).
+ */
+function holdsExperts(name: string): boolean {
+    const weight = name.endsWith(".bias") ? `${name.slice(0, -".bias".length)}.weight` : name;
+    return weightInfoOf(weight)?.op === "MUL_MAT_ID";
+}
 
 /** Expert hyper-parameters after the checks (`expertCount` 0 for a dense model). */
 export type ExpertHparams = {
     readonly expertCount: number;
     /** `<arch>.expert_used_count` per layer (0s for a dense model). */
     readonly expertUsed: readonly number[];
-    /** Whether any `*_exps` tensor exists. */
+    /** Whether any routed-expert tensor (`ffn_*_exps`, see holdsExperts) exists. */
     readonly hasExpertTensors: boolean;
 };
 
@@ -115,7 +125,7 @@ function checkExperts(h: HparamReader, tensors: readonly ValidatedGgufTensor[], 
 
     let hasExpertTensors = false;
     for (const tensor of tensors) {
-        if (!expertTensorSuffix.test(tensor.name))
+        if (!holdsExperts(tensor.name))
             continue;
         hasExpertTensors = true;
         const held = tensor.shape.at(-1);

@@ -1,5 +1,6 @@
 import type {Budget, PlacementStrategy} from "../../../../../../electron/contract/ipc";
 import {usePlanStore} from "../../../../stores/planStore";
+import {DEFAULT_RUNTIME_SETTINGS} from "../../../../../../electron/contract/settings";
 import "./OffloadControls.css";
 
 const strategies: {value: PlacementStrategy; label: string}[] = [
@@ -44,9 +45,10 @@ export function OffloadControls({disabled}: {disabled: boolean}) {
             </label>
             <label className="control">
                 <span className="control-label">Context size</span>
-                <input className="input" type="number" min={256} step={256} data-testid="context-size" value={settings.contextSize}
-                    onChange={(event) => setSettings({contextSize: Math.max(256, Number(event.target.value) || 256)})}/>
-                <span className="control-hint faint">tokens of KV cache</span>
+                <input className="input" type="number" min={256} step={256} data-testid="context-size" value={settings.contextSize ?? ""}
+                    placeholder={String(DEFAULT_RUNTIME_SETTINGS.contextSize)}
+                    onChange={(event) => setSettings({contextSize: event.target.value === "" ? null : Math.max(256, Number(event.target.value) || 256)})}/>
+                <span className="control-hint faint">tokens of KV cache; empty: {DEFAULT_RUNTIME_SETTINGS.contextSize}, or what the model was trained for where less</span>
             </label>
             <label className="control">
                 <span className="control-label">Batch size</span>
