@@ -139,8 +139,6 @@ function expertWidth(shape: SyntheticModelShape): number {
     return shape.expertFf ?? Math.floor(shape.ff / (shape.expertsUsed ?? 1));
 }
 
-type SyntheticTensorSpec = GgufTensorSpec & {readonly type: SyntheticWeightType};
-
 /**
  * Every tensor of a synthetic model in llama.cpp's order and shapes (ggml order: `[ne0, ne1, ne2]`), without writing
  * anything: what a plan of a model too large to write here needs. source: `load_arch_tensors` in
@@ -193,7 +191,6 @@ export function syntheticTensorSpecs(shape: SyntheticModelShape, type: Synthetic
 
 /** source: llama-arch.cpp `LLM_KV_NAMES` and gguf-py/gguf/constants.py `Keys` */
 function modelMetadata(shape: SyntheticModelShape, type: SyntheticWeightType, name: string): Record<string, GgufMetadataValue> {
-    const vocab = buildSyntheticVocab(shape.vocab);
     const arch = shape.arch ?? "llama";
     const headDim = headDimOf(shape);
     const experts = shape.experts ?? 0;
@@ -224,16 +221,7 @@ function modelMetadata(shape: SyntheticModelShape, type: SyntheticWeightType, na
         "general.file_type": ggufValue.uint32(fileTypes[type]),
         "general.quantization_version": ggufValue.uint32(2),
         ...Object.fromEntries(Object.entries(archKeys).map(([key, value]) => [`${arch}.${key}`, value])),
-        "tokenizer.ggml.model": ggufValue.string("llama"),
-        "tokenizer.ggml.tokens": ggufValue.array("string", vocab.tokens),
-        "tokenizer.ggml.scores": ggufValue.array("float32", vocab.scores),
-        "tokenizer.ggml.token_type": ggufValue.array("int32", vocab.tokenTypes),
-        "tokenizer.ggml.bos_token_id": ggufValue.uint32(vocab.bosId),
-        "tokenizer.ggml.eos_token_id": ggufValue.uint32(vocab.eosId),
-        "tokenizer.ggml.unknown_token_id": ggufValue.uint32(vocab.unkId),
-        "tokenizer.ggml.add_bos_token": ggufValue.bool(true),
-        "tokenizer.ggml.add_eos_token": ggufValue.bool(false),
-        "tokenizer.chat_template": ggufValue.string(syntheticChatTemplate)
+        ...syntheticTokenizerMetadata(shape.vocab)
     };
 }
 
@@ -260,17 +248,30 @@ export async function makeSyntheticModel(outPath: string, options: SyntheticMode
     signal?.throwIfAborted();
 
     const tensors = syntheticTensorSpecs(shape, type);
-    const writer = await GgufWriter.create(outPath, {
-        metadata: modelMetadata(shape, type, options.name ?? `synthetic-${preset}-${type}`),
-        tensors
-    });
+    const totalBytes = await writeSyntheticGguf(outPath, modelMetadata(shape, type, options.name ?? `synthetic-${preset}-${type}`), tensors,
+        {seed, signal, onProgress});
+    return {path: outPath, totalBytes, tensorCount: tensors.length, shape, type};
+}
+
+/** A tensor of {@link writeSyntheticGguf}: its name, ggml shape and type. */
+export type SyntheticTensorSpec = GgufTensorSpec & {readonly type: SyntheticWeightType};
+
+/**
+ * Writes `tensors` (random weights ~N(0, 0.02) from one pool per type; 1-D F32 tensors, norms, are 1.0) under
+ * `metadata`, streaming the data; returns the file's size. Used by {@link makeSyntheticModel} and the architecture
+ * shapes of syntheticArchModels.ts.
+ */
+export async function writeSyntheticGguf(outPath: string, metadata: Record<string, GgufMetadataValue>, tensors: readonly SyntheticTensorSpec[],
+    options: Pick<SyntheticModelOptions, "seed" | "signal" | "onProgress"> = {}): Promise<number> {
+    const {seed = 0, signal, onProgress} = options;
+    const writer = await GgufWriter.create(outPath, {metadata, tensors: [...tensors]});
     try {
         const largest = Math.max(...writer.tensors.map((tensor) => Number(tensor.shape.reduce((a, b) => a * b, 1n))));
         const pools = new Map<string, Uint8Array>();
-        const ones = makeOnesF32(Math.max(shape.embd, headDimOf(shape)));
+        const ones = makeOnesF32(Math.max(...tensors.filter((t) => t.shape.length === 1).map((t) => Number(t.shape[0])), 1));
         for (const [index, tensor] of writer.tensors.entries()) {
-            const weightType = tensors[index]?.type ?? type;
-            const isNorm = tensor.shape.length === 1;
+            const weightType = tensors[index]?.type ?? "f32";
+            const isNorm = tensor.shape.length === 1 && weightType === "f32";
             let pool = isNorm ? ones : pools.get(weightType);
             if (pool === undefined) {
                 pool = makeWeightPool(weightType, seed, largest);
@@ -289,5 +290,22 @@ export async function makeSyntheticModel(outPath: string, options: SyntheticMode
         await writer.abort();
         throw error;
     }
-    return {path: outPath, totalBytes: writer.totalBytes, tensorCount: tensors.length, shape, type};
+    return writer.totalBytes;
+}
+
+/** The tokenizer and general keys every synthetic model carries (a SentencePiece-style vocabulary, a ChatML template). */
+export function syntheticTokenizerMetadata(vocabSize: number): Record<string, GgufMetadataValue> {
+    const vocab = buildSyntheticVocab(vocabSize);
+    return {
+        "tokenizer.ggml.model": ggufValue.string("llama"),
+        "tokenizer.ggml.tokens": ggufValue.array("string", vocab.tokens),
+        "tokenizer.ggml.scores": ggufValue.array("float32", vocab.scores),
+        "tokenizer.ggml.token_type": ggufValue.array("int32", vocab.tokenTypes),
+        "tokenizer.ggml.bos_token_id": ggufValue.uint32(vocab.bosId),
+        "tokenizer.ggml.eos_token_id": ggufValue.uint32(vocab.eosId),
+        "tokenizer.ggml.unknown_token_id": ggufValue.uint32(vocab.unkId),
+        "tokenizer.ggml.add_bos_token": ggufValue.bool(true),
+        "tokenizer.ggml.add_eos_token": ggufValue.bool(false),
+        "tokenizer.chat_template": ggufValue.string(syntheticChatTemplate)
+    };
 }
