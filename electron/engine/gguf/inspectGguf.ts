@@ -1,5 +1,6 @@
 import {missingByteToken} from "./validate/checkVocabulary.js";
 import {llamaFileTypeName} from "./llamaFileType.js";
+import {llamaMemoryLayout, type MemoryLayout} from "./llamaMemoryLayout.js";
 import {metadataArrayLength, metadataNumber, metadataNumberOrNumbers, metadataString} from "./metadataValue.js";
 import {parseTensorName} from "./tensorRole.js";
 import type {TensorRole} from "./tensorRole.js";
@@ -70,6 +71,11 @@ export type InspectedModel = {
      * `null` when every byte has one. Such a model can be inspected but not loaded.
      */
     readonly missingByteToken: string | null;
+    /**
+     * What llama.cpp keeps per layer between tokens (KV cache rows, sliding window, recurrent state) and which layers
+     * it loads at all (MTP layers are skipped), from the metadata; `null` without an architecture or block count.
+     */
+    readonly memory: MemoryLayout | null;
     /** Tensors in file order. */
     readonly tensors: InspectedTensor[];
 };
@@ -112,6 +118,7 @@ export function inspectGguf(gguf: ValidatedGguf): InspectedModel {
         expertUsedCount: archNumber("expert_used_count"),
         vocabSize: metadataArrayLength(metadata, "tokenizer.ggml.tokens") ?? archNumber("vocab_size"),
         missingByteToken: missingByteToken(metadata),
+        memory: llamaMemoryLayout(metadata, architecture),
         tensors
     };
 }

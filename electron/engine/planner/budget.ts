@@ -1,7 +1,7 @@
 /** The VRAM budget: free memory minus a safety margin, or a user-given size or share of the weights. */
 import type {ResolvedSettings} from "../../contract/settings.js";
 import type {Budget} from "../../contract/ipc.js";
-import {kvBytesPerLayer, scratchFor, type CostInputs} from "./costModel.js";
+import {kvBytesTotal, scratchFor, type CostInputs} from "./costModel.js";
 
 
 /** Kept free on an "auto" budget: driver/allocator slack and other apps (llama.cpp's --fit default target is 1 GiB). */
@@ -30,7 +30,7 @@ const MiB = 1024 * 1024;
 export function weightBudget(inputs: CostInputs, settings: ResolvedSettings, budget: number): WeightBudget {
     const {model} = inputs;
     // with --no-kv-offload the KV cache stays in host memory
-    const kv = settings.kvOffload ? kvBytesPerLayer(model, settings.contextSize, settings.kvCacheType) * model.layerCount : 0;
+    const kv = settings.kvOffload ? kvBytesTotal(model, settings) : 0;
     const scratch = scratchFor(inputs, settings, 0);
     const bytes = budget - kv - scratch;
     if (bytes > 0) return {bytes, kvBytes: kv, scratchBytes: scratch, reason: null};

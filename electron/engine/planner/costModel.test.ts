@@ -1,6 +1,6 @@
 // Each cost-model term pinned to a value computed by hand from the formula it models (see costModel.ts).
 import {describe, expect, it} from "vitest";
-import {costContext, decodeHops, decodeOpUs, kvBytesPerLayer, predict, scratchFor} from "./costModel.js";
+import {costContext, decodeHops, decodeOpUs, kvBytesOfLayer, predict, scratchFor} from "./costModel.js";
 import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
 import {layerSplit, perTensor} from "./resolvePlacement.js";
 import {handModel, handProfile, handSettings, type HandOp, type HandShape} from "./testing/handModel.js";
@@ -10,7 +10,10 @@ const shape: HandShape = {layers: 2, embd: 64, heads: 4, kvHeads: 1};
 describe("the cost model's terms, by hand", () => {
     it("KV cache: K and V, one F16 row of n_embd_k_gqa per cell (llama_kv_cache)", () => {
         // head dim 64/4 = 16, one KV head: 2 × 2048 cells × 16 × 1 × 2 bytes
-        expect(kvBytesPerLayer(handModel(shape, []), 2048)).toBe(131_072);
+        const settings = {contextSize: 2048, batchSize: 512, kvCacheType: "f16", flashAttention: false} as const;
+        expect(kvBytesOfLayer(handModel(shape, []), 0, settings)).toBe(131_072);
+        // llama.cpp pads the context to 256 cells (llama_context ctor): 2000 tokens take 2048 cells
+        expect(kvBytesOfLayer(handModel(shape, []), 1, {...settings, contextSize: 2000})).toBe(131_072);
     });
 
     it("host memory: the KV cache of every layer whose attention runs on the CPU, and the scratch only when the CPU runs the whole graph", () => {
@@ -18,7 +21,7 @@ describe("the cost model's terms, by hand", () => {
         const profile = handProfile(model, [], {switchUs: 0, h2dBytesPerSec: 1e9});
         const settings = handSettings({useMmap: true, batchSize: 512, contextSize: 2048, threads: 2});
         const workload = {promptTokens: 100, genTokens: 20};
-        const perLayer = kvBytesPerLayer(model, 2048);
+        const perLayer = kvBytesOfLayer(model, 0, settings);
         const cpuOnly = predict(costContext({model, profile, gpuDevice: null}, settings, workload), layerSplit(model, 0));
         expect(cpuOnly.hostKvBytes).toBe(4 * perLayer);
         expect(cpuOnly.vram.kv).toBe(0);

@@ -5,6 +5,7 @@
 import type {KvCacheType, ResolvedSettings} from "../../contract/settings.js";
 import {expertCopyUs, expertMatmulUs, matmulUs, transfersOf, type ExpertOperatorShape, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
 import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
+import {hasSequenceMixer, layerMemoryBytes, layerWork, type KvSettings} from "./layerMemory.js";
 import type {PlanPrediction, PlannerModel, PlannerTensor, ResolvedPlacement, VramNeed, Workload} from "./types.js";
 
 /**
@@ -126,29 +127,33 @@ export function executionOrder(model: PlannerModel): SeqNode[] {
     for (let layer = 0; layer < model.layerCount; layer++) {
         const ops = [...(byLayer.get(layer) ?? [])].sort((a, b) => rank(a.role) - rank(b.role));
         const attnAt = ops.findIndex((t) => rank(t.role) > rank("@attn"));
+        // a layer without attention or recurrence (an FFN-only layer, an MTP layer llama.cpp skips) has no such node
+        const mixer = hasSequenceMixer(model, layer);
         ops.forEach((t, i) => {
-            if (i === attnAt) nodes.push({kind: "attn", layer});
+            if (i === attnAt && mixer) nodes.push({kind: "attn", layer});
             nodes.push({kind: "op", tensor: t});
         });
-        if (attnAt < 0) nodes.push({kind: "attn", layer});
+        if (attnAt < 0 && mixer) nodes.push({kind: "attn", layer});
     }
     for (const tensor of trailing) nodes.push({kind: "op", tensor});
     if (output != null) nodes.push({kind: "op", tensor: output});
     return nodes;
 }
 
-/** Size of one attention head. */
-function headDimOf(model: PlannerModel): number {
-    return model.headDim ?? model.embd / Math.max(1, model.headCount);
+/**
+ * Bytes one layer keeps between tokens: its KV cache (context or sliding-window cells of its K and V rows, MLA's one
+ * latent row, in the cache's element type) and its recurrent state (layerMemory.ts; source: llama_kv_cache and
+ * llama_memory_recurrent ctors).
+ */
+export function kvBytesOfLayer(model: PlannerModel, layer: number, settings: KvSettings): number {
+    return layerMemoryBytes(model, layer, settings, KV_ELEMENT_BYTES[settings.kvCacheType]);
 }
 
-/**
- * KV cache bytes of one layer: K and V, `contextSize` cells of n_embd_k_gqa each, in the cache's element type
- * (source: llama_kv_cache ctor). Defaults to F16.
- */
-export function kvBytesPerLayer(model: PlannerModel, contextSize: number, kvCacheType: KvCacheType = "f16"): number {
-    const headDim = headDimOf(model);
-    return 2 * contextSize * headDim * model.headCountKv * KV_ELEMENT_BYTES[kvCacheType];
+/** {@link kvBytesOfLayer} summed over the layers `where` selects (every layer by default). */
+export function kvBytesTotal(model: PlannerModel, settings: KvSettings, where: (layer: number) => boolean = () => true): number {
+    let total = 0;
+    for (let layer = 0; layer < model.layerCount; layer++) if (where(layer)) total += kvBytesOfLayer(model, layer, settings);
+    return total;
 }
 
 /**
@@ -355,18 +360,14 @@ export function prefillOpUs(cx: CostContext, t: PlannerTensor, gpu: boolean): nu
     return total;
 }
 
-/** Attention of one layer runs where its KV cache is (KV follows the layer's device, llama_kv_cache). */
-export function attentionUs(cx: CostContext, kvGpu: boolean, tokens: number, keys: number): number {
-    const {model} = cx.inputs;
-    const headDim = headDimOf(model);
-    if (tokens === 1) {
-        // decode reads the K and V cells: memory-bound, so a quantized cache reads proportionally less
-        const bytes = 2 * keys * headDim * model.headCountKv * KV_ELEMENT_BYTES[cx.settings.kvCacheType];
-        return bytes / (kvGpu ? cx.gpuReadBytesPerUs : cx.cpuReadBytesPerUs);
-    }
-    // KQ and KQV matmuls, 2 flops per multiply-add
-    const flops = 4 * model.headCount * headDim * tokens * keys;
-    return flops / (kvGpu ? cx.gpuFlopsPerUs : cx.cpuFlopsPerUs);
+/**
+ * Attention (or the recurrent op) of one layer runs where its KV cache (or state) is (it follows the layer's device,
+ * llama_kv_cache, llama_memory_recurrent). Decode reads the cached rows (a quantized cache reads proportionally less)
+ * or the state: memory-bound; a prompt micro-batch is priced by its flops (layerMemory.ts, layerWork).
+ */
+export function attentionUs(cx: CostContext, kvGpu: boolean, tokens: number, keys: number, layer: number): number {
+    const {bytes, flops} = layerWork(cx.inputs.model, layer, tokens, keys, KV_ELEMENT_BYTES[cx.settings.kvCacheType]);
+    return bytes / (kvGpu ? cx.gpuReadBytesPerUs : cx.cpuReadBytesPerUs) + flops / (kvGpu ? cx.gpuFlopsPerUs : cx.cpuFlopsPerUs);
 }
 
 function hops(devices: readonly boolean[]): number {
@@ -423,7 +424,7 @@ export function vramNeed(cx: CostContext, p: ResolvedPlacement): VramNeed {
         if (p.onGpu.has(t.name)) weights += t.bytes;
         else if (t.op != null && t.role !== "output") maxHost = Math.max(maxHost, t.bytes);
     }
-    const kv = gpuKvLayers(cx, p) * kvBytesPerLayer(model, cx.settings.contextSize, cx.settings.kvCacheType);
+    const kv = kvBytesTotal(model, cx.settings, (layer) => kvOnGpu(cx, p, layer));
     const scratch = scratchFor(cx.inputs, cx.settings, maxHost);
     return {weights, kv, scratch, total: weights + kv + scratch};
 }
@@ -436,7 +437,7 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     const decodeKeys = workload.promptTokens + workload.genTokens / 2;
     let tpot = 0;
     for (const n of order) {
-        tpot += n.kind === "attn" ? attentionUs(cx, kvOnGpu(cx, p, n.layer), 1, decodeKeys) : decodeOpUs(cx, n.tensor, hasGpu && p.onGpu.has(n.tensor.name));
+        tpot += n.kind === "attn" ? attentionUs(cx, kvOnGpu(cx, p, n.layer), 1, decodeKeys, n.layer) : decodeOpUs(cx, n.tensor, hasGpu && p.onGpu.has(n.tensor.name));
     }
     const dHops = decodeHops(cx, p);
     tpot += dHops * cx.switchUs;
@@ -451,7 +452,7 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     let ttft = cx.ubatches.length * overheadUs;
     let start = 0;
     for (const b of cx.ubatches) {
-        for (const n of order) if (n.kind === "attn") ttft += attentionUs(cx, kvOnGpu(cx, p, n.layer), b, start + b / 2);
+        for (const n of order) if (n.kind === "attn") ttft += attentionUs(cx, kvOnGpu(cx, p, n.layer), b, start + b / 2, n.layer);
         if (hasGpu) {
             // every switch copies the micro-batch's activations across
             const hopUs = cx.switchUs + b * cx.inputs.model.embd * ACTIVATION_BYTES / Math.max(cx.h2dBytesPerUs, 1e-9);
@@ -464,7 +465,7 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     let hostWeightBytes = 0;
     for (const t of cx.inputs.model.tensors) if (!hasGpu || !p.onGpu.has(t.name)) hostWeightBytes += t.bytes;
     // source: llama_kv_cache ctor — each layer's K and V live with the layer's attention (in host memory with --no-kv-offload)
-    const hostKvBytes = (model.layerCount - gpuKvLayers(cx, p)) * kvBytesPerLayer(model, cx.settings.contextSize, cx.settings.kvCacheType);
+    const hostKvBytes = kvBytesTotal(model, cx.settings, (layer) => !kvOnGpu(cx, p, layer));
     const ttftMs = ttft / 1000;
     const tpotMs = tpot / 1000;
     return {
@@ -502,10 +503,10 @@ export function requestLowerBoundMs(cx: CostContext): number {
             continue;
         }
         const attention = (onGpu: boolean): number => {
-            let total = rest * attentionUs(cx, onGpu, 1, decodeKeys);
+            let total = rest * attentionUs(cx, onGpu, 1, decodeKeys, n.layer);
             let start = 0;
             for (const b of cx.ubatches) {
-                total += attentionUs(cx, onGpu, b, start + b / 2);
+                total += attentionUs(cx, onGpu, b, start + b / 2, n.layer);
                 start += b;
             }
             return total;

@@ -3,6 +3,7 @@
  * the contract's `ResolvedSettings` (electron/contract/settings.ts).
  */
 import type {InspectedModel} from "../gguf/inspectGguf.js";
+import type {MemoryLayout} from "../gguf/llamaMemoryLayout.js";
 import type {OperatorShape} from "../profiler/MachineProfile.js";
 import {expertOperatorOf, operatorOf} from "../profiler/operatorShapes.js";
 
@@ -37,6 +38,11 @@ export type PlannerModel = {
     readonly headDim?: number;
     /** Sum of every tensor's bytes. */
     readonly weightBytes: number;
+    /**
+     * What each layer keeps between tokens and how its attention runs (llamaMemoryLayout.ts). Absent: plain GQA
+     * attention with `headDim × headCountKv` K and V rows in every layer (hand-made test models).
+     */
+    readonly memory?: MemoryLayout;
 };
 
 function firstNumber(value: number | number[] | null, fallback: number): number {
@@ -44,7 +50,7 @@ function firstNumber(value: number | number[] | null, fallback: number): number 
     return Array.isArray(value) ? Math.max(...value) : value;
 }
 
-/** The planner's view of an inspected GGUF model. */
+/** The planner's view of an inspected GGUF model: its weights with their operators, and the per-layer memory layout. */
 export function plannerModelFrom(model: InspectedModel): PlannerModel {
     const layers = model.layerCount ?? 1 + Math.max(-1, ...model.tensors.map((t) => t.layer ?? -1));
     const embd = model.embeddingLength ?? 0;
@@ -67,7 +73,8 @@ export function plannerModelFrom(model: InspectedModel): PlannerModel {
         headCountKv,
         vocab: model.vocabSize ?? 0,
         ...(headDim != null && Number.isInteger(headDim) && headDim !== embd / headCount ? {headDim} : {}),
-        weightBytes: model.tensorBytes
+        weightBytes: model.tensorBytes,
+        ...(model.memory == null ? {} : {memory: model.memory})
     };
 }
 

@@ -3,7 +3,7 @@
  * and what each device must reserve, built from the same per-op terms as the two-device cost model (costModel.ts) so
  * that a weight on a device costs what it costs there.
  */
-import {attentionUs, costContext, decodeOpUs, executionOrder, kvBytesPerLayer, prefillOpUs, scratchBytes, scratchFor, type CostContext, type CostInputs} from "../costModel.js";
+import {attentionUs, costContext, decodeOpUs, executionOrder, kvBytesOfLayer, prefillOpUs, scratchBytes, scratchFor, type CostContext, type CostInputs} from "../costModel.js";
 import type {PlannerTensor, Workload} from "../types.js";
 import type {ResolvedSettings} from "../../../contract/settings.js";
 import type {PlanDevice} from "./PlanDevice.js";
@@ -122,10 +122,10 @@ export function deviceCostTable(options: {
         let prefillUs = 0;
         let start = 0;
         for (const b of host.ubatches) {
-            prefillUs += attentionUs(cx, onDevice, b, start + b / 2);
+            prefillUs += attentionUs(cx, onDevice, b, start + b / 2, layer);
             start += b;
         }
-        return {kind: "fixed", label: `attention ${layer}`, device, prefillUs, decodeUs: attentionUs(cx, onDevice, 1, decodeKeys)};
+        return {kind: "fixed", label: `attention ${layer}`, device, prefillUs, decodeUs: attentionUs(cx, onDevice, 1, decodeKeys, layer)};
     };
     const nodes: CostNode[] = [{kind: "fixed", label: "embeddings", device: 0, prefillUs: 0, decodeUs: 0}];
     for (const node of executionOrder(model)) {
@@ -142,9 +142,8 @@ export function deviceCostTable(options: {
     }
     nodes.push({kind: "fixed", label: "logits", device: 0, prefillUs: 0, decodeUs: 0});
 
-    const kvBytes = kvBytesPerLayer(model, settings.contextSize);
     const largestHostCopy = Math.max(0, ...ops.filter((t) => t.role !== "output").map((t) => t.bytes));
-    const kv = devices.map((_, i) => kvDevice.filter((d) => d === i).length * kvBytes);
+    const kv = devices.map((_, i) => kvDevice.reduce((sum, d, layer) => sum + (d === i ? kvBytesOfLayer(model, layer, settings) : 0), 0));
     // the offload device also holds the copy of a host weight it multiplies (measured scratch already includes it)
     const scratch = devices.map((device, i) => device.isHost ? 0
         : i === offloadDevice ? scratchFor(cost, settings, largestHostCopy) : scratchBytes(model, settings, 0));

@@ -7,7 +7,7 @@
  * too, so the result is never predicted worse than them.
  */
 import type {ResolvedSettings} from "../../../contract/settings.js";
-import {OFFLOAD_MIN_BATCH, costContext, requestLowerBoundMs, decodeOpUs, executionOrder, kvBytesPerLayer, measuredScratch, predict, prefillOpUs, scratchFor, type CostContext} from "../costModel.js";
+import {OFFLOAD_MIN_BATCH, costContext, requestLowerBoundMs, decodeOpUs, executionOrder, kvBytesTotal, measuredScratch, predict, prefillOpUs, scratchFor, type CostContext} from "../costModel.js";
 import {layerSplit, perTensor} from "../resolvePlacement.js";
 import {cpuStrategy} from "./cpuStrategy.js";
 import type {ResolvedPlacement} from "../types.js";
@@ -65,7 +65,7 @@ async function solveFor(inputs: StrategyInputs, cx: CostContext): Promise<Set<st
     }
     // capacity: GPU weights + one host-weight copy (s) ≤ budget − KV − base scratch − fixed small tensors
     const fixed = model.tensors.filter((t) => t.op == null && t.role !== "token_embd").reduce((s, t) => s + t.bytes, 0);
-    const kv = cx.settings.kvOffload ? kvBytesPerLayer(model, cx.settings.contextSize, cx.settings.kvCacheType) * model.layerCount : 0;
+    const kv = cx.settings.kvOffload ? kvBytesTotal(model, cx.settings) : 0;
     const cap = inputs.budgetBytes - kv - scratchFor(inputs.cost, cx.settings, 0) - fixed;
     if (cap < 0) return null;
     // a measured scratch already holds the largest weight copy (it is the worst of all-GPU and all-host placements)
