@@ -27,6 +27,7 @@ struct SimulateRequest {
     int32_t typeV = GGML_TYPE_F16;
     bool kvOffload = true;
     bool opOffload = true;
+    bool swaFull = false;  // node-llama-cpp's AddonContext default (swaFullCache false); llama.cpp's own is true
 };
 
 struct BufferMemory {
@@ -68,6 +69,7 @@ public:
         cparams.type_v = (ggml_type) req.typeV;
         cparams.offload_kqv = req.kvOffload;
         cparams.op_offload = req.opOffload;
+        cparams.swa_full = req.swaFull;
         cparams.no_perf = true;
         llama_context* ctx = llama_init_from_model(model, cparams);
         if (ctx == nullptr) {
@@ -95,7 +97,7 @@ private:
 };
 
 // tensorwiseSimulateMemory({modelPath, gpuLayers, overrides, contextSize, batchSize, sequences, flashAttention,
-//   typeK, typeV, kvOffload, opOffload, devices}) → Promise<[{name, isHost, device, deviceType, model, context, compute}]>
+//   typeK, typeV, kvOffload, opOffload, swaFull, devices}) → Promise<[{name, isHost, device, deviceType, model, context, compute}]>
 Napi::Value simulateMemory(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsObject() || !info[0].As<Napi::Object>().Get("modelPath").IsString()) {
@@ -129,6 +131,7 @@ Napi::Value simulateMemory(const Napi::CallbackInfo& info) {
     req.flashAttention = flag("flashAttention", false, ok);
     req.kvOffload = flag("kvOffload", true, ok);
     req.opOffload = flag("opOffload", true, ok);
+    req.swaFull = flag("swaFull", false, ok);
     if (!ok) {
         Napi::RangeError::New(env, "tensorwiseSimulateMemory: a field is out of range or of the wrong type").ThrowAsJavaScriptException();
         return env.Undefined();

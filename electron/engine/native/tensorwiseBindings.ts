@@ -126,6 +126,11 @@ export type NativeSimulateRequest = {
     typeV: number;
     kvOffload: boolean;
     opOffload: boolean;
+    /**
+     * A SWA layer's cache as large as the context (llama.cpp's `--swa-full`). Defaults to `false`, as node-llama-cpp
+     * creates contexts (`swaFullCache` off): the cache holds the window plus a micro-batch.
+     */
+    swaFull?: boolean;
 };
 
 /** Request of `tensorwiseGenerate` (native/src/TensorwiseGenerate.cpp). */

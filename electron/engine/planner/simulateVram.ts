@@ -79,7 +79,8 @@ export async function createVramSimulator(engine: EngineLlama, modelPath: string
             ...(plan.overrides.length > 0 ? {overrides: plan.overrides.map((o): [string, string] => [o.pattern, o.bufferType])} : {}),
             ...(useGpu ? {} : {devices: []}),
             contextSize: settings.contextSize,
-            batchSize: settings.batchSize,
+            // node-llama-cpp adds a token to the batch of a sliding-window model (MemoryLayout.swaBatchPad)
+            batchSize: settings.batchSize + (model.memory?.swaBatchPad === true ? 1 : 0),
             sequences: plan.sequences ?? 1,
             flashAttention: settings.flashAttention ?? kvCacheType !== "f16",
             typeK: GGML_TYPE_ID[kvCacheType],
