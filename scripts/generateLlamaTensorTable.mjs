@@ -98,11 +98,14 @@ export async function generateLlamaTensorTable(dir = DEFAULT_LLAMA_CPP_DIR) {
         return {id: id.slice("LLM_TENSOR_".length), name: pattern, role: roleOf(pattern), layer: info?.layer ?? null, op: info?.op ?? null};
     });
 
-    const archTensors = await perArchitectureTensors(dir, archNames, names);
-    return {table: renderTable(rows), archTensors: renderArchTensors(archTensors)};
+    const {archTensors, tiedOutput} = await perArchitectureTensors(dir, archNames, names);
+    return {table: renderTable(rows), archTensors: renderArchTensors(archTensors, tiedOutput)};
 }
 
-/** Per architecture name: the distinct `[tensor id, dimensions]` of the `.weight` tensors its loader creates. */
+/**
+ * Per architecture name: the distinct `[tensor id, dimensions]` of the `.weight` tensors its loader creates, and the
+ * architectures whose loader, without an `output.weight`, creates the output from `token_embd` (TENSOR_DUPLICATED).
+ */
 async function perArchitectureTensors(dir, archNames, names) {
     const modelText = stripComments(await readFile(path.join(dir, "src/llama-model.cpp"), "utf8"));
     const mapping = functionBody(modelText, modelText.indexOf("llama_model_mapping("));
@@ -120,23 +123,33 @@ async function perArchitectureTensors(dir, archNames, names) {
     const parentOf = new Map([...header.matchAll(/struct\s+(llama_model_\w+)\s*:\s*public\s+(llama_model_\w+)/g)].map((m) => [m[1], m[2]]));
 
     const loaders = new Map();
+    const duplicating = new Set();
     const modelsDir = path.join(dir, "src/models");
     for (const file of (await readdir(modelsDir)).filter((f) => f.endsWith(".cpp")).sort()) {
         const text = stripComments(await readFile(path.join(modelsDir, file), "utf8"));
-        for (const m of text.matchAll(/void\s+(llama_model_\w+)::load_arch_tensors\s*\(/g))
-            loaders.set(m[1], tensorsCreated(functionBody(text, m.index), names));
+        for (const m of text.matchAll(/void\s+(llama_model_\w+)::load_arch_tensors\s*\(/g)) {
+            const body = functionBody(text, m.index);
+            loaders.set(m[1], tensorsCreated(body, names));
+            if (tiedOutputCall.test(body)) duplicating.add(m[1]);
+        }
     }
 
-    const result = {};
+    const archTensors = {};
+    const tiedOutput = [];
     for (const [archId, archName] of [...archNames].sort((a, b) => a[1].localeCompare(b[1]))) {
         let cls = classOfArch.get(archId);
         while (cls != null && !loaders.has(cls)) cls = parentOf.get(cls);
         if (cls == null) continue; // no model class (LLM_ARCH_UNKNOWN)
-        result[archName] = loaders.get(cls);
+        archTensors[archName] = loaders.get(cls);
+        if (duplicating.has(cls)) tiedOutput.push(archName);
     }
-    if (Object.keys(result).length < 50) throw new Error(`only ${Object.keys(result).length} architectures have a tensor loader: has the source's format changed?`);
-    return result;
+    if (Object.keys(archTensors).length < 50) throw new Error(`only ${Object.keys(archTensors).length} architectures have a tensor loader: has the source's format changed?`);
+    if (tiedOutput.length < 50) throw new Error(`only ${tiedOutput.length} architectures tie the output to token_embd: has the source's format changed?`);
+    return {archTensors, tiedOutput};
 }
+
+// create_tensor(tn(LLM_TENSOR_TOKEN_EMBD, "weight"), {n_embd, n_vocab}, TENSOR_DUPLICATED): the output layer's copy of token_embd
+const tiedOutputCall = /create_tensor\(\s*tn\(\s*LLM_TENSOR_TOKEN_EMBD\s*,\s*"weight"\s*\)\s*,\s*\{[^}]*\}\s*,[^;]*\bTENSOR_DUPLICATED\b/;
 
 /**
  * The weight tensors one `load_arch_tensors` body creates. Besides `create_tensor(tn(LLM_TENSOR_X, …), {…})` and the
@@ -201,7 +214,7 @@ function renderTable(rows) {
     ].join("\n");
 }
 
-function renderArchTensors(archTensors) {
+function renderArchTensors(archTensors, tiedOutput) {
     return [
         ...banner("src/models/*.cpp: load_arch_tensors"),
         "/**",
@@ -214,8 +227,33 @@ function renderArchTensors(archTensors) {
         ...Object.entries(archTensors).map(([arch, list]) =>
             `    ${JSON.stringify(arch)}: [${list.map(([id, dims]) => `[${JSON.stringify(id)}, ${dims}]`).join(", ")}],`),
         "};",
+        "",
+        "/**",
+        " * Architectures whose loader, where the file has no `output.weight`, creates the output matmul's weight from",
+        " * `token_embd` with TENSOR_DUPLICATED: a second copy on the output layer's device (none where that is the CPU, whose",
+        " * buffer already holds it; source: llama_model_loader::create_tensor).",
+        " */",
+        "export const LLAMA_TIED_OUTPUT_ARCHS: ReadonlySet<string> = new Set([",
+        ...wrapNames(tiedOutput),
+        "]);",
         ""
     ].join("\n");
+}
+
+/** Quoted names, comma-separated, in lines of at most 120 characters. */
+function wrapNames(names) {
+    const lines = [];
+    let line = "   ";
+    for (const name of names) {
+        const item = ` ${JSON.stringify(name)},`;
+        if (line.length + item.length > 120) {
+            lines.push(line);
+            line = "   ";
+        }
+        line += item;
+    }
+    if (line.trim() !== "") lines.push(line.replace(/,$/, ""));
+    return lines;
 }
 
 if (process.argv[1] != null && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

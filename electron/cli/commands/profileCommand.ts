@@ -1,4 +1,5 @@
 import {inspectGguf} from "../../engine/gguf/inspectGguf.js";
+import {loadedTensors} from "../../engine/gguf/loadedTensors.js";
 import {validateGgufOutOfProcess} from "../../engine/gguf/validateGgufOutOfProcess.js";
 import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama.js";
 import {distinctExpertOperators, distinctOperators} from "../../engine/profiler/operatorShapes.js";
@@ -12,8 +13,8 @@ export async function profileCommand(io: CliIo, modelPath: string, options: {
     const model = inspectGguf(await validateGgufOutOfProcess(modelPath, {timeoutMs: 30_000}));
     const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.threads});
     try {
-        const profile = await profileMachine(engine, distinctOperators(model.tensors), {
-            ...options.profile, cacheDir: defaultProfileCacheDir(), refresh: options.refresh, expertOps: distinctExpertOperators(model.tensors, model.expertUsedCount ?? 1),
+        const profile = await profileMachine(engine, distinctOperators(loadedTensors(model)), {
+            ...options.profile, cacheDir: defaultProfileCacheDir(), refresh: options.refresh, expertOps: distinctExpertOperators(loadedTensors(model), model.expertUsedCount ?? 1),
             onProgress: options.json ? undefined : progressLines(io)
         });
         if (options.json) {

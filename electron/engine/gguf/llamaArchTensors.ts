@@ -160,3 +160,22 @@ export const LLAMA_ARCH_TENSORS: Readonly<Record<string, readonly (readonly [str
     "wavtokenizer-dec": [["CONV1D", 3], ["CONVNEXT_DW", 3], ["CONVNEXT_GAMMA", 1], ["CONVNEXT_NORM", 1], ["CONVNEXT_PW1", 2], ["CONVNEXT_PW2", 2], ["OUTPUT", 2], ["OUTPUT_NORM", 1], ["POS_NET_ATTN_K", 3], ["POS_NET_ATTN_NORM", 2], ["POS_NET_ATTN_OUT", 3], ["POS_NET_ATTN_Q", 3], ["POS_NET_ATTN_V", 3], ["POS_NET_CONV1", 3], ["POS_NET_CONV2", 3], ["POS_NET_NORM1", 2], ["POS_NET_NORM2", 2], ["TOKEN_EMBD", 2], ["TOKEN_EMBD_NORM", 1]],
     "xverse": [["ATTN_K", 2], ["ATTN_NORM", 1], ["ATTN_OUT", 2], ["ATTN_Q", 2], ["ATTN_QKV", 2], ["ATTN_V", 2], ["FFN_DOWN", 2], ["FFN_GATE", 2], ["FFN_NORM", 1], ["FFN_UP", 2], ["OUTPUT", 2], ["OUTPUT_NORM", 1], ["TOKEN_EMBD", 2]],
 };
+
+/**
+ * Architectures whose loader, where the file has no `output.weight`, creates the output matmul's weight from
+ * `token_embd` with TENSOR_DUPLICATED: a second copy on the output layer's device (none where that is the CPU, whose
+ * buffer already holds it; source: llama_model_loader::create_tensor).
+ */
+export const LLAMA_TIED_OUTPUT_ARCHS: ReadonlySet<string> = new Set([
+    "afmoe", "arcee", "arctic", "bailingmoe3", "bloom", "chameleon", "chatglm", "cogvlm", "cohere2", "cohere2moe",
+    "command-r", "deci", "deepseek", "deepseek2", "deepseek2-ocr", "deepseek32", "dflash", "dots3note", "dream",
+    "ernie4_5", "ernie4_5-moe", "exaone", "exaone-moe", "exaone4", "falcon", "falcon-h1", "gemma", "gemma-embedding",
+    "gemma2", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4", "glm4moe", "gpt2", "granite",
+    "granite_swa", "granitehybrid", "granitemoe", "graniteswitch", "grok", "grovemoe", "hrm_text", "hunyuan_vl",
+    "hunyuan-dense", "hunyuan-moe", "hy_v3", "jais2", "jamba", "laguna", "lfm2", "lfm2moe", "llada", "llama",
+    "llama-embed", "llama4", "maincoder", "mamba", "mamba2", "minicpm", "minicpm3", "minimax-01", "mistral3",
+    "mistral4", "mpt", "nanbeige", "nemotron_h", "nemotron_h_moe", "olmo", "openelm", "paddleocr", "pangu-embedded",
+    "phi3", "plamo2", "plamo3", "plm", "pockettts", "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
+    "qwen3next", "qwen3tts", "qwen3vl", "qwen3vlmoe", "qwen4exp", "refact", "rnd1", "seed_oss", "smallthinker",
+    "smollm3", "spark2_5", "starcoder", "starcoder2", "t5", "t5encoder"
+]);

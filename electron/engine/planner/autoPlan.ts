@@ -24,6 +24,7 @@ import {costInputsFor, finishPlan, type FitFunction, type StrategyInputs, type S
 import {layerSplit} from "./resolvePlacement.js";
 import type {StrategyName} from "../../contract/strategies.js";
 import {DEFAULT_WORKLOAD, plannerModelFrom, type Workload} from "./types.js";
+import {loadedTensors} from "../gguf/loadedTensors.js";
 
 /** Options of {@link autoPlan}. */
 export type AutoPlanOptions = {
@@ -166,14 +167,14 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     })) as NonNullable<StrategyInputs["chosen"]>;
     const profileOptions = {
         cacheDir: defaultProfileCacheDir(), threads: settings.threads, decodeWorkingSetBytes: model.tensorBytes,
-        expertOps: distinctExpertOperators(model.tensors, model.expertUsedCount ?? 1),
+        expertOps: distinctExpertOperators(loadedTensors(model), model.expertUsedCount ?? 1),
         ...options.profile, signal, onProgress
     };
-    const profile = await profileMachine(engine, distinctOperators(model.tensors), profileOptions);
+    const profile = await profileMachine(engine, distinctOperators(loadedTensors(model)), profileOptions);
     // with a GPU visible, the CPU as a load without it lays out its weights (repacked where llama.cpp repacks), to
     // price plans that leave the GPU out; only the CPU is timed again
     const cpuOnlyProfile = gpu == null || chosen.useGpu === true ? undefined
-        : await profileMachine(engine, distinctOperators(model.tensors), {...profileOptions, devices: ["CPU"], cpuOnlyLoad: true});
+        : await profileMachine(engine, distinctOperators(loadedTensors(model)), {...profileOptions, devices: ["CPU"], cpuOnlyLoad: true});
     const budget = budgetBytes(options.budget ?? {kind: "auto"}, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: model.tensorBytes});
     // scratch per configuration from llama.cpp's no-alloc simulation, measured once (it barely depends on the placement)
     // (and the chosen plan's memory checked by it, the host's compute buffers included, with or without a GPU)

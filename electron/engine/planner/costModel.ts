@@ -429,6 +429,19 @@ export function vramNeed(cx: CostContext, p: ResolvedPlacement): VramNeed {
     return {weights, kv, scratch, total: weights + kv + scratch};
 }
 
+/**
+ * Host bytes of a tied output left in host memory (loadedTensors.ts): none where its copy shares token_embd's buffer,
+ * its bytes where the CPU's extra buffer type (AMX, CPU_REPACK) takes the matmul weight, as the profile's CPU timing of
+ * its operator records, since token_embd's GET_ROWS stays in the plain one (source: llama_model_loader::create_tensor,
+ * TENSOR_DUPLICATED: a new tensor unless the output's buffer type is token_embd's).
+ */
+function tiedHostBytes(cx: CostContext, t: PlannerTensor): number {
+    const point = t.op == null ? undefined : cx.inputs.profile.matmuls.find((m) =>
+        m.device === "CPU" && m.type === t.op!.type && m.rows === t.op!.rows && m.cols === t.op!.cols);
+    const buffer = point?.weightBufferType;
+    return buffer != null && buffer !== "CPU" && !buffer.endsWith("_Host") ? t.bytes : 0;
+}
+
 /** Predicts TTFT, TPOT and VRAM for a resolved placement under the context's settings and workload. */
 export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     const {workload, order} = cx;
@@ -463,7 +476,7 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     for (const n of order) if (n.kind === "op") ttft += prefillOpUs(cx, n.tensor, hasGpu && p.onGpu.has(n.tensor.name));
 
     let hostWeightBytes = 0;
-    for (const t of cx.inputs.model.tensors) if (!hasGpu || !p.onGpu.has(t.name)) hostWeightBytes += t.bytes;
+    for (const t of cx.inputs.model.tensors) if (!hasGpu || !p.onGpu.has(t.name)) hostWeightBytes += t.tiedTo == null ? t.bytes : tiedHostBytes(cx, t);
     // source: llama_kv_cache ctor — each layer's K and V live with the layer's attention (in host memory with --no-kv-offload)
     const hostKvBytes = kvBytesTotal(model, cx.settings, (layer) => !kvOnGpu(cx, p, layer));
     const ttftMs = ttft / 1000;

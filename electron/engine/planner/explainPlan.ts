@@ -90,7 +90,8 @@ export function explainPlacement(inputs: StrategyInputs, result: StrategyResult)
                 `it is predicted faster than every placement that uses ${gpu} within the ${budget} budget.`;
         return `Everything runs on the CPU because the ${result.strategy} strategy put no weight on ${gpu} within the ${budget} budget.`;
     }
-    const hostBytes = model.weightBytes - gpuWeights;
+    // a tied output's copy on the GPU (loadedTensors.ts) leaves token_embd in host memory too
+    const hostBytes = model.tensors.filter((t) => t.tiedTo == null && !onGpu.has(t.name)).reduce((sum, t) => sum + t.bytes, 0);
     const vram = result.prediction.vram;
     const used = `weights, KV cache and scratch need ${mib(vram.total)} of the ${budget} budget`;
     // token_embd stays in host memory whatever the plan (llama.cpp's input layer), so it does not make a plan mixed

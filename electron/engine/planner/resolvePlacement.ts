@@ -1,5 +1,6 @@
 /** Converts between the planner's device view of a plan and the `Placement` / llama.cpp parameters that load it. */
-import type {Placement} from "../placement/Placement.js";
+import type {Placement, TensorBufferOverride} from "../placement/Placement.js";
+import {escapeRegexLiteral} from "../placement/regexSource.js";
 import type {PlannerModel, ResolvedPlacement} from "./types.js";
 
 /** token_embd is an input-layer tensor llama.cpp always keeps on the CPU (llama_model::load_tensors, dev_input). */
@@ -45,7 +46,8 @@ export function withOverrides(model: PlannerModel, gpuLayers: number, overrides:
     const compiled = overrides.map(([pattern, bufferType]) => ({re: new RegExp(pattern), host: isHostBufferType(bufferType)}));
     const onGpu = new Set(base.onGpu);
     for (const t of model.tensors) {
-        const match = compiled.find((o) => o.re.test(t.name));
+        // llama.cpp matches a tied output's copy by its source's name (tn.str() is token_embd.weight)
+        const match = compiled.find((o) => o.re.test(t.tiedTo ?? t.name));
         if (match == null) continue;
         if (match.host) onGpu.delete(t.name);
         else if (!isInputLayer(t.role)) onGpu.add(t.name);
@@ -61,8 +63,22 @@ export function toPlacement(model: PlannerModel, p: ResolvedPlacement, gpuBuffer
     if (gpuBufferType == null) return {defaultBufferType: "CPU", assignments: {}};
     const assignments: Record<string, string> = {};
     for (const t of model.tensors) {
+        if (t.tiedTo != null) continue; // not a file tensor: see tiedOutputOverrides
         if (!p.onGpu.has(t.name) && !isInputLayer(t.role)) assignments[t.name] = "CPU";
         if (p.onGpu.has(t.name) && isOutputLayer(t.layer, t.role) && p.gpuLayers !== "max") assignments[t.name] = gpuBufferType;
     }
     return {defaultBufferType: gpuBufferType, assignments};
+}
+
+/**
+ * The override that keeps a tied output (a model without `output.weight`, see loadedTensors.ts) in host memory when
+ * the plan leaves it there while the output layer is on the GPU (`-ngl` ≥ 1): `token_embd.weight` to the CPU, which
+ * makes llama.cpp create the output's copy in the CPU buffer that already holds token_embd (one copy, no GPU bytes);
+ * the input layer is on the CPU anyway. Empty otherwise.
+ */
+export function tiedOutputOverrides(model: PlannerModel, p: ResolvedPlacement): TensorBufferOverride[] {
+    const outputOnGpu = p.gpuLayers === "max" || p.gpuLayers >= 1;
+    const tied = model.tensors.find((t) => t.tiedTo != null);
+    if (tied == null || !outputOnGpu || p.onGpu.has(tied.name)) return [];
+    return [{pattern: `^${escapeRegexLiteral(tied.tiedTo!)}$`, bufferType: "CPU"}];
 }

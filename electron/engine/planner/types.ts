@@ -4,6 +4,7 @@
  */
 import type {InspectedModel} from "../gguf/inspectGguf.js";
 import type {MemoryLayout} from "../gguf/llamaMemoryLayout.js";
+import {loadedTensors} from "../gguf/loadedTensors.js";
 import type {OperatorShape} from "../profiler/MachineProfile.js";
 import {expertOperatorOf, operatorOf} from "../profiler/operatorShapes.js";
 
@@ -20,6 +21,12 @@ export type PlannerTensor = {
      * per token (`expert_used_count`); `op` is then ONE expert's matrix and `bytes` all of them. Absent for dense weights.
      */
     readonly experts?: {readonly count: number; readonly used: number};
+    /**
+     * The file tensor whose data this weight is: `"token_embd.weight"` for the output matmul of a model without
+     * `output.weight` (llama.cpp's TENSOR_DUPLICATED copy, see loadedTensors.ts). Its bytes are a second copy only on a
+     * GPU; in host memory it shares token_embd's buffer. Overrides reach it by that name.
+     */
+    readonly tiedTo?: string;
 };
 
 /** What the planner needs of a model. */
@@ -36,7 +43,7 @@ export type PlannerModel = {
      * embd 2048 and 32 heads). Absent: `embd / headCount`.
      */
     readonly headDim?: number;
-    /** Sum of every tensor's bytes. */
+    /** Sum of the bytes of every weight llama.cpp loads from the file (MTP layers it skips left out). */
     readonly weightBytes: number;
     /**
      * What each layer keeps between tokens and how its attention runs (llamaMemoryLayout.ts). Absent: plain GQA
@@ -50,7 +57,10 @@ function firstNumber(value: number | number[] | null, fallback: number): number 
     return Array.isArray(value) ? Math.max(...value) : value;
 }
 
-/** The planner's view of an inspected GGUF model: its weights with their operators, and the per-layer memory layout. */
+/**
+ * The planner's view of an inspected GGUF model: the weights llama.cpp loads (loadedTensors.ts: MTP layers skipped, a
+ * tied output's copy of token_embd added) with their operators, and the per-layer memory layout.
+ */
 export function plannerModelFrom(model: InspectedModel): PlannerModel {
     const layers = model.layerCount ?? 1 + Math.max(-1, ...model.tensors.map((t) => t.layer ?? -1));
     const embd = model.embeddingLength ?? 0;
@@ -59,10 +69,12 @@ export function plannerModelFrom(model: InspectedModel): PlannerModel {
     // the K projection is [embd, headDim × kvHeads] (source: create_tensor_qkv in src/llama-model.cpp)
     const kShape = model.tensors.find((t) => t.role === "attn_k" && t.shape.length === 2)?.shape;
     const headDim = kShape == null ? undefined : kShape[1]! / headCountKv;
+    const loaded = loadedTensors(model);
     return {
-        tensors: model.tensors.map((t): PlannerTensor => {
+        tensors: loaded.map((t): PlannerTensor => {
+            const tied = t.tiedTo == null ? {} : {tiedTo: t.tiedTo};
             const expert = expertOperatorOf(t);
-            if (expert == null) return {name: t.name, layer: t.layer, role: t.role, type: t.type, bytes: t.bytes, op: operatorOf(t)};
+            if (expert == null) return {name: t.name, layer: t.layer, role: t.role, type: t.type, bytes: t.bytes, op: operatorOf(t), ...tied};
             const used = Math.min(expert.count, Math.max(1, model.expertUsedCount ?? 1));
             return {name: t.name, layer: t.layer, role: t.role, type: t.type, bytes: t.bytes, op: expert.op, experts: {count: expert.count, used}};
         }),
@@ -73,7 +85,7 @@ export function plannerModelFrom(model: InspectedModel): PlannerModel {
         headCountKv,
         vocab: model.vocabSize ?? 0,
         ...(headDim != null && Number.isInteger(headDim) && headDim !== embd / headCount ? {headDim} : {}),
-        weightBytes: model.tensorBytes,
+        weightBytes: loaded.reduce((sum, t) => sum + (t.tiedTo == null ? t.bytes : 0), 0),
         ...(model.memory == null ? {} : {memory: model.memory})
     };
 }
