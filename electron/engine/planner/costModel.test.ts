@@ -1,9 +1,12 @@
 // Each cost-model term pinned to a value computed by hand from the formula it models (see costModel.ts).
 import {describe, expect, it} from "vitest";
-import {costContext, decodeHops, decodeOpUs, kvBytesOfLayer, predict, scratchFor} from "./costModel.js";
+import type {MemoryLayout} from "../gguf/llamaMemoryLayout.js";
+import {attentionUs, costContext, decodeHops, decodeOpUs, kvBytesOfLayer, predict, scratchFor} from "./costModel.js";
 import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
-import {layerSplit, perTensor} from "./resolvePlacement.js";
+import {layerSplit, perTensor, tiedOutputOverrides} from "./resolvePlacement.js";
+import {fakeModel, fakeProfile} from "./testing/fakeProfile.js";
 import {handModel, handProfile, handSettings, type HandOp, type HandShape} from "./testing/handModel.js";
+import type {PlannerModel, PlannerTensor} from "./types.js";
 
 const shape: HandShape = {layers: 2, embd: 64, heads: 4, kvHeads: 1};
 
@@ -217,5 +220,60 @@ describe("mixture-of-experts terms, by hand", () => {
             const cx = costContext({model, profile: other, gpuDevice: "CUDA0"}, settings, workload);
             expect(decodeOpUs(cx, expertTensor, false)).toBeCloseTo(6, 12);
         });
+    });
+});
+
+describe("the memory of tied outputs, MLA, sliding windows and recurrent layers, by hand", () => {
+    const settings = handSettings({useMmap: false, batchSize: 512, contextSize: 2048, threads: 2});
+    const workload = {promptTokens: 100, genTokens: 20};
+
+    it("a tied output: GPU bytes with the output layer, host bytes only where the CPU's extra buffer type takes the matmul", () => {
+        const base = fakeModel(2, 64, 128, "f16", 1000, 4, 4);
+        const embd = base.tensors.find((t) => t.role === "token_embd")!;
+        const tied: PlannerTensor = {...embd, name: "output.weight", role: "output", op: {type: "f16", rows: 1000, cols: 64}, tiedTo: embd.name};
+        const model: PlannerModel = {...base, tensors: [...base.tensors, tied]};
+        const profile = fakeProfile(model);
+        const cpuOnly = (p: typeof profile) => predict(costContext({model, profile: p, gpuDevice: null}, settings, workload), layerSplit(model, 0));
+        expect(cpuOnly(profile).hostWeightBytes).toBe(base.weightBytes);
+        const amx = {...profile, matmuls: profile.matmuls.map((m) => (m.device === "CPU" ? {...m, weightBufferType: "AMX"} : m))};
+        expect(cpuOnly(amx).hostWeightBytes).toBe(base.weightBytes + tied.bytes);
+        const all = predict(costContext({model, profile, gpuDevice: "CUDA0"}, settings, workload), layerSplit(model, 3));
+        expect(all.vram.weights).toBe(base.weightBytes - embd.bytes + tied.bytes);
+        expect(all.hostWeightBytes).toBe(embd.bytes);
+        // left in host memory with the output layer on the GPU: one override of token_embd keeps both copies there
+        const hostOutput = perTensor(model, new Set([tied.name]));
+        expect(tiedOutputOverrides(model, hostOutput)).toEqual([{pattern: "^token_embd\\.weight$", bufferType: "CPU"}]);
+        expect(tiedOutputOverrides(model, perTensor(model, new Set()))).toEqual([]);
+        expect(tiedOutputOverrides(model, layerSplit(model, 0))).toEqual([]);
+    });
+
+    it("per-layer memory: MLA's latent row, a SWA layer's window + micro-batch, a recurrent layer's state; attention work to match", () => {
+        const base = fakeModel(3, 64, 128, "f16", 1000, 4, 4);
+        const memory: MemoryLayout = {
+            layers: [
+                // MLA: 4 query heads over one latent row of 96 (kv_lora 64 + rope 32), no V
+                {attention: {heads: 4, headK: 96, headV: 64, cellElements: 96, window: null}, kElements: 96, vElements: 0, windowed: false, recurrentElements: 0},
+                // SWA: window 128, K and V of 64
+                {attention: {heads: 4, headK: 16, headV: 16, cellElements: 128, window: 128}, kElements: 64, vElements: 64, windowed: true, recurrentElements: 0},
+                // recurrent: 1000 F32 elements of state
+                {attention: null, kElements: 0, vElements: 0, windowed: false, recurrentElements: 1000}
+            ],
+            trunkLayers: 3, vElementsMax: 64, window: 128, swaBatchPad: true
+        };
+        const model: PlannerModel = {...base, memory};
+        const kv = {contextSize: 2048, batchSize: 512, kvCacheType: "f16", flashAttention: false} as const;
+        expect(kvBytesOfLayer(model, 0, kv)).toBe(2048 * 96 * 2);
+        // 128 + 512 + 1 = 641 cells, padded to 768
+        expect(kvBytesOfLayer(model, 1, kv)).toBe(768 * 128 * 2);
+        expect(kvBytesOfLayer(model, 2, kv)).toBe(1000 * 4);
+        const cx = costContext({model, profile: fakeProfile(model), gpuDevice: null}, settings, workload);
+        const cpuReadBytesPerUs = cx.cpuReadBytesPerUs;
+        // decode at 4000 keys: the MLA layer reads 4000 latent rows, the SWA layer only its 128, the recurrent one reads and writes its state
+        expect(attentionUs(cx, false, 1, 4000, 0)).toBeCloseTo(4000 * 96 * 2 / cpuReadBytesPerUs, 9);
+        expect(attentionUs(cx, false, 1, 4000, 1)).toBeCloseTo(128 * 128 * 2 / cpuReadBytesPerUs, 9);
+        expect(attentionUs(cx, false, 1, 4000, 2)).toBeCloseTo(2 * 1000 * 4 / cpuReadBytesPerUs, 9);
+        // prefill: KQ + KQV over the visible keys, 2 flops per multiply-add
+        expect(attentionUs(cx, false, 100, 50, 0)).toBeCloseTo(2 * 4 * (96 + 64) * 100 * 50 / cx.cpuFlopsPerUs, 9);
+        expect(attentionUs(cx, false, 100, 500, 1)).toBeCloseTo(2 * 4 * 32 * 100 * 128 / cx.cpuFlopsPerUs, 9);
     });
 });
