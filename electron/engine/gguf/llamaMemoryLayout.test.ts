@@ -47,6 +47,18 @@ describe("llamaMemoryLayout", () => {
         expect(rows(l)).toEqual([[704, 0, false, 0, true]]);
     });
 
+    it("indexer caches: hy_v4's listed layers (K only, beside the latent), MiniMax-M3's K and V rows after the dense layers", () => {
+        const hy = layout("hy_v4", {
+            block_count: 2, embedding_length: 256, "attention.head_count": 16, "attention.head_count_kv": 1, "attention.key_length": 576,
+            "attention.value_length": 512, "attention.key_length_mla": 192, "attention.value_length_mla": 128,
+            "attention.indexer.key_length": 128, "attention.indexer.top_k": 64, "attention.indexer.types": [1, 0]
+        });
+        expect(rows(hy)).toEqual([[704, 0, false, 0, true], [576, 0, false, 0, true]]);
+        const mm = layout("minimax-m3", {block_count: 2, leading_dense_block_count: 1, embedding_length: 256, "attention.head_count": 2,
+            "attention.head_count_kv": 2, "attention.key_length": 128, "attention.value_length": 128, "attention.indexer.key_length": 128});
+        expect(rows(mm)).toEqual([[256, 256, false, 0, true], [384, 384, false, 0, true]]);
+    });
+
     it("Gemma 3: every sixth layer global, the rest sliding-window; no window in the file, no SWA", () => {
         const keys = {block_count: 7, embedding_length: 256, "attention.head_count": 4, "attention.head_count_kv": 1, "attention.key_length": 64,
             "attention.value_length": 64, context_length: 8192};

@@ -2,9 +2,9 @@
  * What llama.cpp keeps per layer between llama_decode calls — a KV cache of the context (or of the sliding window), a
  * fixed recurrent state, both (Falcon-H1) or nothing — and how each layer's attention multiplies it, decided from the
  * GGUF metadata the way llama.cpp's loader (llama_model_base::load_hparams and each architecture's load_arch_hparams,
- * src/models/*.cpp) and llama_model::create_memory (src/llama-model.cpp) decide it. Architectures whose memory this
- * does not model exactly (DeepSeek-V4's compressed cache, MiniMax-M3's sparse cache, Qwen4-exp's indexer cache) get
- * the plain per-layer KV cache of their attention shapes.
+ * src/models/*.cpp) and llama_model::create_memory (src/llama-model.cpp) decide it. Not modelled exactly: DeepSeek-V4's
+ * compressed cache (llama_kv_cache_dsv4), dots3-note's MLA sliding window (llama_kv_cache_dsa_iswa) and Qwen4-exp's
+ * per-layer-embedding conv state; they get the per-layer caches of their attention shapes.
  */
 import type {GgufMetadataValue} from "./types/ValidatedGguf.js";
 import {metadataNumber, metadataNumberOrNumbers} from "./metadataValue.js";
@@ -75,8 +75,13 @@ const NO_MEMORY_ARCHS = new Set(["bert", "jina-bert-v2", "jina-bert-v3", "nomic-
     "wavtokenizer-dec", "modern-bert", "gemma-embedding", "dream", "llada", "llada-moe", "rnd1"]);
 /** Architectures that read `key_length_mla` / `value_length_mla`: with both set, MLA caches one latent row per token and no V. */
 const MLA_ARCHS = new Set(["deepseek2", "mistral4", "deepseek32", "glm-dsa", "kimi-linear", "kimi-k3", "bailingmoe3", "hy_v4", "dots3note"]);
-/** DeepSeek sparse attention: an indexer key row of `attention.indexer.key_length` per token beside the latent (llama_kv_cache_dsa). */
-const DSA_ARCHS = new Set(["deepseek32", "glm-dsa"]);
+/**
+ * A lightning indexer's key cache beside the attention's: one key row of `attention.indexer.key_length` per token in
+ * the layers that own an indexer — DeepSeek sparse attention (llama_kv_cache_dsa: every trunk layer of deepseek32;
+ * glm-dsa's and hy_v4's `attention.indexer.types`), Qwen4-exp's attention layers (llama_memory_hybrid_idx) — and for
+ * MiniMax-M3 (llama_kv_cache_msa, not MLA) also a V row of value_length, in every layer after the leading dense ones.
+ */
+const INDEXER_ARCHS = new Set(["deepseek32", "glm-dsa", "hy_v4", "qwen4exp", "minimax-m3"]);
 
 /**
  * Sliding-window attention of each architecture that has it (their load_arch_hparams): the default layer pattern
@@ -168,19 +173,24 @@ export function llamaMemoryLayout(metadata: Metadata, architecture: string | nul
     const {attnFilter, recrFilter} = memoryFilters(arch, nLayer, nextn, isRecr, ff);
     const kvFromStart = arch === "gemma3n" ? 20 : arch === "gemma4" ? nAll - (num("attention.shared_kv_layers") ?? 0) : nAll;
     const noMemory = NO_MEMORY_ARCHS.has(arch);
-    const indexerK = DSA_ARCHS.has(arch) ? num("attention.indexer.key_length") ?? 0 : 0;
-    const indexerFull = perLayer(metadata, `${arch}.attention.indexer.types`, nAll, Array.from({length: nAll}, () => 1));
+    // hy_v4 has an indexer only with a top-k (its all-full-attention checkpoints have none), and lists its layers
+    const indexerK = INDEXER_ARCHS.has(arch) && (arch !== "hy_v4" || (num("attention.indexer.top_k") ?? 0) > 0) ? num("attention.indexer.key_length") ?? 0 : 0;
+    const indexerTypes = perLayer(metadata, `${arch}.attention.indexer.types`, nAll, Array.from({length: nAll}, () => (arch === "hy_v4" ? 0 : 1)));
+    const denseLead = num("leading_dense_block_count") ?? 0;
+    const ownsIndexer = (il: number): boolean => indexerK > 0 && (arch === "minimax-m3" ? il >= denseLead
+        : arch === "glm-dsa" || arch === "hy_v4" ? indexerTypes[il] === 1 : true);
 
     const layers = Array.from({length: nAll}, (_, il): LayerMemory => {
         const attends = il < nLayer && kvHeads[il]! > 0 && heads[il]! > 0 && !RECURRENT_ARCHS.has(arch) && (arch === "falcon-h1" || !isRecr[il]);
         const ownsKv = !noMemory && attends && il < kvFromStart && attnFilter(il);
         const kRow = headK(il) * kvHeads[il]!;
         const vRow = mla ? 0 : headV(il) * kvHeads[il]!;
-        const indexer = ownsKv && indexerK > 0 && (arch !== "glm-dsa" || indexerFull[il] === 1) ? indexerK : 0;
+        const indexer = ownsKv && ownsIndexer(il) ? indexerK : 0;
+        const indexerV = indexer > 0 && arch === "minimax-m3" ? headV(il) : 0;
         return {
             attention: attends ? {heads: heads[il]!, headK: headK(il), headV: headV(il), cellElements: kRow + vRow, window: isSwa[il] ? window : null} : null,
             kElements: ownsKv ? kRow + indexer : 0,
-            vElements: ownsKv ? vRow : 0,
+            vElements: ownsKv ? vRow + indexerV : 0,
             windowed: ownsKv && isSwa[il] === true,
             recurrentElements: !noMemory && il < nLayer && recrFilter(il) ? recurrentElements : 0
         };
