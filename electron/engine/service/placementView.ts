@@ -2,6 +2,7 @@ import type {PlacementStrategy, PlacementView} from "../../contract/ipc.js";
 import type {InspectedModel} from "../gguf/inspectGguf.js";
 import type {Placement, TensorBufferOverride} from "../placement/Placement.js";
 import {summarisePlacement} from "../placement/summarisePlacement.js";
+import {loadedTensors} from "../gguf/loadedTensors.js";
 import {isExpertRole} from "../gguf/tensorRole.js";
 
 /** What the placement map, legend and flags line in the UI need. */
@@ -13,7 +14,8 @@ export function toPlacementView(options: {
     gpuLayers: number | "max";
     llamaCppFlags: string;
 }): PlacementView {
-    const summary = summarisePlacement(options.placement, options.model.tensors);
+    // the tensors llama.cpp loads: not those of the MTP layers it skips (a tied output's copy is not a file tensor)
+    const summary = summarisePlacement(options.placement, loadedTensors(options.model).filter((t) => t.tiedTo == null));
     return {
         strategy: options.strategy,
         defaultBufferType: options.placement.defaultBufferType,
