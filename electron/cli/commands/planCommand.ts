@@ -4,6 +4,7 @@ import {renderLlamaCppFlags} from "../../engine/placement/llamaCppFlags.js";
 import {autoPlan} from "../../engine/planner/autoPlan.js";
 import type {StrategyName} from "../../contract/strategies.js";
 import {progressLines, type CliIo} from "../CliIo.js";
+import {loadedTensors} from "../../engine/gguf/loadedTensors.js";
 
 const MiB = 1024 * 1024;
 
@@ -20,9 +21,10 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
         });
         const bytes: Record<string, number> = {};
         const perLayer = new Map<string, Record<string, number>>();
-        for (const t of model.tensors) {
+        // the weights llama.cpp loads: MTP layers skipped; a tied output's copy adds bytes only on the GPU
+        for (const t of loadedTensors(model)) {
             const where = result.resolved.onGpu.has(t.name) ? result.placement.defaultBufferType : "CPU";
-            bytes[where] = (bytes[where] ?? 0) + t.bytes;
+            bytes[where] = (bytes[where] ?? 0) + (t.tiedTo != null && where === "CPU" ? 0 : t.bytes);
             const row = t.layer == null ? "global" : `blk.${t.layer}`;
             const cells = perLayer.get(row) ?? {};
             cells[t.role] = where === "CPU" ? 0 : 1;

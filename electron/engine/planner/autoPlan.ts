@@ -175,7 +175,8 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
     // price plans that leave the GPU out; only the CPU is timed again
     const cpuOnlyProfile = gpu == null || chosen.useGpu === true ? undefined
         : await profileMachine(engine, distinctOperators(loadedTensors(model)), {...profileOptions, devices: ["CPU"], cpuOnlyLoad: true});
-    const budget = budgetBytes(options.budget ?? {kind: "auto"}, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: model.tensorBytes});
+    // a share of the model's weights is a share of what llama.cpp loads (not the MTP layers it skips), as explainBudget says
+    const budget = budgetBytes(options.budget ?? {kind: "auto"}, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: planner.weightBytes});
     // scratch per configuration from llama.cpp's no-alloc simulation, measured once (it barely depends on the placement)
     // (and the chosen plan's memory checked by it, the host's compute buffers included, with or without a GPU)
     const simulator = await createVramSimulator(engine, modelPath, planner, gpu?.name ?? null);
