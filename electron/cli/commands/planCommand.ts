@@ -53,7 +53,7 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
             ? `predicted host RAM: ${hostParts} MiB (scratch not priced: a GPU runs part of the graph)`
             : `predicted host RAM: ${((p.hostWeightBytes + p.hostKvBytes + p.hostScratchBytes) / MiB).toFixed(1)} MiB = ${hostParts} + scratch ${(p.hostScratchBytes / MiB).toFixed(1)}`);
         // the same sentences the app shows beside the plan (explainPlan.ts)
-        for (const sentence of [explanation.placement, explanation.budget, explanation.gpuLayers, explanation.profile])
+        for (const sentence of [explanation.placement, explanation.budget, explanation.gpuLayers, explanation.settings, explanation.profile])
             io.out(`why: ${sentence}`);
         io.out(`notes: ${result.notes.join("; ")}`);
         return 0;

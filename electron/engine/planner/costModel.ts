@@ -158,7 +158,7 @@ export function kvBytesPerLayer(model: PlannerModel, contextSize: number, kvCach
  * that are live beside it, the logits, plus one host weight copied in for an offloaded op (ggml_backend_sched starts a
  * new split per host weight, "so the memory of previously offloaded weights can be reused"). Checked against
  * llama.cpp's no-alloc simulation on llvmpipe (small model, 4 layers, ctx 2048, micro-batch 512: 75–83.5 MiB measured,
- * 87 MiB here; the old formula gave 158 MiB). {@link CostInputs.scratchByBatch} replaces it with measured numbers.
+ * 87 MiB here; the old formula gave 158 MiB). {@link CostInputs.scratchByKey} replaces it with measured numbers.
  */
 export function scratchBytes(model: PlannerModel, settings: ScratchSettings, maxHostWeightBytes: number): number {
     const u = Math.min(settings.batchSize, settings.contextSize);
