@@ -1,0 +1,123 @@
+/**
+ * The planner-regret verdict per cell, from the measurements scripts/bench-regret.mjs made: the fastest configuration
+ * of the brute force (confirmed in interleaved rounds), tensorwise's plan run by stock llama-bench with the plan's
+ * flags, and tensorwise's own runtime on the same plan — plus, where the plan misses by more than the tolerance, which
+ * of its flags differ from the best and what the grid measured for the plan with that one flag changed.
+ */
+import {median} from "../stats.js";
+import {ALL_GPU_LAYERS, cellLabel, configFlags, configKey, type RegretCell, type RegretConfig} from "./regretConfig.js";
+
+/** The plan may be this much slower than the best before a cell is a miss (5%). */
+export const REGRET_TOLERANCE = 1.05;
+
+/** A configuration's measurements in one cell. */
+export type MeasuredConfig = {
+    readonly config: RegretConfig;
+    /** Median ms (whole prompt for ttft, per token for tpot) in the brute-force pass; null when pruned, failed or over budget. */
+    readonly bruteForceMs: number | null;
+    /** The per-round medians of the confirmation rounds (empty: not a finalist). */
+    readonly roundsMs: readonly number[];
+    /** Within the budget by the memory check (a plan over budget is still measured, but cannot be the best). Defaults to `true`. */
+    readonly eligible?: boolean;
+};
+
+/** One cell's verdict. */
+export type CellVerdict = {
+    readonly cell: RegretCell;
+    readonly best: {readonly flags: string; readonly ms: number} | null;
+    readonly plan: {readonly flags: string; readonly ms: number | null; readonly sameAsBest: boolean} | null;
+    /** Plan via llama-bench ÷ best (1 = as fast as the best). */
+    readonly regret: number | null;
+    /** tensorwise's runtime on the plan, ms in the cell's unit, and ÷ best. */
+    readonly runtime: {readonly ms: number; readonly ratio: number | null} | null;
+    readonly miss: boolean;
+    readonly note: string;
+};
+
+/** The time a configuration is judged by: the median of its round medians when it has rounds, else its brute-force median. */
+export function judgedMs(measured: Pick<MeasuredConfig, "bruteForceMs" | "roundsMs">): number | null {
+    return measured.roundsMs.length > 0 ? median(measured.roundsMs) : measured.bruteForceMs;
+}
+
+/** The fastest configurations of the brute force, best first (pruned, failed and over-budget ones have no time). */
+export function rankByBruteForce(measured: readonly MeasuredConfig[], count: number): MeasuredConfig[] {
+    return measured.filter((m) => m.bruteForceMs != null && m.eligible !== false).sort((a, b) => a.bruteForceMs! - b.bruteForceMs!).slice(0, count);
+}
+
+type Field = keyof RegretConfig;
+const FIELD_WORDS: Readonly<Record<Field, string>> = {
+    hideGpu: "GPU hidden (-dev none)", gpuLayers: "-ngl", overrides: "-ot", cpuMoeLayers: "-ncmoe", ubatch: "-ub", opOffload: "op offload",
+    typeK: "-ctk", typeV: "-ctv", flashAttention: "-fa", kvOffload: "KV offload", threads: "-t", mmap: "mmap"
+};
+
+function show(field: Field, value: RegretConfig[Field]): string {
+    if (field === "gpuLayers") return value === ALL_GPU_LAYERS ? "all" : String(value);
+    if (field === "overrides") return (value as RegretConfig["overrides"]).map(([p, b]) => `${p}=${b}`).join(";") || "none";
+    if (typeof value === "boolean") return value ? "on" : "off";
+    return String(value);
+}
+
+/**
+ * The flags where the plan differs from the best, each with the time the grid measured for the plan with just that
+ * flag set as the best has it (null where that configuration was not measured).
+ */
+export function explainMiss(plan: RegretConfig, best: RegretConfig, timeOf: (config: RegretConfig) => number | null): {field: string; plan: string; best: string; msWithBestValue: number | null}[] {
+    const fields = (Object.keys(FIELD_WORDS) as Field[]).filter((f) => JSON.stringify(plan[f]) !== JSON.stringify(best[f]));
+    return fields.map((f) => ({field: FIELD_WORDS[f], plan: show(f, plan[f]), best: show(f, best[f]), msWithBestValue: timeOf({...plan, [f]: best[f]})}));
+}
+
+const ms = (v: number): string => v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
+
+/** The verdict of one cell. `planConfig` null: the planner gave no plan (the note says why). */
+export function cellVerdict(cell: RegretCell, options: {
+    measured: readonly MeasuredConfig[];
+    planConfig: RegretConfig | null;
+    planProblem?: string | null;
+    runtimeRoundsMs: readonly number[];
+    runtimeProblem?: string | null;
+}): CellVerdict {
+    const {measured, planConfig} = options;
+    const timeOf = (config: RegretConfig): number | null => {
+        const found = measured.find((m) => configKey(m.config) === configKey(config));
+        return found == null ? null : judgedMs(found);
+    };
+    // the best is judged among the finalists when there were rounds (same-time measurements), else the brute force
+    const eligible = measured.filter((m) => m.eligible !== false);
+    const finalists = eligible.filter((m) => m.roundsMs.length > 0);
+    const pool = finalists.length > 0 ? finalists : eligible.filter((m) => m.bruteForceMs != null);
+    const ranked = pool.map((m) => ({m, t: judgedMs(m)!})).sort((a, b) => a.t - b.t);
+    const bestEntry = ranked[0] ?? null;
+    const best = bestEntry == null ? null : {flags: configFlags(bestEntry.m.config).join(" "), ms: bestEntry.t};
+    const planMs = planConfig == null ? null : timeOf(planConfig);
+    const plan = planConfig == null ? null : {flags: configFlags(planConfig).join(" "), ms: planMs,
+        sameAsBest: bestEntry != null && configKey(bestEntry.m.config) === configKey(planConfig)};
+    const regret = planMs != null && best != null ? planMs / best.ms : null;
+    const runtimeMs = options.runtimeRoundsMs.length > 0 ? median(options.runtimeRoundsMs) : null;
+    const runtime = runtimeMs == null ? null : {ms: runtimeMs, ratio: best == null ? null : runtimeMs / best.ms};
+    const notes: string[] = [];
+    if (options.planProblem != null) notes.push(options.planProblem);
+    else if (planConfig != null && planMs == null) notes.push("the plan's configuration was not measured (over budget, pruned or failed: see the JSON)");
+    const miss = regret != null && regret > REGRET_TOLERANCE;
+    if (miss && bestEntry != null && planConfig != null) {
+        const diffs = explainMiss(planConfig, bestEntry.m.config, timeOf);
+        notes.push(`misses by ${((regret! - 1) * 100).toFixed(0)}%; differs from the best in ` + diffs.map((d) =>
+            `${d.field} ${d.plan} → ${d.best}${d.msWithBestValue == null ? "" : ` (plan with only that changed: ${ms(d.msWithBestValue)} ms)`}`).join(", "));
+    }
+    if (options.runtimeProblem != null) notes.push(`runtime: ${options.runtimeProblem}`);
+    else if (runtime?.ratio != null && runtime.ratio > REGRET_TOLERANCE && !miss) notes.push(`tensorwise's runtime is ${((runtime.ratio - 1) * 100).toFixed(0)}% slower than llama-bench's best on this cell`);
+    return {cell, best, plan, regret, runtime, miss: miss || (planConfig == null), note: notes.join("; ")};
+}
+
+/** A markdown table of verdicts: one row per cell. */
+export function verdictTable(verdicts: readonly CellVerdict[]): string {
+    const unit = (cell: RegretCell): string => cell.kind === "ttft" ? "ms" : "ms/token";
+    const rows = verdicts.map((v) => {
+        const u = unit(v.cell);
+        return `| ${cellLabel(v.cell)} | \`${v.best?.flags ?? "–"}\` | ${v.best == null ? "–" : `${ms(v.best.ms)} ${u}`} | ` +
+            `${v.plan == null ? "–" : v.plan.sameAsBest ? "(same as best)" : `\`${v.plan.flags}\``} | ${v.plan?.ms == null ? "–" : `${ms(v.plan.ms)} ${u}`} | ` +
+            `${v.regret == null ? "–" : `${v.regret.toFixed(2)}×`} | ${v.runtime == null ? "–" : `${ms(v.runtime.ms)} ${u}`} | ` +
+            `${v.runtime?.ratio == null ? "–" : `${v.runtime.ratio.toFixed(2)}×`} | ${v.miss ? "**miss** " : ""}${v.note} |`;
+    });
+    return ["| cell | fastest configuration (llama-bench flags) | its time | tensorwise's plan (as llama-bench flags) | plan via llama-bench | regret | tensorwise runtime | runtime ÷ best | note |",
+        "|---|---|---|---|---|---|---|---|---|", ...rows].join("\n");
+}
