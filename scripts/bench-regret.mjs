@@ -16,8 +16,8 @@
 // --rounds interleaved rounds (order rotated each round); the verdict uses the median of the round medians.
 //
 // Usage: node scripts/bench-regret.mjs [--models small,mixtral-mini] [--budget 50%] [--prompts 64,512,2048] [--gen 32]
-//        [--gpu auto|vulkan|cuda|cpu] [--strategy optimal] [--repeats 3] [--rounds 3] [--finalists 3]
-//        [--prune-factor 2] [--warmup-slack-ms 2000] [--max-phase-seconds 600]
+//        [--gpu auto|vulkan|cuda|cpu] [--strategy optimal] [--scan-repeats 1] [--repeats 3] [--rounds 3] [--finalists 3]
+//        [--prune-factor 2] [--warmup-slack-ms 2000] [--max-phase-seconds 600] [--deadline SECONDS]
 //        [--placements hidden,layers,ffn-cpu,experts-cpu] [--ngl 1,2] [--ubatches 16,128,512,2048] [--nopo 0,1]
 //        [--ctk f16,q8_0] [--ctv f16,q8_0] [--fa 0,1] [--nkvo 0] [--threads 1,2] [--mmap 0,1]
 //        [--plan-args "…"] [--bench-args "…"] [--no-runtime] [--dry-run] [--quick] [--out DIR]
@@ -25,10 +25,15 @@
 //   or .gguf paths. --budget: a share of the weights (50%) or MiB, as `tensorwise plan --budget`.
 // --quick: a CI-sized smoke (model tiny, prompt 64, gen 8, -ub 16/512, f16 KV, -fa 0, no mmap, -ngl 0/all, all cores,
 //   1 repeat, 1 round, 1 finalist); any option given explicitly wins over it.
+// --scan-repeats: llama-bench -r in the brute force (it only ranks; the finalists are re-measured); --repeats: -r in the
+//   confirmation rounds (and tensorwise bench --repeats).
+// --deadline: stop in time (each remaining cell gets an equal share: 70% for its scan, the rest for its rounds); what
+//   was not run is recorded as skipped, and the tables are still written.
 // --dry-run: plans, grid sizes and memory probes only, no timing.
 // With Mesa's llvmpipe, run with GGML_VK_VISIBLE_DEVICES=0 (ggml skips CPU-type Vulkan devices otherwise).
 // Writes DIR/regret.json (everything, rewritten after each cell) and DIR/README.md (method + one table per model);
 // prints the tables. Needs a built checkout (npm run build) and g++ (llama-bench is built once and cached).
+import {spawnSync} from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -38,7 +43,7 @@ import {root, tensorwise} from "./benchModels.mjs";
 const dist = (file) => path.join(root, "dist", "electron", file);
 if (!fs.existsSync(dist("engine/bench/regret/regretGrid.js"))) { console.error("dist/ is missing or old: run `npm run build` first"); process.exit(1); }
 const grid = await import(dist("engine/bench/regret/regretGrid.js"));
-const {cellLabel, configFlags, configKey, placementFlags} = await import(dist("engine/bench/regret/regretConfig.js"));
+const {ALL_GPU_LAYERS, cellLabel, configFlags, configKey, placementFlags} = await import(dist("engine/bench/regret/regretConfig.js"));
 const {planToConfig, PlanDoesNotFit} = await import(dist("engine/bench/regret/planConfig.js"));
 const {contextKeyOfConfig, probeContextFlags} = await import(dist("engine/bench/regret/probeMemory.js"));
 const {runRegretConfig, probePlacement} = await import(dist("engine/bench/regret/runRegretBench.js"));
@@ -51,7 +56,7 @@ const {offloadMinBatchFromEnv} = await import(dist("engine/planner/offloadMinBat
 
 const str = {type: "string"};
 const {values} = parseScriptArgs(import.meta.url, {
-    models: str, budget: str, prompts: str, gen: str, gpu: str, strategy: str, repeats: str, rounds: str, finalists: str,
+    models: str, budget: str, prompts: str, gen: str, gpu: str, strategy: str, "scan-repeats": str, repeats: str, rounds: str, finalists: str, deadline: str,
     "prune-factor": str, "warmup-slack-ms": str, "max-phase-seconds": str, placements: str, ngl: str, ubatches: str, nopo: str,
     ctk: str, ctv: str, fa: str, nkvo: str, threads: str, mmap: str, "plan-args": str, "bench-args": str, out: str,
     "no-runtime": {type: "boolean"}, "dry-run": {type: "boolean"}, quick: {type: "boolean"}
@@ -80,7 +85,9 @@ if (gpuDevice == null) log("no GPU is visible: the grid is CPU-only (with llvmpi
 const prompts = list(opt("prompts", "64,512,2048", "64"), int);
 const gen = int(opt("gen", "32", "8"));
 const cells = [...prompts.map((tokens) => ({kind: "ttft", tokens})), {kind: "tpot", tokens: gen}];
+const scanRepeats = int(opt("scan-repeats", "1"));
 const repeats = int(opt("repeats", "3", "1"));
+const deadlineAt = values.deadline == null ? Infinity : t0 + 1000 * Number(values.deadline);
 const rounds = int(opt("rounds", "3", "1"));
 const finalistCount = int(opt("finalists", "3", "1"));
 const strategy = opt("strategy", "optimal");
@@ -112,11 +119,11 @@ const results = {
     version: 1, startedAt: new Date().toISOString(), finishedAt: null, interrupted: false,
     machine: {host: os.hostname(), cpu: devices.cpu.model, cores, gpu: gpuDevice?.description ?? null, backend: devices.backend,
         llamaBench: binary.program, llamaCppCommit: binary.commit, loadAverageAtStart: os.loadavg()},
-    settings: {budget: budgetText, strategy, prompts, gen, repeats, rounds, finalists: finalistCount, prune, grid: gridOptions, planArgs, benchArgs, quick},
+    settings: {budget: budgetText, strategy, prompts, gen, scanRepeats, repeats, rounds, deadlineSeconds: values.deadline == null ? null : Number(values.deadline), finalists: finalistCount, prune, grid: gridOptions, planArgs, benchArgs, quick},
     method: {
         memory: "llama.cpp's own allocation log: per placement one llama-bench probe (-r 0 --no-warmup -v) loads the model and creates a context for each setting combination at the planned context size without computing; a configuration is kept when its device buffers (weights + KV cache + compute) are within the budget",
         prune: `a configuration is stopped once its warm-up or one timed repetition runs longer than ${prune.factor}× the cell's best median so far (warm-up + ${prune.warmupSlackMs} ms); it is then recorded as pruned`,
-        verdict: `the ${finalistCount} fastest configurations, the plan via llama-bench and tensorwise's runtime re-measured in ${rounds} interleaved round(s); median of round medians`
+        verdict: `brute force at -r ${scanRepeats}; the ${finalistCount} fastest configurations, the plan via llama-bench and tensorwise's runtime re-measured in ${rounds} interleaved round(s) at -r ${repeats}; median of round medians`
     },
     models: []
 };
@@ -132,6 +139,13 @@ function modelFile(name) {
         if (made.status !== 0) fail(`make-model --preset ${name} failed: ${made.stderr.trim().split("\n").at(-1)}`);
     }
     return file;
+}
+
+/** The tensorwise CLI, stopped (SIGTERM: `tensorwise bench` keeps what it finished) at `untilMs` on the script's clock. */
+function tensorwiseWithin(untilMs, args) {
+    const ms = Math.max(1000, Math.min(untilMs, deadlineAt) - performance.now());
+    return spawnSync(process.execPath, [path.join(root, "bin", "tensorwise.mjs"), ...args],
+        {encoding: "utf8", maxBuffer: 64 << 20, timeout: Number.isFinite(ms) ? Math.round(ms) : undefined, killSignal: "SIGTERM"});
 }
 
 const planWorkload = (cell) => cell.kind === "ttft" ? {prompt: cell.tokens, gen: 2} : {prompt: 1, gen: cell.tokens};
@@ -153,10 +167,10 @@ function planFor(modelPath, facts, cell, contextSize) {
 }
 
 /** tensorwise's runtime on the cell: `tensorwise bench` re-plans (cached profile) with the plan's micro-batch and threads. */
-function runtimeFor(modelName, modelPath, facts, cell, planConfig, contextSize, round) {
+function runtimeFor(modelName, modelPath, facts, cell, planConfig, contextSize, round, deadlineMs) {
     const {prompt, gen: genTokens} = planWorkload(cell);
     const dir = path.join(outDir, "runtime", `${modelName}-${cellLabel(cell).replace("@", "")}-r${round}`);
-    const run = tensorwise(["bench", modelPath, "--gpu", gpuFlag, "--budgets", budgetText, "--strategies", strategy, "--prompts", String(prompt),
+    const run = tensorwiseWithin(deadlineMs, ["bench", modelPath, "--gpu", gpuFlag, "--budgets", budgetText, "--strategies", strategy, "--prompts", String(prompt),
         "--gens", String(genTokens), "--repeats", String(repeats), "--context", String(contextSize), "--batch", String(planConfig.ubatch),
         "--threads", String(planConfig.threads), "--tpot-prompt", "1", "--out", dir, "--json", ...benchArgs]);
     const reportFile = path.join(dir, "report.json");
@@ -201,7 +215,10 @@ async function probeAll(modelPath, configs, contextSize) {
 }
 
 const MiB = 1024 * 1024;
-for (const modelName of list(opt("models", "small,mixtral-mini", "tiny"))) {
+const modelNames = list(opt("models", "small,mixtral-mini", "tiny"));
+let cellsLeft = modelNames.length * cells.length;
+setTimeout(() => { if (!controller.signal.aborted) { log("deadline reached: stopping"); controller.abort(); } }, Number.isFinite(deadlineAt) ? deadlineAt - performance.now() : 2 ** 31 - 1).unref();
+for (const modelName of modelNames) {
     if (controller.signal.aborted) break;
     const modelPath = modelFile(modelName);
     const inspected = tensorwise(["inspect", modelPath, "--json"]);
@@ -225,14 +242,28 @@ for (const modelName of list(opt("models", "small,mixtral-mini", "tiny"))) {
     for (const {cell, plan, configs} of perCell) {
         if (controller.signal.aborted) break;
         const cellStart = performance.now();
+        cellsLeft--;
+        // with a deadline, this cell's equal share of what is left: 70% to scan, the rest for the rounds
+        const share = (deadlineAt - cellStart) / (cellsLeft + 1);
+        const scanUntil = cellStart + 0.7 * share;
+        const roundsUntil = cellStart + share;
+        const cellPrune = {...prune, unboundedPhaseMs: Math.min(prune.unboundedPhaseMs, Math.max(1000, scanUntil - cellStart)),
+            loadLimitMs: Math.min(300_000, Math.max(1000, scanUntil - cellStart))};
         const planKey = plan.config == null ? null : configKey(plan.config);
-        const ordered = [...(plan.config == null ? [] : [plan.config]), ...configs.filter((c) => c.hideGpu), ...configs.filter((c) => !c.hideGpu)]
+        // the plan first (a best to prune against early), the GPU hidden next, then the GPU-heavy placements first
+        const weight = (c) => c.hideGpu ? 0 : c.overrides.length > 0 || c.cpuMoeLayers > 0 ? 2 : c.gpuLayers === ALL_GPU_LAYERS ? 1 : 3 + (ALL_GPU_LAYERS - c.gpuLayers);
+        const ordered = [...(plan.config == null ? [] : [plan.config]), ...[...configs].sort((a, b) => weight(a) - weight(b))]
             .filter((c, i, all) => all.findIndex((d) => configKey(d) === configKey(c)) === i);
         const measured = [];
         let bestMs = null;
-        const counts = {ok: 0, pruned: 0, failed: 0, overBudget: 0, noMemory: 0};
+        const counts = {ok: 0, pruned: 0, failed: 0, overBudget: 0, noMemory: 0, skipped: 0};
         for (const [i, config] of ordered.entries()) {
             if (controller.signal.aborted) break;
+            if (performance.now() > scanUntil) {
+                counts.skipped = ordered.length - i;
+                log(`${modelName} ${cellLabel(cell)}: deadline share spent, ${counts.skipped} configurations not run`);
+                break;
+            }
             const isPlan = configKey(config) === planKey;
             const {memory, problem} = memoryOf(config);
             const record = {key: configKey(config), config, isPlan, inGrid: configs.some((c) => configKey(c) === configKey(config)),
@@ -241,7 +272,7 @@ for (const modelName of list(opt("models", "small,mixtral-mini", "tiny"))) {
             if (memory == null) { counts.noMemory++; record.status = "no-memory-check"; record.reason = problem ?? "the probe did not report this setting"; if (!isPlan) continue; }
             else if (!record.eligible) { counts.overBudget++; record.status = "over-budget"; if (!isPlan) continue; }
             if (values["dry-run"] === true) continue;
-            const run = await runRegretConfig(binary.program, config, {modelPath, cell, repeats, bestMs, prune, env: process.env, signal: controller.signal});
+            const run = await runRegretConfig(binary.program, config, {modelPath, cell, repeats: scanRepeats, bestMs, prune: cellPrune, env: process.env, signal: controller.signal});
             Object.assign(record, {status: record.status ?? run.status, run, bruteForceMs: run.status === "ok" ? run.medianMs : null});
             if (run.status === "ok") { counts.ok++; if (record.eligible && (bestMs == null || run.medianMs < bestMs)) bestMs = run.medianMs; }
             else if (run.status === "pruned") counts.pruned++;
@@ -259,16 +290,17 @@ for (const modelName of list(opt("models", "small,mixtral-mini", "tiny"))) {
         const slots = [...finalists, ...(plan.config != null && values["no-runtime"] !== true ? ["runtime"] : [])];
         for (let round = 0; round < rounds && values["dry-run"] !== true && slots.length > 0; round++) {
             for (let s = 0; s < slots.length; s++) {
-                if (controller.signal.aborted) break;
+                if (controller.signal.aborted || performance.now() > roundsUntil) break;
                 const slot = slots[(s + round) % slots.length];
                 if (slot === "runtime") {
-                    const r = runtimeFor(modelName, modelPath, facts, cell, plan.config, contextSize, round + 1);
+                    const r = runtimeFor(modelName, modelPath, facts, cell, plan.config, contextSize, round + 1, roundsUntil);
                     if (r.ms != null) runtimeRoundsMs.push(r.ms);
                     runtimeProblem = r.problem ?? runtimeProblem;
                     log(`${modelName} ${cellLabel(cell)} round ${round + 1}: tensorwise runtime ${r.ms?.toFixed(2) ?? "–"} ms${r.problem == null ? "" : ` (${r.problem})`}`);
                     continue;
                 }
-                const run = await runRegretConfig(binary.program, slot.config, {modelPath, cell, repeats, bestMs: null, prune, env: process.env, signal: controller.signal});
+                const roundPrune = {...prune, unboundedPhaseMs: Math.max(1000, Math.min(prune.unboundedPhaseMs, roundsUntil - performance.now()))};
+                const run = await runRegretConfig(binary.program, slot.config, {modelPath, cell, repeats, bestMs: null, prune: roundPrune, env: process.env, signal: controller.signal});
                 if (run.status === "ok") slot.roundsMs.push(run.medianMs);
                 log(`${modelName} ${cellLabel(cell)} round ${round + 1}: ${slot.isPlan ? "(plan) " : ""}${configFlags(slot.config).join(" ")}: ${run.status === "ok" ? `${run.medianMs.toFixed(2)} ms` : run.status}`);
             }
@@ -276,11 +308,11 @@ for (const modelName of list(opt("models", "small,mixtral-mini", "tiny"))) {
         const planProblem = plan.problem ?? (planRecord != null && planRecord.eligible === false && planRecord.gpuBytes != null
             ? `the plan is over the budget by llama.cpp's allocation: ${(planRecord.gpuBytes / MiB).toFixed(2)} MiB > ${(budget / MiB).toFixed(2)} MiB` : null);
         const verdict = cellVerdict(cell, {measured: measured.map((m) => ({config: m.config, bruteForceMs: m.bruteForceMs ?? null, roundsMs: m.roundsMs, eligible: m.eligible})),
-            planConfig: plan.config, planProblem, runtimeRoundsMs, runtimeProblem});
+            planConfig: plan.config, planProblem, runtimeRoundsMs, runtimeProblem, offloadMinBatch: gridOptions.offloadMinBatch});
         entry.cells.push({cell, plan: {json: plan.json, config: plan.config, problem: plan.problem}, counts, wallSeconds: (performance.now() - cellStart) / 1000,
             configs: measured.map(({config, ...rest}) => ({flags: configFlags(config).join(" "), ...rest})), runtimeRoundsMs, verdict});
         log(`${modelName} ${cellLabel(cell)}: ${counts.ok} measured, ${counts.pruned} pruned, ${counts.overBudget} over budget, ${counts.failed} failed, ` +
-            `${counts.noMemory} without a memory check, in ${((performance.now() - cellStart) / 1000).toFixed(0)} s; regret ${verdict.regret?.toFixed(2) ?? "–"}×`);
+            `${counts.noMemory} without a memory check, ${counts.skipped} skipped (deadline), in ${((performance.now() - cellStart) / 1000).toFixed(0)} s; regret ${verdict.regret?.toFixed(2) ?? "–"}×`);
         save();
     }
 }
@@ -291,7 +323,8 @@ results.machine.loadAverageAtEnd = os.loadavg();
 save();
 const tables = results.models.map((m) => `### ${m.name} (${(m.weightBytes / MiB).toFixed(1)} MiB, ${m.layerCount} layers${m.moe ? ", MoE" : ""}), budget ${budgetText} = ${(m.budgetBytes / MiB).toFixed(1)} MiB, context ${m.contextSize}\n\n` +
     `${verdictTable(m.cells.map((c) => c.verdict))}\n\nconfigurations per cell (measured / pruned / over budget / failed): ` +
-    m.cells.map((c) => `${cellLabel(c.cell)} ${c.counts.ok}/${c.counts.pruned}/${c.counts.overBudget}/${c.counts.failed} in ${c.wallSeconds.toFixed(0)} s`).join(", ")).join("\n\n");
+    m.cells.map((c) => `${cellLabel(c.cell)} ${c.counts.ok}/${c.counts.pruned}/${c.counts.overBudget}/${c.counts.failed}` +
+        `${c.counts.skipped > 0 ? ` (+${c.counts.skipped} not run: deadline)` : ""} in ${c.wallSeconds.toFixed(0)} s`).join(", ")).join("\n\n");
 fs.writeFileSync(path.join(outDir, "README.md"), `# Planner regret, ${date}\n\n` +
     `Machine: ${results.machine.cpu} × ${cores}, GPU ${results.machine.gpu ?? "none"}; llama.cpp ${binary.commit.slice(0, 12)}; load average ` +
     `${results.machine.loadAverageAtStart.map((v) => v.toFixed(1)).join("/")} at the start, ${os.loadavg().map((v) => v.toFixed(1)).join("/")} at the end` +

@@ -4,7 +4,7 @@ import {cellUbatches, defaultLayerSplits, defaultThreadCounts, enumerateRegretGr
 import {PlanDoesNotFit, planToConfig, UnknownPlanField} from "./planConfig.js";
 import {DEFAULT_MIN_PHASE_LIMIT_MS, phaseLimitMs, phaseOfLine, PruneMonitor} from "./pruneRule.js";
 import {contextKeyOfConfig, contextKeyOfEntry, gpuBytesOf, parseProbeLog, probeContextFlags} from "./probeMemory.js";
-import {cellVerdict, explainMiss, rankByBruteForce, verdictTable} from "./regretReport.js";
+import {cellVerdict, explainMiss, inertFields, rankByBruteForce, verdictTable} from "./regretReport.js";
 
 const dense = {layerCount: 3, moe: false};
 const moe = {layerCount: 4, moe: true};
@@ -219,6 +219,18 @@ describe("the verdict", () => {
         expect(explainMiss(plan, hidden, () => null).map((d) => d.field)).toEqual(["GPU hidden (-dev none)", "-ub"]);
         expect(rankByBruteForce(measured, 2).map((m) => m.bruteForceMs)).toEqual([10, 95]);
         expect(verdictTable([v]).split("\n")).toHaveLength(3);
+    });
+
+    it("calls a gap noise where the plan differs from the best only in flags that cannot change the cell's work", () => {
+        const decodeBest = {...base, ubatch: 16};
+        const v = cellVerdict({kind: "tpot", tokens: 32}, {measured: [{config: decodeBest, bruteForceMs: 1, roundsMs: []}, {config: base, bruteForceMs: 1.2, roundsMs: []}],
+            planConfig: base, runtimeRoundsMs: []});
+        expect(v.regret).toBeCloseTo(1.2);
+        expect(v.equivalent).toBe(true);
+        expect(v.miss).toBe(false);
+        expect(v.note).toMatch(/-ub 512 → 16 \(no effect on this cell\).*measurement noise/);
+        expect([...inertFields({kind: "ttft", tokens: 512}, {...base, ubatch: 16})]).toEqual(["opOffload"]);
+        expect(inertFields({kind: "ttft", tokens: 512}, base).size).toBe(0);
     });
 
     it("counts a cell without a plan as a miss", () => {

@@ -30,7 +30,10 @@ export type CellVerdict = {
     readonly regret: number | null;
     /** tensorwise's runtime on the plan, ms in the cell's unit, and ÷ best. */
     readonly runtime: {readonly ms: number; readonly ratio: number | null} | null;
+    /** Slower than the best by more than {@link REGRET_TOLERANCE} in a way the flags can explain (see {@link inertFields}). */
     readonly miss: boolean;
+    /** The plan differs from the best only in flags that cannot change this cell's work: any gap is measurement noise. */
+    readonly equivalent: boolean;
     readonly note: string;
 };
 
@@ -45,6 +48,17 @@ export function rankByBruteForce(measured: readonly MeasuredConfig[], count: num
 }
 
 type Field = keyof RegretConfig;
+
+/**
+ * Flags that cannot change the work of `cell` under `config`: the micro-batch and op offload for decode (one token a
+ * step), op offload below its threshold. source: ggml-backend.cpp op_offload_min_batch_size.
+ */
+export function inertFields(cell: RegretCell, config: RegretConfig, offloadMinBatch = 32): Set<Field> {
+    const inert = new Set<Field>();
+    if (cell.kind === "tpot") inert.add("ubatch").add("opOffload");
+    else if (config.ubatch < offloadMinBatch) inert.add("opOffload");
+    return inert;
+}
 const FIELD_WORDS: Readonly<Record<Field, string>> = {
     hideGpu: "GPU hidden (-dev none)", gpuLayers: "-ngl", overrides: "-ot", cpuMoeLayers: "-ncmoe", ubatch: "-ub", opOffload: "op offload",
     typeK: "-ctk", typeV: "-ctv", flashAttention: "-fa", kvOffload: "KV offload", threads: "-t", mmap: "mmap"
@@ -61,9 +75,9 @@ function show(field: Field, value: RegretConfig[Field]): string {
  * The flags where the plan differs from the best, each with the time the grid measured for the plan with just that
  * flag set as the best has it (null where that configuration was not measured).
  */
-export function explainMiss(plan: RegretConfig, best: RegretConfig, timeOf: (config: RegretConfig) => number | null): {field: string; plan: string; best: string; msWithBestValue: number | null}[] {
+export function explainMiss(plan: RegretConfig, best: RegretConfig, timeOf: (config: RegretConfig) => number | null): {key: Field; field: string; plan: string; best: string; msWithBestValue: number | null}[] {
     const fields = (Object.keys(FIELD_WORDS) as Field[]).filter((f) => JSON.stringify(plan[f]) !== JSON.stringify(best[f]));
-    return fields.map((f) => ({field: FIELD_WORDS[f], plan: show(f, plan[f]), best: show(f, best[f]), msWithBestValue: timeOf({...plan, [f]: best[f]})}));
+    return fields.map((f) => ({key: f, field: FIELD_WORDS[f], plan: show(f, plan[f]), best: show(f, best[f]), msWithBestValue: timeOf({...plan, [f]: best[f]})}));
 }
 
 const ms = (v: number): string => v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
@@ -75,6 +89,8 @@ export function cellVerdict(cell: RegretCell, options: {
     planProblem?: string | null;
     runtimeRoundsMs: readonly number[];
     runtimeProblem?: string | null;
+    /** Defaults to 32. */
+    offloadMinBatch?: number;
 }): CellVerdict {
     const {measured, planConfig} = options;
     const timeOf = (config: RegretConfig): number | null => {
@@ -97,15 +113,19 @@ export function cellVerdict(cell: RegretCell, options: {
     const notes: string[] = [];
     if (options.planProblem != null) notes.push(options.planProblem);
     else if (planConfig != null && planMs == null) notes.push("the plan's configuration was not measured (over budget, pruned or failed: see the JSON)");
-    const miss = regret != null && regret > REGRET_TOLERANCE;
-    if (miss && bestEntry != null && planConfig != null) {
-        const diffs = explainMiss(planConfig, bestEntry.m.config, timeOf);
-        notes.push(`misses by ${((regret! - 1) * 100).toFixed(0)}%; differs from the best in ` + diffs.map((d) =>
-            `${d.field} ${d.plan} → ${d.best}${d.msWithBestValue == null ? "" : ` (plan with only that changed: ${ms(d.msWithBestValue)} ms)`}`).join(", "));
-    }
+    const diffs = bestEntry != null && planConfig != null ? explainMiss(planConfig, bestEntry.m.config, timeOf) : [];
+    const inert = planConfig == null ? new Set<Field>() : inertFields(cell, planConfig, options.offloadMinBatch);
+    const equivalent = planConfig != null && bestEntry != null && diffs.every((d) => inert.has(d.key));
+    const slower = regret != null && regret > REGRET_TOLERANCE;
+    const miss = slower && !equivalent;
+    const listDiffs = (): string => diffs.map((d) => `${d.field} ${d.plan} → ${d.best}${inert.has(d.key) ? " (no effect on this cell)" : ""}` +
+        `${d.msWithBestValue == null ? "" : ` (plan with only that changed: ${ms(d.msWithBestValue)} ms)`}`).join(", ");
+    if (miss) notes.push(`misses by ${((regret! - 1) * 100).toFixed(0)}%; differs from the best in ${listDiffs()}`);
+    else if (slower && equivalent)
+        notes.push(`${((regret! - 1) * 100).toFixed(0)}% slower, but the plan differs from the best only in flags that do not change this cell's work (${listDiffs()}): measurement noise, not a planner miss`);
     if (options.runtimeProblem != null) notes.push(`runtime: ${options.runtimeProblem}`);
     else if (runtime?.ratio != null && runtime.ratio > REGRET_TOLERANCE && !miss) notes.push(`tensorwise's runtime is ${((runtime.ratio - 1) * 100).toFixed(0)}% slower than llama-bench's best on this cell`);
-    return {cell, best, plan, regret, runtime, miss: miss || (planConfig == null), note: notes.join("; ")};
+    return {cell, best, plan, regret, runtime, miss: miss || planConfig == null || planMs == null, equivalent, note: notes.join("; ")};
 }
 
 /** A markdown table of verdicts: one row per cell. */
@@ -116,7 +136,7 @@ export function verdictTable(verdicts: readonly CellVerdict[]): string {
         return `| ${cellLabel(v.cell)} | \`${v.best?.flags ?? "–"}\` | ${v.best == null ? "–" : `${ms(v.best.ms)} ${u}`} | ` +
             `${v.plan == null ? "–" : v.plan.sameAsBest ? "(same as best)" : `\`${v.plan.flags}\``} | ${v.plan?.ms == null ? "–" : `${ms(v.plan.ms)} ${u}`} | ` +
             `${v.regret == null ? "–" : `${v.regret.toFixed(2)}×`} | ${v.runtime == null ? "–" : `${ms(v.runtime.ms)} ${u}`} | ` +
-            `${v.runtime?.ratio == null ? "–" : `${v.runtime.ratio.toFixed(2)}×`} | ${v.miss ? "**miss** " : ""}${v.note} |`;
+            `${v.runtime?.ratio == null ? "–" : `${v.runtime.ratio.toFixed(2)}×`} | ${v.miss ? "**miss** " : v.regret != null && v.regret <= REGRET_TOLERANCE ? "within 5% " : ""}${v.note} |`;
     });
     return ["| cell | fastest configuration (llama-bench flags) | its time | tensorwise's plan (as llama-bench flags) | plan via llama-bench | regret | tensorwise runtime | runtime ÷ best | note |",
         "|---|---|---|---|---|---|---|---|---|", ...rows].join("\n");
