@@ -178,11 +178,13 @@ function runtimeFor(modelName, modelPath, facts, cell, planConfig, contextSize, 
     const benchRun = JSON.parse(fs.readFileSync(reportFile, "utf8")).runs[0];
     if (benchRun?.status !== "ok") return {ms: null, problem: `tensorwise bench: ${benchRun?.error ?? "no run"}`};
     const point = benchRun.points.find((p) => p.kind === cell.kind && p.tokens === cell.tokens);
-    const loaded = benchRun.loads[0].plan;
+    // the loaded plan's settings are every field of the bench's plan record but placement and commentary, so a knob it
+    // gains is compared too (or reported as unmapped) rather than ignored
+    const {gpuLayers, overrides, hostWeightBytes, gpuWeightBytes, predictedVramBytes, notes, ...loadedSettings} = benchRun.loads[0].plan;
+    void hostWeightBytes; void gpuWeightBytes; void predictedVramBytes; void notes;
     let problem = null;
     try {
-        const {config} = planToConfig({gpuLayers: loaded.gpuLayers, overrides: loaded.overrides,
-            settings: {contextSize: loaded.contextSize, batchSize: loaded.batchSize, threads: loaded.threads, useMmap: loaded.useMmap}}, facts);
+        const {config} = planToConfig({gpuLayers, overrides, settings: loadedSettings}, facts);
         if (configKey(config) !== configKey(planConfig)) problem = `tensorwise bench loaded \`${configFlags(config).join(" ")}\`, not the plan`;
     } catch (error) { problem = `tensorwise bench's plan: ${error.message}`; }
     return {ms: point?.medianMs ?? null, problem};

@@ -217,6 +217,12 @@ describe("the verdict", () => {
         expect(v.regret).toBe(10);
         expect(v.note).toMatch(/GPU hidden \(-dev none\) off → on.*-ub 128 → 512 \(plan with only that changed: 95\.0 ms\)/);
         expect(explainMiss(plan, hidden, () => null).map((d) => d.field)).toEqual(["GPU hidden (-dev none)", "-ub"]);
+        // hiding the GPU of a plan without op offload is looked up as the grid writes it (op offload then means nothing)
+        const noOffload = {...plan, opOffload: false};
+        const hiddenAt128 = {...hidden, ubatch: 128};
+        const w = cellVerdict({kind: "ttft", tokens: 512}, {measured: [{config: hiddenAt128, bruteForceMs: 10, roundsMs: []}, {config: noOffload, bruteForceMs: 100, roundsMs: []}],
+            planConfig: noOffload, runtimeRoundsMs: []});
+        expect(w.note).toMatch(/GPU hidden \(-dev none\) off → on \(plan with only that changed: 10\.0 ms\)/);
         expect(rankByBruteForce(measured, 2).map((m) => m.bruteForceMs)).toEqual([10, 95]);
         expect(verdictTable([v]).split("\n")).toHaveLength(3);
     });

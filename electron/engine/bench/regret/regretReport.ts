@@ -5,7 +5,7 @@
  * of its flags differ from the best and what the grid measured for the plan with that one flag changed.
  */
 import {median} from "../stats.js";
-import {ALL_GPU_LAYERS, cellLabel, configFlags, configKey, type RegretCell, type RegretConfig} from "./regretConfig.js";
+import {ALL_GPU_LAYERS, cellLabel, configFlags, configKey, normaliseConfig, type RegretCell, type RegretConfig} from "./regretConfig.js";
 
 /** The plan may be this much slower than the best before a cell is a miss (5%). */
 export const REGRET_TOLERANCE = 1.05;
@@ -94,7 +94,9 @@ export function cellVerdict(cell: RegretCell, options: {
 }): CellVerdict {
     const {measured, planConfig} = options;
     const timeOf = (config: RegretConfig): number | null => {
-        const found = measured.find((m) => configKey(m.config) === configKey(config));
+        // as the grid writes it (a hidden GPU drops the flags that then mean nothing)
+        const key = configKey(normaliseConfig(config, Number.MAX_SAFE_INTEGER));
+        const found = measured.find((m) => configKey(m.config) === key);
         return found == null ? null : judgedMs(found);
     };
     // the best is judged among the finalists when there were rounds (same-time measurements), else the brute force
