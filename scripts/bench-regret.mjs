@@ -13,7 +13,8 @@
 // Time cap: a configuration is stopped once its warm-up or one timed repetition runs longer than --prune-factor × the
 // best median so far in that cell (+ --warmup-slack-ms for the warm-up) and recorded as pruned (regret/pruneRule.ts).
 // Confirmation: the --finalists fastest configurations, the plan via llama-bench and tensorwise's runtime then run in
-// --rounds interleaved rounds (order rotated each round); the verdict uses the median of the round medians.
+// --rounds interleaved rounds (order rotated each round); the verdict uses the median of the round medians. A plan
+// already over 2× the best in the brute force is a clear miss and runs (with the runtime) in the first round only.
 //
 // Usage: node scripts/bench-regret.mjs [--models small,mixtral-mini] [--budget 50%] [--prompts 64,512,2048] [--gen 32]
 //        [--gpu auto|vulkan|cuda|cpu] [--strategy optimal] [--scan-repeats 1] [--repeats 3] [--rounds 3] [--finalists 3]
@@ -289,11 +290,16 @@ for (const modelName of modelNames) {
         if (planRecord?.bruteForceMs != null && !finalists.includes(planRecord)) finalists.push(planRecord);
         const runtimeRoundsMs = [];
         let runtimeProblem = null;
+        const scanBest = rankByBruteForce(measured, 1)[0]?.bruteForceMs ?? null;
+        const clearMiss = planRecord?.bruteForceMs != null && scanBest != null && planRecord.bruteForceMs > 2 * scanBest;
         const slots = [...finalists, ...(plan.config != null && values["no-runtime"] !== true ? ["runtime"] : [])];
         for (let round = 0; round < rounds && values["dry-run"] !== true && slots.length > 0; round++) {
             for (let s = 0; s < slots.length; s++) {
                 if (controller.signal.aborted || performance.now() > roundsUntil) break;
                 const slot = slots[(s + round) % slots.length];
+                // a plan already over 2× the best in the scan is a clear miss: one round of it (and of the runtime) is
+                // enough, and on a slow GPU each of its runs can take minutes
+                if (round > 0 && clearMiss && (slot === "runtime" || slot === planRecord)) continue;
                 if (slot === "runtime") {
                     const r = runtimeFor(modelName, modelPath, facts, cell, plan.config, contextSize, round + 1, roundsUntil);
                     if (r.ms != null) runtimeRoundsMs.push(r.ms);
