@@ -181,8 +181,10 @@ function runtimeFor(modelName, modelPath, facts, cell, planConfig, contextSize, 
     const point = benchRun.points.find((p) => p.kind === cell.kind && p.tokens === cell.tokens);
     // the loaded plan's settings are every field of the bench's plan record but placement and commentary, so a knob it
     // gains is compared too (or reported as unmapped) rather than ignored
-    const {gpuLayers, overrides, hostWeightBytes, gpuWeightBytes, predictedVramBytes, notes, ...loadedSettings} = benchRun.loads[0].plan;
+    // (the bench nests the configuration knobs in `knobs`; the plan's JSON has them in `settings`)
+    const {gpuLayers, overrides, hostWeightBytes, gpuWeightBytes, predictedVramBytes, notes, knobs, ...rest} = benchRun.loads[0].plan;
     void hostWeightBytes; void gpuWeightBytes; void predictedVramBytes; void notes;
+    const loadedSettings = {...rest, ...knobs};
     let problem = null;
     try {
         const {config} = planToConfig({gpuLayers, overrides, settings: loadedSettings}, facts);

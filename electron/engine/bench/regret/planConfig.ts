@@ -8,7 +8,7 @@
  * be known and agree with what the fields say.
  */
 import {cliBufferTypeName} from "../../placement/llamaCppFlags.js";
-import {normaliseConfig, type RegretConfig} from "./regretConfig.js";
+import {normaliseConfig, type KvCacheType, type RegretConfig} from "./regretConfig.js";
 
 /** A plan field this benchmark does not know how to run (see the file comment). */
 export class UnknownPlanField extends Error {}
@@ -16,7 +16,10 @@ export class UnknownPlanField extends Error {}
 /** The planner found no plan within the budget (`fits: false`); the message is its reason. */
 export class PlanDoesNotFit extends Error {}
 
-/** What tensorwise's runtime does where a plan says nothing (PlacedModel.load: flash attention off, f16 KV, …). */
+/**
+ * What tensorwise's runtime does where a plan says nothing (PlacedModel.load: flash attention off, f16 KV, …) — plans
+ * from before the knobs existed.
+ */
 export const RUNTIME_DEFAULTS = {opOffload: true, typeK: "f16", typeV: "f16", flashAttention: false, kvOffload: true, hideGpu: false} as const;
 
 type Mutable<T> = {-readonly [K in keyof T]: T[K]};
@@ -36,8 +39,22 @@ const SETTINGS: Readonly<Record<string, (draft: Draft, value: unknown) => void>>
     contextSize: (d, v) => { d.contextSize = positiveInteger(v, "settings.contextSize"); },
     batchSize: (d, v) => { d.ubatch = positiveInteger(v, "settings.batchSize"); },
     threads: (d, v) => { d.threads = positiveInteger(v, "settings.threads"); },
-    useMmap: (d, v) => { d.mmap = bool(v, "settings.useMmap"); }
+    useMmap: (d, v) => { d.mmap = bool(v, "settings.useMmap"); },
+    // the configuration knobs (electron/contract/settings.ts ContextKnobs)
+    useGpu: (d, v) => { d.hideGpu = !bool(v, "settings.useGpu"); },
+    opOffload: (d, v) => { d.opOffload = bool(v, "settings.opOffload"); },
+    kvOffload: (d, v) => { d.kvOffload = bool(v, "settings.kvOffload"); },
+    flashAttention: (d, v) => { d.flashAttention = bool(v, "settings.flashAttention"); },
+    // one type for K and V, as tensorwise loads it (-ctk and -ctv)
+    kvCacheType: (d, v) => { d.typeK = d.typeV = kvType(v, "settings.kvCacheType"); }
 };
+
+const KV_TYPES: readonly KvCacheType[] = ["f16", "q8_0", "q4_0", "bf16", "f32"];
+
+function kvType(value: unknown, what: string): KvCacheType {
+    if (typeof value !== "string" || !(KV_TYPES as readonly string[]).includes(value)) throw new UnknownPlanField(`${what} must be one of ${KV_TYPES.join(", ")}, got ${JSON.stringify(value)}`);
+    return value as KvCacheType;
+}
 
 /** `placement` fields: the per-tensor form of gpuLayers + overrides. */
 const PLACEMENT_FIELDS = new Set(["defaultBufferType", "assignments"]);

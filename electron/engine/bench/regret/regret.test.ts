@@ -95,10 +95,25 @@ describe("tensorwise's plan as llama-bench flags", () => {
         expect(moePlan.config.overrides).toEqual([["\\.ffn_up_exps", "CPU"]]);
     });
 
+    it("maps the configuration knobs: GPU use, op offload, KV offload, flash attention, KV cache type", () => {
+        const knobs = {useGpu: true, opOffload: false, kvOffload: false, flashAttention: true, kvCacheType: "q8_0"};
+        const {config} = planToConfig(planJson({settings: {contextSize: 2048, batchSize: 512, threads: 2, useMmap: false, ...knobs},
+            llamaCppFlags: {argv: ["-ngl", "0", "-ub", "512", "-t", "2", "--load-mode", "none", "--no-op-offload", "-nkvo", "-fa", "on", "-ctk", "q8_0", "-ctv", "q8_0"]}}), dense);
+        expect(configFlags(config)).toEqual(["-ngl", "0", "-ub", "512", "-nopo", "1", "-ctk", "q8_0", "-ctv", "q8_0", "-fa", "1", "-nkvo", "1", "-t", "2", "-lm", "none"]);
+        const hidden = planToConfig(planJson({settings: {contextSize: 2048, batchSize: 512, threads: 2, useMmap: true, useGpu: false, opOffload: true, kvOffload: true, flashAttention: false, kvCacheType: "f16"},
+            llamaCppFlags: {argv: ["-ngl", "0", "-ub", "512", "-t", "2", "-dev", "none", "-fa", "off"]}}), dense);
+        expect(configFlags(hidden.config).slice(0, 4)).toEqual(["-dev", "none", "-ngl", "0"]);
+        // the command and the fields must agree
+        expect(() => planToConfig(planJson({settings: {contextSize: 2048, batchSize: 512, threads: 2, useMmap: false, ...knobs},
+            llamaCppFlags: {argv: ["-ngl", "0", "-ub", "512", "-fa", "off"]}}), dense)).toThrow(/-fa off/);
+    });
+
     it("refuses a field it does not know, at the top, in settings, in placement, in an override", () => {
         expect(() => planToConfig(planJson({opOffload: false}), dense)).toThrow(UnknownPlanField);
-        expect(() => planToConfig(planJson({settings: {contextSize: 2048, batchSize: 512, threads: 2, useMmap: false, flashAttention: true}}), dense))
-            .toThrow(/settings\.flashAttention/);
+        expect(() => planToConfig(planJson({settings: {contextSize: 2048, batchSize: 512, threads: 2, useMmap: false, swaFull: true}}), dense))
+            .toThrow(/settings\.swaFull/);
+        expect(() => planToConfig(planJson({settings: {contextSize: 2048, batchSize: 512, threads: 2, useMmap: false, kvCacheType: "q3_k"}}), dense))
+            .toThrow(/kvCacheType/);
         expect(() => planToConfig(planJson({placement: {defaultBufferType: "Vulkan0", assignments: {}, devices: []}}), dense)).toThrow(/placement\.devices/);
         expect(() => planToConfig(planJson({overrides: [{pattern: "x", bufferType: "CPU", when: "prefill"}]}), dense)).toThrow(/when/);
     });
