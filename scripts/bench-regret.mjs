@@ -167,13 +167,17 @@ function planFor(modelPath, facts, cell, contextSize) {
     }
 }
 
-/** tensorwise's runtime on the cell: `tensorwise bench` re-plans (cached profile) with the plan's micro-batch and threads. */
+/**
+ * tensorwise's runtime on the cell: `tensorwise bench` re-plans (cached profile) with the plan's micro-batch (the bench
+ * fixes one) and chooses threads itself, as `plan` did: fixing `--threads` too was seen to change the plan (GPU use,
+ * mmap) on mixtral-mini. The loaded plan is compared with the plan's and a difference is reported.
+ */
 function runtimeFor(modelName, modelPath, facts, cell, planConfig, contextSize, round, deadlineMs) {
     const {prompt, gen: genTokens} = planWorkload(cell);
     const dir = path.join(outDir, "runtime", `${modelName}-${cellLabel(cell).replace("@", "")}-r${round}`);
     const run = tensorwiseWithin(deadlineMs, ["bench", modelPath, "--gpu", gpuFlag, "--budgets", budgetText, "--strategies", strategy, "--prompts", String(prompt),
         "--gens", String(genTokens), "--repeats", String(repeats), "--context", String(contextSize), "--batch", String(planConfig.ubatch),
-        "--threads", String(planConfig.threads), "--tpot-prompt", "1", "--out", dir, "--json", ...benchArgs]);
+        "--tpot-prompt", "1", "--out", dir, "--json", ...benchArgs]);
     const reportFile = path.join(dir, "report.json");
     if (!fs.existsSync(reportFile)) return {ms: null, problem: `tensorwise bench failed: ${(run.stderr || run.stdout).trim().split("\n").at(-1)}`};
     const benchRun = JSON.parse(fs.readFileSync(reportFile, "utf8")).runs[0];
