@@ -319,7 +319,7 @@ for (const modelName of modelNames) {
                 log(`${modelName} ${cellLabel(cell)} round ${round + 1}: ${slot.isPlan ? "(plan) " : ""}${configFlags(slot.config).join(" ")}: ${run.status === "ok" ? `${run.medianMs.toFixed(2)} ms` : run.status}`);
             }
         }
-        const planProblem = plan.problem ?? (planRecord != null && planRecord.eligible === false && planRecord.gpuBytes != null
+        const planProblem = values["dry-run"] === true ? "dry run: nothing was timed" : plan.problem ?? (planRecord != null && planRecord.eligible === false && planRecord.gpuBytes != null
             ? `the plan is over the budget by llama.cpp's allocation: ${(planRecord.gpuBytes / MiB).toFixed(2)} MiB > ${(budget / MiB).toFixed(2)} MiB` : null);
         const verdict = cellVerdict(cell, {measured: measured.map((m) => ({config: m.config, bruteForceMs: m.bruteForceMs ?? null, roundsMs: m.roundsMs, eligible: m.eligible})),
             planConfig: plan.config, planProblem, runtimeRoundsMs, runtimeProblem, offloadMinBatch: gridOptions.offloadMinBatch});
