@@ -72,10 +72,17 @@ export function explainPlacement(inputs: StrategyInputs, result: StrategyResult)
     const {onGpu} = result.resolved;
     const gpuWeights = model.tensors.filter((t) => onGpu.has(t.name)).reduce((sum, t) => sum + t.bytes, 0);
     if (!result.settings.useGpu) {
-        const why = result.strategy === "optimal"
-            ? `for a ${result.prediction.promptTokens}-token prompt and a ${result.prediction.genTokens}-token reply it is predicted faster than every plan that uses ${gpu} within the ${budget} budget`
-            : `the ${result.strategy} strategy leaves it out`;
-        return `Everything runs on the CPU without ${gpu} (llama.cpp's --device none: nothing is offloaded or reserved on it), because ${why}.`;
+        const lead = `Everything runs on the CPU without ${gpu} (llama.cpp's --device none: nothing is offloaded or reserved on it), because`;
+        if (result.strategy !== "optimal") return `${lead} the ${result.strategy} strategy leaves it out.`;
+        const withGpu = result.alternatives?.find((a) => a.knob === "useGpu");
+        if (withGpu == null) {
+            const reserve = weightBudget(inputs.cost, {...result.settings, useGpu: true}, inputs.budgetBytes);
+            return `${lead} no plan that uses ${gpu} fits the ${budget} budget` + (reserve.reason == null ? "." :
+                `: the KV cache (${mib(reserve.kvBytes)} at ${result.settings.contextSize} tokens) and scratch (${mib(reserve.scratchBytes)}) alone exceed it.`);
+        }
+        return `${lead} for a ${result.prediction.promptTokens}-token prompt and a ${result.prediction.genTokens}-token reply it is predicted faster than ` +
+            `every plan that uses ${gpu} within the ${budget} budget (the best of them: ${withGpu.atLeast ? "at least " : ""}` +
+            `${(withGpu.requestMs / 1000).toFixed(withGpu.requestMs >= 10_000 ? 0 : 2)} s per request, against ${(result.prediction.requestMs / 1000).toFixed(2)} s).`;
     }
     if (onGpu.size === 0 && !result.resolved.kvOnGpu.some(Boolean)) {
         // with op offload on, llama.cpp still runs prompt micro-batches of 32 tokens or more on the GPU
