@@ -137,15 +137,16 @@ export async function optimalStrategy(inputs: StrategyInputs, baselines: readonl
     };
     const hasGpu = inputs.cost.gpuDevice != null && inputs.chosen?.useGpu !== false;
     const gpuSettings = hasGpu ? candidateSettings(inputs.settings, inputs.chosen, inputs.cost.offloadMinBatch) : [];
-    // first the placements that cost nothing to find (CPU-only, the baselines'), under every configuration
+    // first the placements that cost nothing to find: without the GPU (first, so that a tie leaves the GPU free), then
+    // CPU-only with the GPU visible and the baselines' placements, under every configuration
+    if (inputs.chosen?.useGpu !== true || inputs.cost.gpuDevice == null)
+        for (const settings of cpuOnlySettings(inputs.settings, inputs.chosen))
+            consider({resolved: layerSplit(model, 0), settings, note: `without the GPU (--device none), ${describeSettings(settings)}`});
     for (const settings of gpuSettings) {
         consider({resolved: layerSplit(model, 0), settings, note: `CPU-only (-ngl 0) with the GPU visible, ${describeSettings(settings)}`});
         for (const b of baselines)
             consider({resolved: b.resolved, settings, note: `${b.strategy}'s placement, ${describeSettings(settings)}`, raw: b.strategy === "fit" ? b.overrides : undefined});
     }
-    if (inputs.chosen?.useGpu !== true || inputs.cost.gpuDevice == null)
-        for (const settings of cpuOnlySettings(inputs.settings, inputs.chosen))
-            consider({resolved: layerSplit(model, 0), settings, note: `without the GPU (--device none), ${describeSettings(settings)}`});
     // then the MILP per configuration, most promising first, skipping those that cannot beat the best plan so far
     // (branch and bound over configurations: the bound is a true lower bound, so nothing better is ever skipped)
     const bounded = gpuSettings.map((settings) => {
