@@ -188,6 +188,35 @@ describe("the configuration knobs, by hand", () => {
         expect(scratchBytes(model, settings, 4096) - scratchBytes(model, {...settings, opOffload: false}, 4096)).toBe(4096);
     });
 
+    it("flash attention and the KV cache type are priced from the profile's attention timings, scaled to the request", () => {
+        // one layer's attention measured on the CPU: decode 100 µs at 512 keys and 400 at 2048 (linear in the keys), a
+        // 64-token micro-batch over 512 keys 3000 µs (so 64 × 1024 token-keys cost 6000 µs); flash attention faster at prefill
+        const point = (flash: boolean, tokens: number, keys: number, us: number) =>
+            ({device: "CPU", flash, kvType: "f16", tokens, keys, supported: true, medianUs: us, minUs: us, samples: 3});
+        const timed = {...profile, attentions: [point(false, 1, 512, 100), point(false, 1, 2048, 400), point(false, 64, 512, 3000),
+            point(true, 1, 512, 150), point(true, 1, 2048, 600), point(true, 64, 512, 2000)]};
+        const cx = (flashAttention: boolean) => costContext({model, profile: timed, gpuDevice: null}, handSettings({useMmap: true, batchSize: 64, contextSize: 4096,
+            threads: 2, flashAttention}), workload);
+        expect(attentionUs(cx(false), false, 1, 1024)).toBeCloseTo(200, 9);
+        expect(attentionUs(cx(true), false, 1, 1024)).toBeCloseTo(300, 9);
+        expect(attentionUs(cx(false), false, 64, 1024)).toBeCloseTo(6000, 9);
+        expect(attentionUs(cx(true), false, 64, 1024)).toBeCloseTo(4000, 9);
+        // a cache type the profile did not time falls back to the formula (reads of the quantized cells)
+        const q8 = costContext({model, profile: timed, gpuDevice: null}, handSettings({useMmap: true, batchSize: 64, contextSize: 4096, threads: 2,
+            flashAttention: true, kvCacheType: "q8_0"}), workload);
+        expect(attentionUs(q8, false, 1, 1024)).toBeCloseTo(2 * 1024 * 16 * 34 / 32 / q8.cpuReadBytesPerUs, 9);
+    });
+
+    it("flash attention the GPU has no kernel for runs on the CPU, with K and V copied there", () => {
+        const unsupported = {device: "CUDA0", flash: true, kvType: "f16", tokens: 1, keys: 512, supported: false, medianUs: -1, minUs: -1, samples: 0};
+        const cpu = {device: "CPU", flash: true, kvType: "f16", tokens: 1, keys: 512, supported: true, medianUs: 150, minUs: 150, samples: 3};
+        const timed = {...profile, attentions: [unsupported, cpu]};
+        const cx = costContext({model, profile: timed, gpuDevice: "CUDA0"}, handSettings({useMmap: false, batchSize: 64, contextSize: 4096, threads: 2,
+            flashAttention: true}), workload);
+        // 150 µs on the CPU + 2 × 512 × 16 × 2 bytes of K and V at 1000 B/µs (+ two switches of 0 µs)
+        expect(attentionUs(cx, true, 1, 512)).toBeCloseTo(150 + 32.768, 9);
+    });
+
     it("the optimiser's lower bound is never above the prediction of any placement", () => {
         for (const knobs of [{}, {opOffload: false}, {kvOffload: false}, {batchSize: 16}, {useGpu: false}] as const) {
             const cx = at(knobs);

@@ -3,7 +3,8 @@
  * llama.cpp behaviour it models.
  */
 import type {KvCacheType, ResolvedSettings} from "../../contract/settings.js";
-import {expertCopyUs, expertMatmulUs, matmulUs, transfersOf, type ExpertOperatorShape, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
+import {attentionUnsupported, attentionUs as profiledAttentionUs, expertCopyUs, expertMatmulUs, matmulUs, transfersOf, type AttentionShape,
+    type ExpertOperatorShape, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
 import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
 import type {PlanPrediction, PlannerModel, PlannerTensor, ResolvedPlacement, VramNeed, Workload} from "./types.js";
 
@@ -355,9 +356,31 @@ export function prefillOpUs(cx: CostContext, t: PlannerTensor, gpu: boolean): nu
     return total;
 }
 
-/** Attention of one layer runs where its KV cache is (KV follows the layer's device, llama_kv_cache). */
+/** One layer's attention shape, as the profiler times it. */
+export function attentionShapeOf(model: PlannerModel): AttentionShape {
+    const headDim = headDimOf(model);
+    return {headDim, headDimV: headDim, heads: model.headCount, kvHeads: model.headCountKv};
+}
+
+/**
+ * Attention of one layer runs where its KV cache is (KV follows the layer's device, llama_kv_cache): the profiled
+ * attention for this flash-attention setting and KV cache type where the profile has it. Flash attention that the GPU
+ * has no kernel for runs on the CPU, with K and V copied to it every step (ggml_backend_sched falls back to a backend
+ * that supports the op). Without a profiled point: decode reads the K and V cells, a micro-batch multiplies them.
+ */
 export function attentionUs(cx: CostContext, kvGpu: boolean, tokens: number, keys: number): number {
-    const {model} = cx.inputs;
+    const {model, profile} = cx.inputs;
+    const {flashAttention, kvCacheType} = cx.settings;
+    const device = kvGpu ? cx.gpuDevice : "CPU";
+    if (device != null) {
+        const measured = profiledAttentionUs(profile, device, flashAttention, kvCacheType, tokens, keys, cx.inputs.statistic);
+        if (measured != null) return measured;
+        if (kvGpu && attentionUnsupported(profile, device, flashAttention, kvCacheType)) {
+            const onCpu = profiledAttentionUs(profile, "CPU", flashAttention, kvCacheType, tokens, keys, cx.inputs.statistic);
+            const kvBytes = 2 * keys * headDimOf(model) * model.headCountKv * KV_ELEMENT_BYTES[kvCacheType];
+            if (onCpu != null) return onCpu + kvBytes / Math.max(cx.h2dBytesPerUs, 1e-9) + 2 * cx.switchUs;
+        }
+    }
     const headDim = headDimOf(model);
     if (tokens === 1) {
         // decode reads the K and V cells: memory-bound, so a quantized cache reads proportionally less
