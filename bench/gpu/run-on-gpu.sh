@@ -17,6 +17,11 @@
 #   moe-model  the Qwen3-30B-A3B-shaped MoE (48 layers, 128 experts, 8 used) written as Q4_0 by `tensorwise make-model`
 #              and requantized to Q4_K_M (Q4_0 first: an F16 of 30B parameters would not fit the 64 GiB disk)
 #   bench-moe  `tensorwise bench` on it: budgets 25/50/75% of its weights, layers, fit, cpu-moe, n-cpu-moe, oato, optimal
+#   regret     (not in the default list: its own call, `--phases unpack,llama,addon,models,regret`) planner regret,
+#              scripts/bench-regret.mjs on the Q4_K_M model at a 50% budget: stock llama-bench brute-forced over a grid
+#              sized for one call (GPU hidden, -ngl 0/16/all, FFN → CPU; -ub 512/2048; op offload on/off; f16 KV, -fa 0
+#              — this CUDA build has no flash-attention kernels; all cores; mmap off) vs tensorwise's plan through
+#              llama-bench and through its runtime; extra arguments from $REGRET_ARGS (they win over the grid's)
 # Everything goes to $OUT (default $OUT from the device tool, else WORK/out). A deadline (default 570 s from start)
 # stops the benchmark with SIGTERM in time: `tensorwise bench` keeps every finished run.
 # --dry-run-cpu: the same plumbing on a machine without CUDA: CPU-only llama.cpp, the "small" synthetic model,
@@ -213,5 +218,30 @@ fi
 if want bench-moe && ! done_stamp bench-moe && [ -f "$MOE_Q4" ]; then
     run_bench moe-q4_k_m "$MOE_Q4" "${MOE_GRID[@]}"
     [ -f "$OUT_DIR/bench-moe-q4_k_m/report.json" ] && mark bench-moe
+fi
+# --- planner regret -----------------------------------------------------------------------------------------------
+# The same script as on the development machine (bench/README.md, "Planner regret"), with a grid that fits one call:
+# about 40 configurations over TTFT at 64/512/2048 and TPOT at 32, each stopped at 2× the cell's best so far. The
+# deadline gives each cell an equal share of the time left and records what did not fit as skipped.
+if want regret; then
+    if [ "$DRY" = 1 ]; then
+        REGRET_GRID=(--quick --models tiny)
+    else
+        REGRET_GRID=(--models "$Q4" --budget 50% --prompts 64,512,2048 --gen 32 --placements hidden,layers,ffn-cpu --ngl 16
+                     --ubatches 512,2048 --nopo 0,1 --ctk f16 --ctv f16 --fa 0 --mmap 0 --threads "$JOBS"
+                     --scan-repeats 1 --repeats 2 --rounds 1 --finalists 2)
+    fi
+    budget=$(( $(left) - 20 ))
+    if [ "$DRY" = 0 ] && [ ! -f "$Q4" ]; then log "skipping regret: no $Q4 (run the models phase first)"
+    elif [ "$budget" -lt 60 ]; then log "skipping regret: ${budget}s left"; else
+        log "planner regret (${budget}s)"
+        set +e
+        # shellcheck disable=SC2086
+        (cd "$APP" && node scripts/bench-regret.mjs --gpu "$GPU" "${REGRET_GRID[@]}" --deadline "$budget" ${REGRET_ARGS:-} --out "$OUT_DIR/regret") \
+            > "$OUT_DIR/regret.txt" 2> "$OUT_DIR/regret.log"
+        log "regret exit $?"
+        set -e
+        cat "$OUT_DIR/regret.txt" >&2 || true
+    fi
 fi
 log "done; results in $OUT_DIR"

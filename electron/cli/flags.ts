@@ -5,6 +5,7 @@
  */
 import {availableParallelism} from "node:os";
 import type {Budget} from "../contract/ipc.js";
+import {isKvCacheType, KV_CACHE_TYPES, settingsConflict, type RuntimeSettings} from "../contract/settings.js";
 import {LIMITS, parseLimitText, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
 import type {EngineGpu} from "../engine/native/getEngineLlama.js";
 import {UsageError} from "./UsageError.js";
@@ -72,4 +73,43 @@ export function parseGpu(value: FlagValue): EngineGpu {
     if ((GPUS as readonly string[]).includes(gpu))
         return gpu as EngineGpu;
     throw new UsageError(`--gpu must be ${GPUS.slice(0, -1).join(", ")} or ${GPUS.at(-1)} (got "${gpu.slice(0, 40)}")`);
+}
+
+/**
+ * The llama.cpp knobs a client may fix (the planner chooses those left `auto`): `--use-gpu` (off = llama.cpp's
+ * `--device none`), `--op-offload`, `--kv-offload`, `--flash-attention`, each `on|off|auto`, and `--kv-cache-type`.
+ */
+export const KNOB_OPTIONS = {
+    "use-gpu": {type: "string"}, "op-offload": {type: "string"}, "kv-offload": {type: "string"}, "flash-attention": {type: "string"},
+    "kv-cache-type": {type: "string"}
+} as const;
+
+/** The usage text of {@link KNOB_OPTIONS}. */
+export const KNOB_USAGE = "[--use-gpu on|off|auto] [--op-offload on|off|auto] [--kv-offload on|off|auto] [--flash-attention on|off|auto] " +
+    `[--kv-cache-type ${KV_CACHE_TYPES.join("|")}]`;
+
+function onOff(value: FlagValue, flag: string): boolean | null {
+    if (value == null || value === "auto") return null;
+    if (value === "on") return true;
+    if (value === "off") return false;
+    throw new UsageError(`--${flag} must be on, off or auto (got "${String(value).slice(0, 40)}")`);
+}
+
+/** The knobs {@link KNOB_OPTIONS} set, as settings (absent: the planner's choice, or llama.cpp's default for a manual load). */
+export function flagKnobs(values: Record<string, FlagValue>): Partial<RuntimeSettings> {
+    const knobs: Partial<RuntimeSettings> = {};
+    const pairs = [["useGpu", "use-gpu"], ["opOffload", "op-offload"], ["kvOffload", "kv-offload"], ["flashAttention", "flash-attention"]] as const;
+    for (const [key, flag] of pairs) {
+        const value = onOff(values[flag], flag);
+        if (value != null) knobs[key] = value;
+    }
+    const type = values["kv-cache-type"];
+    if (type != null) {
+        if (!isKvCacheType(type))
+            throw new UsageError(`--kv-cache-type must be one of ${KV_CACHE_TYPES.join(", ")} (got "${String(type).slice(0, 40)}")`);
+        knobs.kvCacheType = type;
+    }
+    const conflict = settingsConflict({kvCacheType: knobs.kvCacheType ?? "f16", flashAttention: knobs.flashAttention ?? null});
+    if (conflict != null) throw new UsageError(`--kv-cache-type ${knobs.kvCacheType} with --flash-attention off: ${conflict}`);
+    return knobs;
 }

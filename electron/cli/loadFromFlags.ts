@@ -1,6 +1,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type {Budget, LoadedModelState} from "../contract/ipc.js";
+import type {RuntimeSettings} from "../contract/settings.js";
 import {placementFromJson} from "../engine/placement/Placement.js";
 import type {EngineService} from "../engine/service/EngineService.js";
 
@@ -13,12 +14,14 @@ export type LoadFlags = {
     contextSize?: number;
     batchSize?: number;
     threads?: number;
+    /** llama.cpp knobs the user fixed (flagKnobs, electron/cli/flags.ts). */
+    knobs?: Partial<RuntimeSettings>;
 };
 
 /** Loads `modelPath` as the flags say: the placement file's plan, auto-offload, or `gpuLayers` (default all) layers. */
 export async function loadFromFlags(service: EngineService, modelPath: string, flags: LoadFlags, taskId: string): Promise<LoadedModelState> {
     const resolved = path.resolve(modelPath);
-    const settings = {contextSize: flags.contextSize, batchSize: flags.batchSize, threads: flags.threads ?? null};
+    const settings = {contextSize: flags.contextSize, batchSize: flags.batchSize, threads: flags.threads ?? null, ...flags.knobs};
     if (flags.placement != null) {
         const card = await service.inspect(resolved);
         const placement = placementFromJson(await fs.readFile(flags.placement, "utf8"), card.tensors);

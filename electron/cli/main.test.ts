@@ -54,7 +54,12 @@ describe("tensorwise CLI", () => {
             [["make-model", "x.gguf", "--vocab", "99999999999"], /--vocab: /],
             [["make-model", "x.gguf", "--experts", "2000"], /--experts: The expert count must be an integer from 1 to 1024/],
             [["make-model", "x.gguf", "--preset", "mixtral-mini", "--experts-used", "9"], /expertsUsed must be from 1 to the 8 experts/],
-            [["make-model", "x.gguf", "--arch", "gpt2"], /--arch must be llama or qwen3moe/]
+            [["make-model", "x.gguf", "--arch", "gpt2"], /--arch must be llama or qwen3moe/],
+            [["plan", "m.gguf", "--op-offload", "maybe"], /--op-offload must be on, off or auto/],
+            [["chat", "m.gguf", "--prompt", "hi", "--flash-attention", "1"], /--flash-attention must be on, off or auto/],
+            [["serve", "m.gguf", "--use-gpu", "yes"], /--use-gpu must be on, off or auto/],
+            [["plan", "m.gguf", "--kv-cache-type", "q4_1"], /--kv-cache-type must be one of f16, q8_0, q4_0/],
+            [["chat", "m.gguf", "--prompt", "hi", "--kv-cache-type", "q8_0", "--flash-attention", "off"], /needs flash attention/]
         ];
         for (const [argv, message] of refused) {
             const io = captureIo();

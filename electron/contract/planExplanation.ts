@@ -8,6 +8,11 @@ export type PlanExplanation = {
     budget: string;
     /** What llama.cpp's `-ngl N` of this plan counts (the output layer counts as one). */
     gpuLayers: string;
+    /**
+     * The llama.cpp settings the plan chose (GPU use, op and KV offload, flash attention, KV cache type, micro-batch,
+     * pinned or mapped host memory, threads) and, for each that decided, how much slower the best plan without it was.
+     */
+    settings: string;
     /** Where the timings came from: this machine's profile, measured now or reused from the cache. */
     profile: string;
     /** `true` when the machine profile was read from the cache instead of measured for this plan. */

@@ -103,6 +103,16 @@ describe("checkRequest: every request is checked at the trust boundary", () => {
         rejects("model.autoOffload", with_(valid["model.autoOffload"], "strategy", "fastest"));
         rejects("model.autoOffload", with_(valid["model.autoOffload"], "budget", {kind: "gib", gib: 1}));
         rejects("model.autoOffload", with_(valid["model.autoOffload"], "settings.useMmap", "yes"));
+        // every llama.cpp knob: a boolean or null (the planner's choice), of the right shape — never a truthy look-alike
+        for (const knob of ["useGpu", "opOffload", "kvOffload", "flashAttention"])
+            for (const wrong of ["true", 1, 0, "off", [], {}])
+                expect(rejects("model.autoOffload", with_(valid["model.autoOffload"], `settings.${knob}`, wrong)), `${knob}=${JSON.stringify(wrong)}`)
+                    .toMatch(new RegExp(`settings\\.${knob}`));
+        for (const wrong of ["F16", "q8", "q4_1", "", 8, null as unknown as string])
+            if (wrong !== null) expect(rejects("model.autoOffload", with_(valid["model.autoOffload"], "settings.kvCacheType", wrong))).toMatch(/kvCacheType/);
+        // a quantized cache without flash attention is refused by name, not left for llama.cpp to fail on
+        expect(rejects("model.autoOffload", with_(with_(valid["model.autoOffload"], "settings.kvCacheType", "q8_0"), "settings.flashAttention", false)))
+            .toMatch(/needs flash attention/);
         rejects("model.autoOffload", with_(valid["model.autoOffload"], "refreshProfile", "yes"));
         rejects("bench.export", with_(valid["bench.export"], "format", "pdf"));
         rejects("chat.send", with_(valid["chat.send"], "text", "   "));

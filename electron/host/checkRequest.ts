@@ -13,7 +13,7 @@ import type {ChatSettings, RequestArg, RequestName} from "../contract/ipc.js";
 import {LIMITS, limitMessage, TEXT_LIMITS, withinLimit, type LimitName} from "../contract/limits.js";
 import type {ServerChange} from "../contract/server.js";
 import {parseRpcEndpoint} from "../engine/rpc/parseRpcEndpoint.js";
-import type {Budget, FixedBudget, RuntimeSettings} from "../contract/settings.js";
+import {isKvCacheType, KV_CACHE_TYPES, settingsConflict, type Budget, type FixedBudget, type RuntimeSettings} from "../contract/settings.js";
 import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAMES} from "../contract/strategies.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 
@@ -102,7 +102,7 @@ function lengths(fields: Fields, key: string, limit: LimitName): number[] {
 
 /** Runtime settings a client may set; absent or `null` fields keep the engine's defaults. */
 function settings(value: unknown): Partial<RuntimeSettings> {
-    const fields = object(value ?? {}, ["contextSize", "batchSize", "threads", "useMmap"], '"settings"');
+    const fields = object(value ?? {}, ["contextSize", "batchSize", "threads", "useMmap", "useGpu", "opOffload", "kvOffload", "flashAttention", "kvCacheType"], '"settings"');
     const result: Partial<RuntimeSettings> = {};
     if (fields.contextSize != null)
         result.contextSize = number(fields, "contextSize", "contextSize");
@@ -111,11 +111,20 @@ function settings(value: unknown): Partial<RuntimeSettings> {
     if (fields.threads !== undefined)
         result.threads = fields.threads === null ? null
             : number(fields, "threads", "threads", {max: availableParallelism(), reason: `this machine has ${availableParallelism()} logical cores`});
-    if (fields.useMmap !== undefined) {
-        if (fields.useMmap !== null && typeof fields.useMmap !== "boolean")
-            throw bad('"settings.useMmap" must be true, false or null');
-        result.useMmap = fields.useMmap as boolean | null;
+    for (const key of ["useMmap", "useGpu", "opOffload", "kvOffload", "flashAttention"] as const) {
+        if (fields[key] === undefined) continue;
+        if (fields[key] !== null && typeof fields[key] !== "boolean")
+            throw bad(`"settings.${key}" must be true, false or null`);
+        result[key] = fields[key] as boolean | null;
     }
+    if (fields.kvCacheType != null) {
+        if (!isKvCacheType(fields.kvCacheType))
+            throw bad(`"settings.kvCacheType" must be one of ${KV_CACHE_TYPES.join(", ")}`);
+        result.kvCacheType = fields.kvCacheType;
+    }
+    const conflict = settingsConflict({kvCacheType: result.kvCacheType ?? "f16", flashAttention: result.flashAttention ?? null});
+    if (conflict != null)
+        throw bad(`"settings": ${conflict}`);
     return result;
 }
 

@@ -93,8 +93,20 @@ struct ExpertOpRequest {
     int64_t used;
 };
 
+// One layer's attention as llama.cpp builds it (llm_graph_context::build_attn_mha), timed at (tokens, keys) points with
+// and without flash attention and for each KV cache type: what the flash-attention and KV-type knobs cost.
+struct AttentionRequest {
+    int64_t headDim = 0;   // K (and Q) head size
+    int64_t headDimV = 0;  // V head size
+    int64_t heads = 0;
+    int64_t kvHeads = 0;
+    std::vector<std::pair<int64_t, int64_t>> points;  // (tokens, keys)
+    std::vector<ggml_type> kvTypes;
+};
+
 struct Request {
     std::vector<OpRequest> ops;
+    AttentionRequest attention;  // headDim 0: none
     std::vector<ExpertOpRequest> expertOps;
     std::vector<int64_t> batchSizes;     // token counts timed on GPU devices
     std::vector<int64_t> cpuBatchSizes;  // token counts timed on the CPU (prefill on the CPU is rare on a GPU machine)
@@ -153,6 +165,18 @@ struct ExpertCopyResult {
     double medianUs;
 };
 
+struct AttentionResult {
+    std::string device;
+    bool flash;
+    ggml_type kvType;
+    int64_t tokens;
+    int64_t keys;
+    double medianUs = -1;
+    double minUs = -1;
+    int samples = 0;
+    bool supported = false;
+};
+
 struct TransferResult {
     std::string device;
     double pinnedH2dBytesPerSec = -1;
@@ -168,6 +192,7 @@ struct Response {
     std::vector<TransferResult> transfers;
     std::vector<ExpertMatmulResult> expertMatmuls;
     std::vector<ExpertCopyResult> expertCopies;
+    std::vector<AttentionResult> attentions;
     std::vector<std::pair<std::string, std::string>> devices;  // name, type
     double cpuReadBytesPerSec = -1;
     double cpuLaunchUs = -1;  // one (almost) empty graph on the CPU backend: thread wake-up + barrier + join
@@ -390,6 +415,71 @@ public:
         result.medianUs = timing.medianUs;
         result.minUs = timing.minUs;
         out.matmuls.push_back(result);
+    }
+
+    // One layer's attention over `keys` cached positions for `tokens` new ones, as llm_graph_context::build_attn_mha
+    // builds it: with flash attention one GGML_OP_FLASH_ATTN_EXT over K and V in the cache's type; without it
+    // KQ = K·Q (F32), a masked soft-max, and KQV = V·KQ with V stored transposed (llama.cpp's v_trans cache layout).
+    // Slope-timed like matmul(): one attention against k independent ones (their own Q, K, V), so the graph launch cancels.
+    void attention(ggml_backend_t backend, const std::string& dev, bool flash, ggml_type kvType, int64_t tokens, int64_t keys, Response& out) {
+        const AttentionRequest& a = req.attention;
+        AttentionResult result{dev, flash, kvType, tokens, keys};
+        const int k = 4;
+        ContextPtr ctx = newContext(16 * k + 8, 2);
+        const int64_t maskRows = tokens;  // llama.cpp's KQ mask: [n_kv, n_tokens] (build_attn_inp_kq_mask, no padding in this version)
+        ggml_tensor* mask = ggml_new_tensor_2d(ctx.get(), flash ? GGML_TYPE_F16 : GGML_TYPE_F32, keys, maskRows);
+        const float scale = 1.0f / std::sqrt((float) a.headDim);
+        std::vector<ggml_tensor*> inputs = {mask};
+        std::vector<ggml_tensor*> outputs;
+        for (int i = 0; i < k; i++) {
+            // the views llama.cpp hands in after its permutes: Q [D, tokens, heads], K [D, keys, kv heads]
+            ggml_tensor* q = ggml_new_tensor_3d(ctx.get(), GGML_TYPE_F32, a.headDim, tokens, a.heads);
+            ggml_tensor* kc = ggml_new_tensor_3d(ctx.get(), kvType, a.headDim, keys, a.kvHeads);
+            inputs.insert(inputs.end(), {q, kc});
+            if (flash) {
+                ggml_tensor* v = ggml_new_tensor_3d(ctx.get(), kvType, a.headDimV, keys, a.kvHeads);
+                inputs.push_back(v);
+                ggml_tensor* cur = ggml_flash_attn_ext(ctx.get(), q, kc, v, mask, scale, 0.0f, 0.0f);
+                ggml_flash_attn_ext_set_prec(cur, GGML_PREC_F32);
+                outputs.push_back(cur);
+            } else {
+                ggml_tensor* vt = ggml_new_tensor_3d(ctx.get(), kvType, keys, a.headDimV, a.kvHeads);
+                inputs.push_back(vt);
+                ggml_tensor* kq = ggml_mul_mat(ctx.get(), kc, q);
+                ggml_mul_mat_set_prec(kq, GGML_PREC_F32);
+                kq = ggml_soft_max_ext(ctx.get(), kq, mask, scale, 0.0f);
+                outputs.push_back(ggml_mul_mat(ctx.get(), vt, kq));
+            }
+        }
+        bool supported = true;
+        for (ggml_tensor* t : outputs) supported = supported && ggml_backend_supports_op(backend, t);
+        if (!flash)
+            for (ggml_tensor* t : outputs) supported = supported && ggml_backend_supports_op(backend, t->src[1]) && ggml_backend_supports_op(backend, t->src[1]->src[0]);
+        if (!supported) {
+            out.attentions.push_back(result);
+            return;
+        }
+        BufferPtr buffer(ggml_backend_alloc_ctx_tensors(ctx.get(), backend));
+        if (!buffer) {
+            out.attentions.push_back(result);
+            return;
+        }
+        // finite, moderate values in every type (0x3c bytes: F16 1.05, F32 0.011, q8_0 blocks of scale 1.05); the mask all 0
+        for (ggml_tensor* t : inputs) ggml_backend_tensor_memset(t, t == mask ? 0 : 0x3c, 0, ggml_nbytes(t));
+        ggml_cgraph* single = ggml_new_graph(ctx.get());
+        ggml_build_forward_expand(single, outputs[0]);
+        ggml_cgraph* many = ggml_new_graph(ctx.get());
+        for (ggml_tensor* y : outputs) ggml_build_forward_expand(many, y);
+        auto singleUs = time([&] { ggml_backend_graph_compute(backend, single); }, out);
+        auto manyUs = time([&] { ggml_backend_graph_compute(backend, many); }, out);
+        result.supported = true;
+        result.samples = (int) std::min(singleUs.size(), manyUs.size());
+        if (!singleUs.empty() && !manyUs.empty()) {
+            const SlopeTiming timing = slopeTiming(singleUs, manyUs, k);
+            result.medianUs = timing.medianUs;
+            result.minUs = timing.minUs;
+        }
+        out.attentions.push_back(result);
     }
 
     // Uniform routing, as the cost model assumes (planner/expectedDistinctExperts.ts): each of `batch` tokens picks
@@ -706,6 +796,21 @@ public:
                 }
             }
         }
+        // one layer's attention at each (tokens, keys) point, with and without flash attention, per KV cache type (a
+        // quantized V cache only with flash attention: llama.cpp refuses it without)
+        for (const Dev& d : devs) {
+            if (req.attention.headDim <= 0 || stop(out)) break;
+            BackendPtr backend(ggml_backend_dev_init(d.dev, nullptr));
+            if (!backend) continue;
+            if (d.isCpu) setThreads(backend.get(), d.dev, req.threads);
+            for (const auto& [tokens, keys] : req.attention.points)
+                for (ggml_type kvType : req.attention.kvTypes)
+                    for (bool flash : {false, true}) {
+                        if (!flash && kvType != GGML_TYPE_F16) continue;
+                        if (stop(out)) break;
+                        attention(pointBackend(d.isCpu, d.dev, backend.get()).get(), d.name, flash, kvType, tokens, keys, out);
+                    }
+        }
         out.elapsedMs = elapsedUs(started) / 1000;
     }
 
@@ -808,6 +913,22 @@ public:
             expertCopies.Set((uint32_t) i, o);
         }
         result.Set("expertCopies", expertCopies);
+        Napi::Array attentions = Napi::Array::New(env);
+        for (size_t i = 0; i < response.attentions.size(); i++) {
+            const AttentionResult& r = response.attentions[i];
+            Napi::Object o = Napi::Object::New(env);
+            o.Set("device", r.device);
+            o.Set("flash", r.flash);
+            o.Set("kvType", ggml_type_name(r.kvType));
+            o.Set("tokens", (double) r.tokens);
+            o.Set("keys", (double) r.keys);
+            o.Set("supported", r.supported);
+            o.Set("medianUs", r.medianUs);
+            o.Set("minUs", r.minUs);
+            o.Set("samples", r.samples);
+            attentions.Set((uint32_t) i, o);
+        }
+        result.Set("attentions", attentions);
         result.Set("cpuReadBytesPerSec", response.cpuReadBytesPerSec);
         result.Set("cpuLaunchUs", response.cpuLaunchUs);
         result.Set("elapsedMs", response.elapsedMs);
@@ -906,6 +1027,37 @@ Napi::Value profileOperators(const Napi::CallbackInfo& info) {
         req.cpuScanBytes = (size_t) std::clamp(number(o, "cpuScanBytes", 256.0 * (1 << 20)), 1.0 * (1 << 20), 8.0 * (1 << 30));
         req.decodeWorkingSetBytes = (size_t) std::clamp(number(o, "decodeWorkingSetBytes", 0), 0.0, 4.0 * (1 << 30));
         req.cpuOnlyLoad = o.Has("cpuOnlyLoad") && o.Get("cpuOnlyLoad").IsBoolean() && o.Get("cpuOnlyLoad").As<Napi::Boolean>().Value();
+        if (o.Has("attention") && o.Get("attention").IsObject()) {
+            Napi::Object a = o.Get("attention").As<Napi::Object>();
+            AttentionRequest& at = req.attention;
+            at.headDim = (int64_t) number(a, "headDim", 0);
+            at.headDimV = (int64_t) number(a, "headDimV", (double) at.headDim);
+            at.heads = (int64_t) number(a, "heads", 0);
+            at.kvHeads = (int64_t) number(a, "kvHeads", 0);
+            if (at.headDim < 1 || at.headDim > 1024 || at.headDimV < 1 || at.headDimV > 1024 || at.heads < 1 || at.heads > 1024 ||
+                at.kvHeads < 1 || at.kvHeads > at.heads || at.heads % at.kvHeads != 0)
+                throw std::runtime_error("attention needs 1 ≤ head sizes ≤ 1024 and 1 ≤ kvHeads ≤ heads ≤ 1024, heads a multiple of kvHeads");
+            if (a.Has("points") && a.Get("points").IsArray()) {
+                Napi::Array points = a.Get("points").As<Napi::Array>();
+                for (uint32_t i = 0; i < points.Length() && i < 16; i++) {
+                    Napi::Object point = points.Get(i).As<Napi::Object>();
+                    int64_t tokens = (int64_t) number(point, "tokens", 0), keys = (int64_t) number(point, "keys", 0);
+                    if (tokens < 1 || tokens > 8192 || keys < tokens || keys > (1 << 20)) throw std::runtime_error("attention points need 1 ≤ tokens ≤ keys");
+                    at.points.push_back({tokens, keys});
+                }
+            }
+            if (a.Has("kvTypes") && a.Get("kvTypes").IsArray()) {
+                Napi::Array types = a.Get("kvTypes").As<Napi::Array>();
+                for (uint32_t i = 0; i < types.Length() && i < 4; i++) {
+                    std::string name = types.Get(i).As<Napi::String>().Utf8Value();
+                    ggml_type type = GGML_TYPE_COUNT;
+                    for (int t = 0; t < GGML_TYPE_COUNT; t++) if (ggml_type_name((ggml_type) t) != nullptr && name == ggml_type_name((ggml_type) t)) type = (ggml_type) t;
+                    if (type != GGML_TYPE_F16 && type != GGML_TYPE_Q8_0 && type != GGML_TYPE_Q4_0) throw std::runtime_error("unknown KV cache type \"" + name + "\"");
+                    at.kvTypes.push_back(type);
+                }
+            }
+            if (at.kvTypes.empty()) at.kvTypes.push_back(GGML_TYPE_F16);
+        }
     } catch (const std::exception& e) {
         Napi::TypeError::New(env, std::string("tensorwiseProfileOperators: ") + e.what()).ThrowAsJavaScriptException();
         return env.Undefined();

@@ -1,4 +1,5 @@
 import type {Budget, LoadedModelState} from "../../contract/ipc.js";
+import type {RuntimeSettings} from "../../contract/settings.js";
 import {formatBytes, formatMs} from "../../engine/format/formatBytes.js";
 import {terminalSafe} from "../../engine/format/terminalSafe.js";
 import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.js";
@@ -20,6 +21,8 @@ export type ChatCommandOptions = {
     contextSize?: number;
     batchSize: number;
     threads?: number;
+    /** llama.cpp knobs the user fixed (flagKnobs); the rest is the planner's (with --auto) or llama.cpp's default. */
+    knobs?: Partial<RuntimeSettings>;
     maxTokens: number;
     temperature: number;
     showOverrides: boolean;

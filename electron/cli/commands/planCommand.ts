@@ -1,4 +1,5 @@
 import type {Budget} from "../../contract/ipc.js";
+import type {RuntimeSettings} from "../../contract/settings.js";
 import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama.js";
 import {renderLlamaCppFlags} from "../../engine/placement/llamaCppFlags.js";
 import {autoPlan} from "../../engine/planner/autoPlan.js";
@@ -11,13 +12,15 @@ const MiB = 1024 * 1024;
 /** `tensorwise plan <gguf> --budget <MiB|N%> --strategy <…> [--prompt-tokens N --gen-tokens N] [--json]`. */
 export async function planCommand(io: CliIo, modelPath: string, options: {
     gpu: EngineGpu; budget: Budget; strategy: StrategyName; promptTokens: number; genTokens: number; contextSize: number; threads?: number; json: boolean;
+    /** The llama.cpp knobs the user fixed (flagKnobs); the planner chooses the rest. */
+    knobs?: Partial<RuntimeSettings>;
     profile?: {timeLimitMs: number};
 }): Promise<number> {
     const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.threads});
     try {
         const {result, model, explanation} = await autoPlan(engine, modelPath, {
             budget: options.budget, strategy: options.strategy, workload: {promptTokens: options.promptTokens, genTokens: options.genTokens},
-            settings: {contextSize: options.contextSize}, profile: options.profile, onProgress: options.json ? undefined : progressLines(io)
+            settings: {contextSize: options.contextSize, ...options.knobs}, profile: options.profile, onProgress: options.json ? undefined : progressLines(io)
         });
         const bytes: Record<string, number> = {};
         const perLayer = new Map<string, Record<string, number>>();
@@ -55,7 +58,7 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
             ? `predicted host RAM: ${hostParts} MiB (scratch not priced: a GPU runs part of the graph)`
             : `predicted host RAM: ${((p.hostWeightBytes + p.hostKvBytes + p.hostScratchBytes) / MiB).toFixed(1)} MiB = ${hostParts} + scratch ${(p.hostScratchBytes / MiB).toFixed(1)}`);
         // the same sentences the app shows beside the plan (explainPlan.ts)
-        for (const sentence of [explanation.placement, explanation.budget, explanation.gpuLayers, explanation.profile])
+        for (const sentence of [explanation.placement, explanation.budget, explanation.gpuLayers, explanation.settings, explanation.profile])
             io.out(`why: ${sentence}`);
         io.out(`notes: ${result.notes.join("; ")}`);
         return 0;

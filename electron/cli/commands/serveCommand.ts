@@ -1,6 +1,7 @@
 import {createWriteStream} from "node:fs";
 import path from "node:path";
 import type {Budget} from "../../contract/ipc.js";
+import type {RuntimeSettings} from "../../contract/settings.js";
 import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.js";
 import {EngineService} from "../../engine/service/EngineService.js";
 import {schedulingPolicy, type SchedulingPolicyName} from "../../serve/schedulingPolicies.js";
@@ -24,6 +25,8 @@ export type ServeCommandOptions = {
     contextSize?: number;
     batchSize: number;
     threads?: number;
+    /** llama.cpp knobs the user fixed (flagKnobs, electron/cli/flags.ts). */
+    knobs?: Partial<RuntimeSettings>;
     /** Appends every swap-vs-recompute decision to this file as one JSON line. */
     kvLogPath?: string;
     /** Measure both swap and recompute at every restore (benchmark mode). */

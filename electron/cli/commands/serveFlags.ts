@@ -4,20 +4,20 @@ import {TEXT_LIMITS} from "../../contract/limits.js";
 import {SCHEDULING_POLICY_NAMES, type SchedulingPolicyName} from "../../serve/schedulingPolicies.js";
 import {refuseOpenHost} from "../../serve/serveOpenAi.js";
 import type {CliIo} from "../CliIo.js";
-import {flagNumber, flagThreads, parseBudget, parseGpu, type FlagValue} from "../flags.js";
+import {flagKnobs, flagNumber, flagThreads, KNOB_OPTIONS, KNOB_USAGE, parseBudget, parseGpu, type FlagValue} from "../flags.js";
 import {UsageError} from "../UsageError.js";
 import {serveCommand} from "./serveCommand.js";
 
 export const SERVE_USAGE = "tensorwise serve <model.gguf> [--auto [--budget MiB|N%] | --placement file.json] [--port N] [--host H] " +
     "[--parallel N] [--api-key K] [--queue N] [--timeout S] [--policy fair|fifo] [--context N] [--batch N] [--threads N] [--gpu auto|cpu|cuda|vulkan] " +
-    "[--kv-log decisions.jsonl] [--kv-measure-both]";
+    `${KNOB_USAGE} [--kv-log decisions.jsonl] [--kv-measure-both]`;
 
 export const SERVE_OPTIONS = {
     gpu: {type: "string", default: "auto"}, placement: {type: "string"}, auto: {type: "boolean", default: false}, budget: {type: "string"},
     host: {type: "string", default: "127.0.0.1"}, port: {type: "string", default: "8080"}, parallel: {type: "string", default: "4"},
     "api-key": {type: "string"}, queue: {type: "string", default: "64"}, timeout: {type: "string", default: "600"},
     policy: {type: "string", default: "fair"}, context: {type: "string"}, batch: {type: "string"}, threads: {type: "string"},
-    "kv-log": {type: "string"}, "kv-measure-both": {type: "boolean", default: false}
+    "kv-log": {type: "string"}, "kv-measure-both": {type: "boolean", default: false}, ...KNOB_OPTIONS
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
 
 /**
@@ -56,6 +56,7 @@ export function serveRun(io: CliIo, modelPath: string, values: Record<string, Fl
         contextSize: flagNumber(values.context, "context", "contextSize"),
         batchSize: flagNumber(values.batch, "batch", "batchSize") ?? DEFAULT_BATCH,
         threads: flagThreads(values.threads),
+        knobs: flagKnobs(values),
         kvLogPath: typeof values["kv-log"] === "string" ? values["kv-log"] : undefined,
         kvMeasureBoth: values["kv-measure-both"] === true
     });

@@ -36,7 +36,7 @@ describe("llamaMemoryLayout", () => {
         });
         expect(rows(l)).toEqual([[576, 0, false, 0, true], [576, 0, false, 0, true], [0, 0, false, 0, false]]);
         expect(l.trunkLayers).toBe(2);
-        expect(l.layers[0]!.attention).toEqual({heads: 16, headK: 576, headV: 512, cellElements: 576, window: null});
+        expect(l.layers[0]!.attention).toEqual({heads: 16, kvHeads: 1, headK: 576, headV: 512, cellElements: 576, window: null});
     });
 
     it("DeepSeek-V3.2 sparse attention: the indexer's key row beside the latent", () => {

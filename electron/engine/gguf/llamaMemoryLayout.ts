@@ -13,6 +13,8 @@ import {metadataNumber, metadataNumberOrNumbers} from "./metadataValue.js";
 export type LayerAttention = {
     /** Query heads (`n_head(il)`). */
     readonly heads: number;
+    /** Cached key heads (`n_head_kv(il)`; 1 under MLA, whose latent is shared by every head). */
+    readonly kvHeads: number;
     /** Per-head sizes of the KQ and KQV products: `n_embd_head_k(il)`, `n_embd_head_v(il)` (MLA: the latent's). */
     readonly headK: number;
     readonly headV: number;
@@ -188,7 +190,8 @@ export function llamaMemoryLayout(metadata: Metadata, architecture: string | nul
         const indexer = ownsKv && ownsIndexer(il) ? indexerK : 0;
         const indexerV = indexer > 0 && arch === "minimax-m3" ? headV(il) : 0;
         return {
-            attention: attends ? {heads: heads[il]!, headK: headK(il), headV: headV(il), cellElements: kRow + vRow, window: isSwa[il] ? window : null} : null,
+            attention: attends ? {heads: heads[il]!, kvHeads: kvHeads[il]!, headK: headK(il), headV: headV(il), cellElements: kRow + vRow,
+                window: isSwa[il] ? window : null} : null,
             kElements: ownsKv ? kRow + indexer : 0,
             vElements: ownsKv ? vRow + indexerV : 0,
             windowed: ownsKv && isSwa[il] === true,

@@ -65,6 +65,8 @@ export type NativeProfileRequest = {
     decodeWorkingSetBytes?: number;
     /** CPU weights laid out as a load with no GPU device would (repacked where llama.cpp repacks). Defaults to `false`. */
     cpuOnlyLoad?: boolean;
+    /** One layer's attention, timed at each (tokens, keys) point with and without flash attention, per KV cache type. */
+    attention?: {headDim: number; headDimV: number; heads: number; kvHeads: number; points: {tokens: number; keys: number}[]; kvTypes: string[]};
 };
 
 /** Result of `tensorwiseProfileOperators`. */
@@ -77,6 +79,9 @@ export type NativeProfileResult = {
     /** MUL_MAT_ID timings (missing in builds before them). */
     expertMatmuls?: {device: string; type: string; rows: number; cols: number; count: number; used: number; batch: number; distinct: number;
         supported: boolean; medianUs: number; minUs: number; samples: number; weightBufferType: string}[];
+    /** One layer's attention timings (missing in builds before them). */
+    attentions?: {device: string; flash: boolean; kvType: string; tokens: number; keys: number; supported: boolean; medianUs: number; minUs: number;
+        samples: number}[];
     /** Copies of the experts a micro-batch uses from pinned host memory to a GPU (missing in builds before them). */
     expertCopies?: {device: string; type: string; rows: number; cols: number; count: number; used: number; batch: number; distinct: number;
         bytes: number; medianUs: number}[];

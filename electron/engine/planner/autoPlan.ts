@@ -12,7 +12,7 @@ import {distinctExpertOperators, distinctOperators} from "../profiler/operatorSh
 import {profileAtThreads, threadCandidates} from "../profiler/profileAtThreads.js";
 import {defaultProfileCacheDir, profileMachine, type ProfileMachineOptions} from "../profiler/profileMachine.js";
 import {budgetBytes} from "./budget.js";
-import type {CostInputs} from "./costModel.js";
+import {attentionShapeOf, type CostInputs} from "./costModel.js";
 import {offloadMinBatchFromEnv} from "./offloadMinBatchFromEnv.js";
 import {explainPlan} from "./explainPlan.js";
 import type {PlanExplanation} from "../../contract/planExplanation.js";
@@ -96,6 +96,7 @@ export async function autoPlan(engine: EngineLlama, modelPath: string, options: 
         : await planWithFastestThreads(engine, prepared, strategy, options);
     let result = planned;
     result = await checkWithSimulation(simulator, inputs, strategy, result, onProgress);
+    if (strategy === "optimal") result = await notWorseThanBaselines(simulator, inputs, result);
     if (!result.fits) throw new Error(`cannot plan ${strategy} under the budget: ${result.reason}`);
     const explanation = explainPlan(inputs, result, {
         budget: options.budget ?? {kind: "auto"}, gpu,
@@ -116,7 +117,8 @@ async function planWithFastestThreads(engine: EngineLlama, prepared: PreparedInp
         options.signal?.throwIfAborted();
         options.onProgress?.(`measuring the CPU with ${threads} thread${threads === 1 ? "" : "s"}`);
         const cpuOptions = {
-            cacheDir: defaultProfileCacheDir(), decodeWorkingSetBytes: prepared.model.tensorBytes, ...options.profile,
+            cacheDir: defaultProfileCacheDir(), decodeWorkingSetBytes: prepared.model.tensorBytes,
+            ...(prepared.attention != null ? {attention: prepared.attention} : {}), ...options.profile,
             signal: options.signal, onProgress: options.onProgress
         };
         const profile = await profileAtThreads(engine, prepared.profile, threads, cpuOptions);
@@ -142,6 +144,8 @@ export type PreparedInputs = {
     readonly profile: MachineProfile;
     /** The GPU the budget is for, with its free memory at planning time; `null` without one. */
     readonly gpu: {readonly name: string; readonly freeBytes: number} | null;
+    /** The attention the profile timed (shape, cache types, longest context), for the CPU retakes at other thread counts. */
+    readonly attention?: ProfileMachineOptions["attention"];
 };
 
 /**
@@ -165,9 +169,14 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
         const value = options.settings?.[knob];
         return value == null ? [] : [[knob, value]];
     })) as NonNullable<StrategyInputs["chosen"]>;
+    const attention = attentionShapeOf(planner);
     const profileOptions = {
         cacheDir: defaultProfileCacheDir(), threads: settings.threads, decodeWorkingSetBytes: model.tensorBytes,
         expertOps: distinctExpertOperators(loadedTensors(model), model.expertUsedCount ?? 1),
+        // one layer's attention with flash attention on and off, for the cache types the plan may use
+        ...(attention.heads > 0 && attention.kvHeads > 0 && attention.heads % attention.kvHeads === 0 && Number.isInteger(attention.headDim)
+            && attention.headDim >= 1 && attention.headDim <= 1024
+            ? {attention: {...attention, kvTypes: ["f16", settings.kvCacheType], maxKeys: settings.contextSize}} : {}),
         ...options.profile, signal, onProgress
     };
     const profile = await profileMachine(engine, distinctOperators(loadedTensors(model)), profileOptions);
@@ -197,7 +206,8 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
         fit: gpu == null ? undefined : nativeFit(engine, modelPath, gpu),
         isHostBufferType: (name) => isHostBufferType(name, machine.bufferTypes)
     };
-    return {inputs, simulator, model, profile, gpu: gpu == null ? null : {name: gpu.name, freeBytes: gpu.freeBytes}};
+    return {inputs, simulator, model, profile, gpu: gpu == null ? null : {name: gpu.name, freeBytes: gpu.freeBytes},
+        ...("attention" in profileOptions ? {attention: profileOptions.attention} : {})};
 }
 
 async function validateAndInspect(modelPath: string, signal: AbortSignal | undefined, onProgress: ((message: string) => void) | undefined): Promise<InspectedModel> {
@@ -255,4 +265,30 @@ async function withoutGpu(simulator: VramSimulator, inputs: StrategyInputs, over
         notes: [...over.notes, `nothing that uses the GPU fits the ${(inputs.budgetBytes / 2 ** 20).toFixed(1)} MiB budget by llama.cpp's simulation (${over.reason}); ` +
             "running without the GPU (--device none)"]
     };
+}
+
+/** The baselines `optimal` must never be predicted slower than, when they fit the same budget. */
+const GUARANTEED_BASELINES = ["cpu", "layers", "fit", "oato", "cpu-moe", "n-cpu-moe"] as const;
+
+/**
+ * The promise that `optimal` never loses to a baseline, kept after llama.cpp's simulation: each baseline the inputs
+ * allow is planned and checked by the same simulation, and one that fits and is predicted faster than the checked
+ * optimal plan (the optimiser prices memory from measurements, the simulation knows better) replaces it, with a note.
+ */
+async function notWorseThanBaselines(simulator: VramSimulator, inputs: StrategyInputs, optimal: StrategyResult): Promise<StrategyResult> {
+    let best = optimal;
+    for (const strategy of GUARANTEED_BASELINES) {
+        if (strategy === "fit" && inputs.fit == null) continue;
+        if ((strategy === "cpu-moe" || strategy === "n-cpu-moe") && !inputs.cost.model.tensors.some((t) => t.experts != null)) continue;
+        let baseline: StrategyResult;
+        try {
+            baseline = await checkWithSimulation(simulator, inputs, strategy, await planStrategy(strategy, inputs));
+        } catch {
+            continue; // a baseline that cannot be planned here (fit's budget too small for llama.cpp to start) is no rival
+        }
+        if (baseline.fits && (!best.fits || baseline.prediction.requestMs < best.prediction.requestMs))
+            best = {...baseline, strategy: "optimal", notes: [...baseline.notes, `${strategy}'s plan, checked by llama.cpp's simulation, is predicted faster ` +
+                `than the optimiser's (${baseline.prediction.requestMs.toFixed(0)} vs ${optimal.prediction.requestMs.toFixed(0)} ms per request)`]};
+    }
+    return best;
 }

@@ -1,7 +1,9 @@
 // Each cost-model term pinned to a value computed by hand from the formula it models (see costModel.ts).
 import {describe, expect, it} from "vitest";
+import type {ResolvedSettings} from "../../contract/settings.js";
 import type {MemoryLayout} from "../gguf/llamaMemoryLayout.js";
-import {attentionUs, costContext, decodeHops, decodeOpUs, kvBytesOfLayer, predict, scratchFor} from "./costModel.js";
+import {attentionUs, costContext, decodeHops, decodeOpUs, kvBytesOfLayer, predict, prefillOpUs, requestLowerBoundMs, scratchBytes, scratchFor, scratchKey,
+    vramNeed} from "./costModel.js";
 import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
 import {layerSplit, perTensor, tiedOutputOverrides} from "./resolvePlacement.js";
 import {fakeModel, fakeProfile} from "./testing/fakeProfile.js";
@@ -113,6 +115,122 @@ describe("the cost model's terms, by hand", () => {
             // 2 × 20.5 keys (16 + 9/2) × 16 × 1 × 2 B = 1312 B at 1000 B/µs
             expect(a.tpotMs).toBeCloseTo((6 * 5 + 2 * 30 + 2 * 1.312) / 1000, 9);
         });
+    });
+});
+
+describe("the configuration knobs, by hand", () => {
+    // one host-resident weight op: 5 µs a token on the CPU, 1 µs on the GPU, 4096 bytes; H2D 1000 B/µs, no switch cost
+    const ops: HandOp[] = [{layer: 0, role: "ffn_up", bytes: 4096, cpuUs: 5, gpuUs: 1}];
+    const model = handModel({layers: 2, embd: 64, heads: 4, kvHeads: 1}, ops);
+    const profile = handProfile(model, ops, {switchUs: 0, h2dBytesPerSec: 1e9});
+    const up = model.tensors.find((t) => t.role === "ffn_up")!;
+    const workload = {promptTokens: 64, genTokens: 4};
+    const at = (knobs: Partial<ResolvedSettings>) =>
+        costContext({model, profile, gpuDevice: "CUDA0"}, handSettings({useMmap: false, batchSize: 64, contextSize: 256, threads: 2, ...knobs}), workload);
+
+    it("op offload: a 64-token micro-batch runs a host weight on the GPU after copying it in, unless op offload is off", () => {
+        // on: 64 tokens × 1 µs on the GPU + 4096 B / 1000 B/µs; off (--no-op-offload): 64 × 5 µs where it lives
+        expect(prefillOpUs(at({}), up, false)).toBeCloseTo(64 + 4.096, 9);
+        expect(prefillOpUs(at({opOffload: false}), up, false)).toBeCloseTo(320, 9);
+        // a 16-token micro-batch is below the offload threshold: where it lives either way
+        expect(prefillOpUs(at({batchSize: 16}), up, false)).toBeCloseTo(4 * 16 * 5, 9);
+    });
+
+    it("GPU use: without the GPU nothing is offloaded, nothing is on it, and no switch is made", () => {
+        const cx = at({useGpu: false});
+        expect(cx.gpuDevice).toBeNull();
+        expect(prefillOpUs(cx, up, false)).toBeCloseTo(320, 9);
+        const p = predict(cx, layerSplit(model, 0));
+        expect(p.vram.total).toBe(0);
+        expect(p.decodeHops).toBe(0);
+        // even a placement that names GPU tensors is priced as the CPU runs it
+        expect(predict(cx, perTensor(model, new Set())).vram.total).toBe(0);
+    });
+
+    it("the op-offload compute buffer of a CPU-only placement is reserved only with op offload on and micro-batches ≥ 32", () => {
+        const cpuOnly = layerSplit(model, 0);
+        expect(vramNeed(at({}), cpuOnly).scratch).toBeGreaterThan(0);
+        expect(vramNeed(at({opOffload: false}), cpuOnly).total).toBe(0);
+        expect(vramNeed(at({batchSize: 16}), cpuOnly).total).toBe(0);
+    });
+
+    it("KV offload off: every layer's KV cache in host memory and its attention on the CPU, with the switches around it", () => {
+        // a Q projection before each layer's attention and an FFN weight after it
+        const layered: HandOp[] = [0, 1].flatMap((layer) => [{layer, role: "attn_q", bytes: 4096, cpuUs: 5, gpuUs: 1} as const,
+            {layer, role: "ffn_up", bytes: 4096, cpuUs: 5, gpuUs: 1} as const]);
+        const twoLayers = handModel({layers: 2, embd: 64, heads: 4, kvHeads: 1}, layered);
+        const cx = (knobs: Partial<ResolvedSettings>) => costContext({model: twoLayers, profile: handProfile(twoLayers, layered, {switchUs: 0, h2dBytesPerSec: 1e9}),
+            gpuDevice: "CUDA0"}, handSettings({useMmap: false, batchSize: 64, contextSize: 256, threads: 2, ...knobs}), workload);
+        const allGpu = perTensor(twoLayers, new Set());
+        const on = predict(cx({}), allGpu);
+        const off = predict(cx({kvOffload: false}), allGpu);
+        const perLayer = kvBytesOfLayer(model, 0, {contextSize: 256, batchSize: 64, kvCacheType: "f16", flashAttention: false});
+        expect(on.vram.kv).toBe(2 * perLayer);
+        expect(off.vram.kv).toBe(0);
+        expect(off.hostKvBytes).toBe(2 * perLayer);
+        // GPU → attention (CPU) → GPU in each of the 2 layers, on top of the 2 in and out of the graph
+        expect(on.decodeHops).toBe(2);
+        expect(off.decodeHops).toBe(6);
+    });
+
+    it("KV cache type: K and V in 34-byte blocks of 32 for q8_0 and 18-byte blocks for q4_0, read by decode attention in proportion", () => {
+        // 2 × 256 cells × 16 × 1 elements
+        const kv = {contextSize: 256, batchSize: 64, flashAttention: true} as const;
+        expect(kvBytesOfLayer(model, 0, {...kv, kvCacheType: "f16"})).toBe(2 * 256 * 16 * 2);
+        expect(kvBytesOfLayer(model, 0, {...kv, kvCacheType: "q8_0"})).toBe(2 * 256 * 16 * 34 / 32);
+        expect(kvBytesOfLayer(model, 0, {...kv, kvCacheType: "q4_0"})).toBe(2 * 256 * 16 * 18 / 32);
+        const f16 = attentionUs(at({}), false, 1, 100, 0);
+        expect(attentionUs(at({kvCacheType: "q8_0", flashAttention: true}), false, 1, 100, 0)).toBeCloseTo(f16 * 17 / 32, 12);
+    });
+
+    it("the scratch measurement is looked up per configuration: flash attention and op offload change the compute buffer", () => {
+        const settings = handSettings({useMmap: false, batchSize: 64, contextSize: 256, threads: 2});
+        const flash = {...settings, flashAttention: true};
+        const inputs = {model, profile, gpuDevice: "CUDA0", scratchContextSize: 256,
+            scratchByKey: new Map([[scratchKey(settings), 3000], [scratchKey(flash), 1000]])};
+        expect(scratchFor(inputs, settings, 0)).toBe(3000);
+        expect(scratchFor(inputs, flash, 0)).toBe(1000);
+        // the formula for an unmeasured configuration: no KQ matrix with flash attention, no weight copy without op offload
+        expect(scratchBytes(model, {...flash, opOffload: false}, 4096)).toBe(scratchBytes(model, {...settings, opOffload: false}, 4096) - 4 * 64 * 256 * 4);
+        expect(scratchBytes(model, settings, 4096) - scratchBytes(model, {...settings, opOffload: false}, 4096)).toBe(4096);
+    });
+
+    it("flash attention and the KV cache type are priced from the profile's attention timings, scaled to the request", () => {
+        // one layer's attention measured on the CPU: decode 100 µs at 512 keys and 400 at 2048 (linear in the keys), a
+        // 64-token micro-batch over 512 keys 3000 µs (so 64 × 1024 token-keys cost 6000 µs); flash attention faster at prefill
+        const point = (flash: boolean, tokens: number, keys: number, us: number) =>
+            ({device: "CPU", flash, kvType: "f16", tokens, keys, supported: true, medianUs: us, minUs: us, samples: 3});
+        const timed = {...profile, attentions: [point(false, 1, 512, 100), point(false, 1, 2048, 400), point(false, 64, 512, 3000),
+            point(true, 1, 512, 150), point(true, 1, 2048, 600), point(true, 64, 512, 2000)]};
+        const cx = (flashAttention: boolean) => costContext({model, profile: timed, gpuDevice: null}, handSettings({useMmap: true, batchSize: 64, contextSize: 4096,
+            threads: 2, flashAttention}), workload);
+        expect(attentionUs(cx(false), false, 1, 1024, 0)).toBeCloseTo(200, 9);
+        expect(attentionUs(cx(true), false, 1, 1024, 0)).toBeCloseTo(300, 9);
+        expect(attentionUs(cx(false), false, 64, 1024, 0)).toBeCloseTo(6000, 9);
+        expect(attentionUs(cx(true), false, 64, 1024, 0)).toBeCloseTo(4000, 9);
+        // a cache type the profile did not time falls back to the formula (reads of the quantized cells)
+        const q8 = costContext({model, profile: timed, gpuDevice: null}, handSettings({useMmap: true, batchSize: 64, contextSize: 4096, threads: 2,
+            flashAttention: true, kvCacheType: "q8_0"}), workload);
+        expect(attentionUs(q8, false, 1, 1024, 0)).toBeCloseTo(2 * 1024 * 16 * 34 / 32 / q8.cpuReadBytesPerUs, 9);
+    });
+
+    it("flash attention the GPU has no kernel for runs on the CPU, with K and V copied there", () => {
+        const unsupported = {device: "CUDA0", flash: true, kvType: "f16", tokens: 1, keys: 512, supported: false, medianUs: -1, minUs: -1, samples: 0};
+        const cpu = {device: "CPU", flash: true, kvType: "f16", tokens: 1, keys: 512, supported: true, medianUs: 150, minUs: 150, samples: 3};
+        const timed = {...profile, attentions: [unsupported, cpu]};
+        const cx = costContext({model, profile: timed, gpuDevice: "CUDA0"}, handSettings({useMmap: false, batchSize: 64, contextSize: 4096, threads: 2,
+            flashAttention: true}), workload);
+        // 150 µs on the CPU + 2 × 512 × 16 × 2 bytes of K and V at 1000 B/µs (+ two switches of 0 µs)
+        expect(attentionUs(cx, true, 1, 512, 0)).toBeCloseTo(150 + 32.768, 9);
+    });
+
+    it("the optimiser's lower bound is never above the prediction of any placement", () => {
+        for (const knobs of [{}, {opOffload: false}, {kvOffload: false}, {batchSize: 16}, {useGpu: false}] as const) {
+            const cx = at(knobs);
+            const bound = requestLowerBoundMs(cx);
+            for (const placement of [layerSplit(model, 0), layerSplit(model, 2), perTensor(model, new Set()), perTensor(model, new Set([up.name]))])
+                expect(bound, JSON.stringify(knobs)).toBeLessThanOrEqual(predict(cx, placement).requestMs + 1e-12);
+        }
     });
 });
 
@@ -252,9 +370,9 @@ describe("the memory of tied outputs, MLA, sliding windows and recurrent layers,
         const memory: MemoryLayout = {
             layers: [
                 // MLA: 4 query heads over one latent row of 96 (kv_lora 64 + rope 32), no V
-                {attention: {heads: 4, headK: 96, headV: 64, cellElements: 96, window: null}, kElements: 96, vElements: 0, windowed: false, recurrentElements: 0},
+                {attention: {heads: 4, kvHeads: 1, headK: 96, headV: 64, cellElements: 96, window: null}, kElements: 96, vElements: 0, windowed: false, recurrentElements: 0},
                 // SWA: window 128, K and V of 64
-                {attention: {heads: 4, headK: 16, headV: 16, cellElements: 128, window: 128}, kElements: 64, vElements: 64, windowed: true, recurrentElements: 0},
+                {attention: {heads: 4, kvHeads: 4, headK: 16, headV: 16, cellElements: 128, window: 128}, kElements: 64, vElements: 64, windowed: true, recurrentElements: 0},
                 // recurrent: 1000 F32 elements of state
                 {attention: null, kElements: 0, vElements: 0, windowed: false, recurrentElements: 1000}
             ],

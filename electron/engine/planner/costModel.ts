@@ -3,9 +3,10 @@
  * llama.cpp behaviour it models.
  */
 import type {KvCacheType, ResolvedSettings} from "../../contract/settings.js";
-import {expertCopyUs, expertMatmulUs, matmulUs, transfersOf, type ExpertOperatorShape, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
+import {attentionUnsupported, attentionUs as profiledAttentionUs, expertCopyUs, expertMatmulUs, matmulUs, transfersOf, type AttentionShape,
+    type ExpertOperatorShape, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
 import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
-import {hasSequenceMixer, layerMemoryBytes, layerWork, type KvSettings} from "./layerMemory.js";
+import {attentionWork, hasSequenceMixer, layerAttention, layerMemoryBytes, recurrentWork, visibleKeys, type KvSettings} from "./layerMemory.js";
 import type {PlanPrediction, PlannerModel, PlannerTensor, ResolvedPlacement, VramNeed, Workload} from "./types.js";
 
 /**
@@ -163,7 +164,7 @@ export function kvBytesTotal(model: PlannerModel, settings: KvSettings, where: (
  * that are live beside it, the logits, plus one host weight copied in for an offloaded op (ggml_backend_sched starts a
  * new split per host weight, "so the memory of previously offloaded weights can be reused"). Checked against
  * llama.cpp's no-alloc simulation on llvmpipe (small model, 4 layers, ctx 2048, micro-batch 512: 75–83.5 MiB measured,
- * 87 MiB here; the old formula gave 158 MiB). {@link CostInputs.scratchByBatch} replaces it with measured numbers.
+ * 87 MiB here; the old formula gave 158 MiB). {@link CostInputs.scratchByKey} replaces it with measured numbers.
  */
 export function scratchBytes(model: PlannerModel, settings: ScratchSettings, maxHostWeightBytes: number): number {
     const u = Math.min(settings.batchSize, settings.contextSize);
@@ -361,13 +362,64 @@ export function prefillOpUs(cx: CostContext, t: PlannerTensor, gpu: boolean): nu
 }
 
 /**
+ * The attention shape the profiler times (one layer's, attentionRequest in profileMachine.ts): the shape most of the
+ * model's attention layers have (layerMemory.ts; MLA's: one latent K head, the latent's value part as V); `heads` 0
+ * for a model without attention (Mamba, RWKV), which then has none timed.
+ */
+export function attentionShapeOf(model: PlannerModel): AttentionShape {
+    const cached = attentionShapes.get(model);
+    if (cached != null) return cached;
+    const counts = new Map<string, {shape: AttentionShape; count: number}>();
+    for (let layer = 0; layer < model.layerCount; layer++) {
+        const a = layerAttention(model, layer);
+        if (a == null) continue;
+        const shape = {headDim: a.headK, headDimV: a.headV, heads: a.heads, kvHeads: a.kvHeads};
+        const key = JSON.stringify(shape);
+        counts.set(key, {shape, count: (counts.get(key)?.count ?? 0) + 1});
+    }
+    const best = [...counts.values()].sort((a, b) => b.count - a.count)[0];
+    const shape = best?.shape ?? {headDim: 0, headDimV: 0, heads: 0, kvHeads: 0};
+    attentionShapes.set(model, shape);
+    return shape;
+}
+
+const attentionShapes = new WeakMap<PlannerModel, AttentionShape>();
+
+/**
  * Attention (or the recurrent op) of one layer runs where its KV cache (or state) is (it follows the layer's device,
- * llama_kv_cache, llama_memory_recurrent). Decode reads the cached rows (a quantized cache reads proportionally less)
- * or the state: memory-bound; a prompt micro-batch is priced by its flops (layerMemory.ts, layerWork).
+ * llama_kv_cache, llama_memory_recurrent). Attention: the profiled attention for this flash-attention setting and KV
+ * cache type where the profile has it, over the keys the layer sees (a sliding-window layer at most its window), scaled
+ * by the layer's work against the profiled shape's where the layer's shape differs (MLA reads one latent row). Flash
+ * attention that the GPU has no kernel for runs on the CPU, with K and V copied to it every step (ggml_backend_sched
+ * falls back to a backend that supports the op). Without a profiled point, and for the recurrent op (not profiled):
+ * decode reads the cached rows or the state, a micro-batch multiplies (layerMemory.ts: attentionWork, recurrentWork).
  */
 export function attentionUs(cx: CostContext, kvGpu: boolean, tokens: number, keys: number, layer: number): number {
-    const {bytes, flops} = layerWork(cx.inputs.model, layer, tokens, keys, KV_ELEMENT_BYTES[cx.settings.kvCacheType]);
-    return bytes / (kvGpu ? cx.gpuReadBytesPerUs : cx.cpuReadBytesPerUs) + flops / (kvGpu ? cx.gpuFlopsPerUs : cx.cpuFlopsPerUs);
+    const {model, profile} = cx.inputs;
+    const {flashAttention, kvCacheType} = cx.settings;
+    const elementBytes = KV_ELEMENT_BYTES[kvCacheType];
+    const readRate = kvGpu ? cx.gpuReadBytesPerUs : cx.cpuReadBytesPerUs;
+    const flopRate = kvGpu ? cx.gpuFlopsPerUs : cx.cpuFlopsPerUs;
+    const state = recurrentWork(model, layer, tokens);
+    const recurrent = state.bytes / readRate + state.flops / flopRate;
+    const a = layerAttention(model, layer);
+    if (a == null) return recurrent;
+    const visible = visibleKeys(a, keys);
+    const device = kvGpu ? cx.gpuDevice : "CPU";
+    if (device != null) {
+        const shape = attentionShapeOf(model);
+        const scale = tokens === 1 ? a.cellElements / Math.max(1, shape.kvHeads * (shape.headDim + shape.headDimV))
+            : a.heads * (a.headK + a.headV) / Math.max(1, shape.heads * (shape.headDim + shape.headDimV));
+        const measured = profiledAttentionUs(profile, device, flashAttention, kvCacheType, tokens, visible, cx.inputs.statistic);
+        if (measured != null) return recurrent + measured * scale;
+        if (kvGpu && attentionUnsupported(profile, device, flashAttention, kvCacheType)) {
+            const onCpu = profiledAttentionUs(profile, "CPU", flashAttention, kvCacheType, tokens, visible, cx.inputs.statistic);
+            const kvBytes = visible * a.cellElements * elementBytes;
+            if (onCpu != null) return recurrent + onCpu * scale + kvBytes / Math.max(cx.h2dBytesPerUs, 1e-9) + 2 * cx.switchUs;
+        }
+    }
+    const work = attentionWork(model, layer, tokens, keys, elementBytes);
+    return recurrent + work.bytes / readRate + work.flops / flopRate;
 }
 
 function hops(devices: readonly boolean[]): number {

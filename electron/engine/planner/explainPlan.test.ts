@@ -1,7 +1,7 @@
 import {handSettings} from "./testing/handModel.js";
 import {describe, expect, it} from "vitest";
 import {AUTO_SAFETY_MARGIN_BYTES, weightBudget} from "./budget.js";
-import {explainBudget, explainGpuLayers, explainPlacement, explainPlan, explainProfile, mib} from "./explainPlan.js";
+import {explainBudget, explainGpuLayers, explainPlacement, explainPlan, explainProfile, explainSettings, mib} from "./explainPlan.js";
 import {planStrategy} from "./planStrategy.js";
 import {layerSplit, perTensor} from "./resolvePlacement.js";
 import {finishPlan, type StrategyInputs} from "./strategies/StrategyResult.js";
@@ -35,12 +35,16 @@ describe("why the weights are where they are", () => {
         // below the KV cache alone: no micro-batch the optimiser tries (smaller ones need less scratch) can fit
         const budget = probe.kvBytes - MiB;
         const inputs = inputsFor(model, budget);
-        const result = await planStrategy("optimal", inputs);
+        // the client keeps the KV cache on the GPU and uses it (else the optimiser would move the cache or leave the GPU out)
+        const result = await planStrategy("optimal", {...inputs, chosen: {kvOffload: true, useGpu: true}});
         expect(result.resolved.onGpu.size).toBe(0);
         const sentence = explainPlacement(inputs, result);
-        expect(sentence).toMatch(/^Everything runs on the CPU because the KV cache \([\d.]+ MiB at 2048 tokens\) and scratch \([\d.]+ MiB at micro-batch \d+\) alone exceed the [\d.]+ MiB budget;/);
+        expect(sentence).toMatch(/^Every weight stays on the CPU because the KV cache \([\d.]+ MiB at 2048 tokens\) and scratch \([\d.]+ MiB at micro-batch \d+\) alone exceed the [\d.]+ MiB budget;/);
         expect(sentence).toContain(`KV cache (${mib(probe.kvBytes)} at 2048 tokens)`);
         expect(sentence).toContain(`exceed the ${mib(budget)} budget`);
+        // with nothing on the GPU, the reserve of offloaded prompt ops would break the budget: op offload is off
+        expect(result.settings.opOffload).toBe(false);
+        expect(sentence).toMatch(/op offload is off, so no prompt op is copied to Vulkan0\.$/);
         // one sentence: no full stop before its end
         expect(sentence.slice(0, -1)).not.toContain(". ");
     });
@@ -51,7 +55,7 @@ describe("why the weights are where they are", () => {
         const smallest = Math.min(...model.tensors.filter((t) => t.op != null).map((t) => t.bytes));
         const inputs = inputsFor(model, probe.kvBytes + probe.scratchBytes + Math.floor(smallest / 2));
         const result = finishPlan(inputs, "oato", layerSplit(model, 0), inputs.settings, []);
-        expect(explainPlacement(inputs, result)).toMatch(/cannot hold even the smallest weight matrix \([\d.]+ MiB\)\.$/);
+        expect(explainPlacement(inputs, result)).toMatch(/cannot hold even the smallest weight matrix \([\d.]+ MiB\); prompt micro-batches of 32 tokens or more still run on Vulkan0/);
     });
 
     it("layer split: cannot hold even the output layer", () => {
@@ -65,13 +69,38 @@ describe("why the weights are where they are", () => {
     it("CPU-only by choice: the optimiser predicted it faster for the workload", () => {
         const inputs = inputsFor(model, 4096 * MiB);
         const result = finishPlan(inputs, "optimal", layerSplit(model, 0), inputs.settings, []);
-        expect(explainPlacement(inputs, result)).toBe("Everything runs on the CPU because, for a 512-token prompt and a 128-token reply, " +
-            "it is predicted faster than every placement that uses Vulkan0 within the 4096 MiB budget.");
+        expect(explainPlacement(inputs, result)).toBe("Every weight stays on the CPU because, for a 512-token prompt and a 128-token reply, " +
+            "that is predicted faster than every placement that puts weights on Vulkan0 within the 4096 MiB budget; prompt micro-batches of 32 tokens " +
+            "or more still run on Vulkan0, which copies each weight in for them (op offload).");
+        const smallBatch = finishPlan(inputs, "optimal", layerSplit(model, 0), {...inputs.settings, batchSize: 16}, []);
+        expect(explainPlacement(inputs, smallBatch)).toMatch(/; the 16-token micro-batch is below the 32 tokens from which no prompt op is copied to Vulkan0\.$/);
     });
 
     it("CPU-only because the user chose that strategy", async () => {
         const inputs = inputsFor(model, 4096 * MiB);
-        expect(explainPlacement(inputs, await planStrategy("cpu", inputs))).toBe("Everything runs on the CPU because the CPU-only strategy was chosen.");
+        expect(explainPlacement(inputs, await planStrategy("cpu", inputs))).toBe("Every weight stays on the CPU because the CPU-only strategy was chosen; " +
+            "prompt micro-batches of 32 tokens or more still run on Vulkan0, which copies each weight in for them (op offload).");
+    });
+
+    it("without the GPU: because no plan that uses it fits, or because every one that does is predicted slower (with both times)", async () => {
+        const probe = weightBudget(inputsFor(model, 0).cost, inputsFor(model, 0).settings, 0);
+        const tiny = inputsFor(model, Math.floor(probe.kvBytes / 4));
+        const none = await planStrategy("optimal", {...tiny, chosen: {kvOffload: true, opOffload: true}});
+        expect(none.settings.useGpu).toBe(false);
+        // (a plan that keeps the GPU but puts nothing on it, with a 16-token micro-batch, still fits any budget)
+        expect(explainPlacement(tiny, none)).toMatch(/^Everything runs on the CPU without Vulkan0 \(llama\.cpp's --device none: nothing is offloaded or reserved on it\), because /);
+        // a GPU slower than the CPU at everything: leaving it out wins on speed, and the sentence gives both predictions
+        const ample = inputsFor(model, 4096 * MiB);
+        const slowGpu = {...ample, cost: {...ample.cost, profile: {...ample.cost.profile,
+            matmuls: ample.cost.profile.matmuls.map((p) => p.device === "Vulkan0" ? {...p, medianUs: p.medianUs * 1000, minUs: p.minUs * 1000} : p)}}};
+        const cpu = await planStrategy("optimal", slowGpu);
+        expect(cpu.settings.useGpu).toBe(false);
+        expect(explainPlacement(slowGpu, cpu)).toMatch(/because for a 512-token prompt and a 128-token reply it is predicted faster than every plan that uses Vulkan0 within the 4096 MiB budget \(the best of them: [\d.]+ s per request, against [\d.]+ s\)\.$/);
+        // and the settings sentence weighs the knob: here a plan that keeps the GPU but puts nothing on it (op offload off)
+        // ties, and at a tie the plan leaves the GPU free
+        expect(explainSettings(cpu, "Vulkan0")).toMatch(/^Settings: leaving Vulkan0 out \(--device none\), flash attention off, an f16 KV cache, a \d+-token micro-batch, \d+ threads?\..* Within 5% either way: using Vulkan0/);
+        const decided = {...cpu, alternatives: [{knob: "useGpu" as const, value: true, requestMs: cpu.prediction.requestMs * 3, atLeast: false}]};
+        expect(explainSettings(decided, "Vulkan0")).toMatch(/What decided: with using Vulkan0 the best plan is predicted [\d.]+ (ms|s) per request \(3\.0× this plan's [\d.]+ (ms|s)\)\.$/);
     });
 
     it("mixed: the device's share of the weights, the KV layers, and where the rest lives", () => {

@@ -7,7 +7,7 @@ import type {Budget} from "../../contract/ipc.js";
 import type {PlanExplanation} from "../../contract/planExplanation.js";
 import {AUTO_SAFETY_MARGIN_BYTES, AUTO_SAFETY_MARGIN_SHARE, budgetBytes, weightBudget} from "./budget.js";
 import {layerSplit} from "./resolvePlacement.js";
-import type {StrategyInputs, StrategyResult} from "./strategies/StrategyResult.js";
+import type {KnobAlternative, StrategyInputs, StrategyResult} from "./strategies/StrategyResult.js";
 
 /** What the plan itself does not carry: the budget as the user chose it, the GPU's free memory, the profile's origin. */
 export type PlanFacts = {
@@ -33,6 +33,7 @@ export function explainPlan(inputs: StrategyInputs, result: StrategyResult, fact
         placement: explainPlacement(inputs, result),
         budget: explainBudget(facts.budget, {gpu: facts.gpu, weightBytes: inputs.cost.model.weightBytes}),
         gpuLayers: explainGpuLayers(result.gpuLayers, result.overrides.length, inputs.cost.model.layerCount),
+        settings: explainSettings(result, inputs.cost.gpuDevice),
         profile: explainProfile(facts.profile),
         profileReused: facts.profile.reused
     };
@@ -70,25 +71,43 @@ export function explainPlacement(inputs: StrategyInputs, result: StrategyResult)
         return "Everything runs on the CPU because llama.cpp found no GPU on this machine.";
     const {onGpu} = result.resolved;
     const gpuWeights = model.tensors.filter((t) => onGpu.has(t.name)).reduce((sum, t) => sum + t.bytes, 0);
-    if (onGpu.size === 0) {
-        if (result.strategy === "cpu") return "Everything runs on the CPU because the CPU-only strategy was chosen.";
+    if (!result.settings.useGpu) {
+        const lead = `Everything runs on the CPU without ${gpu} (llama.cpp's --device none: nothing is offloaded or reserved on it), because`;
+        if (result.strategy !== "optimal") return `${lead} the ${result.strategy} strategy leaves it out.`;
+        const withGpu = result.alternatives?.find((a) => a.knob === "useGpu");
+        if (withGpu == null) {
+            const reserve = weightBudget(inputs.cost, {...result.settings, useGpu: true}, inputs.budgetBytes);
+            return `${lead} no plan that uses ${gpu} fits the ${budget} budget` + (reserve.reason == null ? "." :
+                `: the KV cache (${mib(reserve.kvBytes)} at ${result.settings.contextSize} tokens) and scratch (${mib(reserve.scratchBytes)}) alone exceed it.`);
+        }
+        return `${lead} for a ${result.prediction.promptTokens}-token prompt and a ${result.prediction.genTokens}-token reply it is predicted faster than ` +
+            `every plan that uses ${gpu} within the ${budget} budget (the best of them: ${withGpu.atLeast ? "at least " : ""}` +
+            `${(withGpu.requestMs / 1000).toFixed(withGpu.requestMs >= 10_000 ? 0 : 2)} s per request, against ${(result.prediction.requestMs / 1000).toFixed(2)} s).`;
+    }
+    if (onGpu.size === 0 && !result.resolved.kvOnGpu.some(Boolean)) {
+        // with op offload on, llama.cpp still runs prompt micro-batches of 32 tokens or more on the GPU
+        const prompts = result.settings.opOffload && result.settings.batchSize >= 32
+            ? `; prompt micro-batches of 32 tokens or more still run on ${gpu}, which copies each weight in for them (op offload)`
+            : `; ${result.settings.opOffload ? `the ${result.settings.batchSize}-token micro-batch is below the 32 tokens from which` : "op offload is off, so"} ` +
+              `no prompt op is copied to ${gpu}`;
+        if (result.strategy === "cpu") return `Every weight stays on the CPU because the CPU-only strategy was chosen${prompts}.`;
         const reserve = weightBudget(inputs.cost, result.settings, inputs.budgetBytes);
         if (reserve.reason != null)
-            return `Everything runs on the CPU because the KV cache (${mib(reserve.kvBytes)} at ${result.settings.contextSize} tokens) and ` +
+            return `Every weight stays on the CPU because the KV cache (${mib(reserve.kvBytes)} at ${result.settings.contextSize} tokens) and ` +
                 `scratch (${mib(reserve.scratchBytes)} at micro-batch ${result.settings.batchSize}) alone exceed the ${budget} budget; ` +
-                "a smaller context or micro-batch, or a larger budget, leaves room for weights.";
+                `a smaller context or micro-batch, or a larger budget, leaves room for weights${prompts}.`;
         // the first thing this strategy would offload: the output layer for whole layers, else the smallest weight
         const firstUnit = result.strategy === "layers" || result.strategy === "fit"
             ? model.tensors.filter((t) => layerSplit(model, 1).onGpu.has(t.name)).reduce((sum, t) => sum + t.bytes, 0)
             : Math.min(...model.tensors.filter((t) => t.op != null && t.role !== "token_embd").map((t) => t.bytes));
         if (firstUnit > reserve.bytes)
-            return `Everything runs on the CPU because the ${mib(reserve.bytes)} left in the ${budget} budget after the KV cache ` +
+            return `Every weight stays on the CPU because the ${mib(reserve.bytes)} left in the ${budget} budget after the KV cache ` +
                 `(${mib(reserve.kvBytes)}) and scratch (${mib(reserve.scratchBytes)}) cannot hold even ` +
-                `${result.strategy === "layers" || result.strategy === "fit" ? "the output layer" : "the smallest weight matrix"} (${mib(firstUnit)}).`;
+                `${result.strategy === "layers" || result.strategy === "fit" ? "the output layer" : "the smallest weight matrix"} (${mib(firstUnit)})${prompts}.`;
         if (result.strategy === "optimal")
-            return `Everything runs on the CPU because, for a ${result.prediction.promptTokens}-token prompt and a ${result.prediction.genTokens}-token reply, ` +
-                `it is predicted faster than every placement that uses ${gpu} within the ${budget} budget.`;
-        return `Everything runs on the CPU because the ${result.strategy} strategy put no weight on ${gpu} within the ${budget} budget.`;
+            return `Every weight stays on the CPU because, for a ${result.prediction.promptTokens}-token prompt and a ${result.prediction.genTokens}-token reply, ` +
+                `that is predicted faster than every placement that puts weights on ${gpu} within the ${budget} budget${prompts}.`;
+        return `Every weight stays on the CPU because the ${result.strategy} strategy put no weight on ${gpu} within the ${budget} budget${prompts}.`;
     }
     // a tied output's copy on the GPU (loadedTensors.ts) leaves token_embd in host memory too
     const hostBytes = model.tensors.filter((t) => t.tiedTo == null && !onGpu.has(t.name)).reduce((sum, t) => sum + t.bytes, 0);
@@ -103,6 +122,44 @@ export function explainPlacement(inputs: StrategyInputs, result: StrategyResult)
     const host = result.settings.useMmap ? "memory-mapped host memory" : "pinned host memory";
     return `${gpu} holds ${share}% of the weights (${mib(gpuWeights)} of ${mib(model.weightBytes)}) and the KV cache of ${kvLayers} of ` +
         `${model.layerCount} layers; the other ${mib(hostBytes)} stay in ${host}, because on ${gpu} ${used}.`;
+}
+
+const KNOB_WORDS: Readonly<Record<KnobAlternative["knob"], (value: boolean | number, gpu: string) => string>> = {
+    useGpu: (on, gpu) => on ? `using ${gpu}` : `leaving ${gpu} out (--device none)`,
+    opOffload: (on) => on ? "op offload on" : "op offload off (--no-op-offload)",
+    kvOffload: (on) => on ? "the KV cache on the GPU" : "the KV cache in host memory (-nkvo)",
+    flashAttention: (on) => on ? "flash attention on" : "flash attention off",
+    batchSize: (n) => `a ${n}-token micro-batch`,
+    useMmap: (on) => on ? "memory-mapped host weights" : "pinned host weights"
+};
+
+/** Below this ratio of the alternative's prediction to the plan's, a knob is said to have made little difference. */
+const DECIDED_RATIO = 1.05;
+
+/**
+ * The llama.cpp settings the plan runs with and, for `optimal`, which of them decided: for each knob, the best plan found
+ * with it set otherwise and how much slower that was predicted.
+ */
+export function explainSettings(result: StrategyResult, gpuDevice: string | null): string {
+    const gpu = gpuDevice ?? "the GPU";
+    const s = result.settings;
+    const chosen = [
+        ...(gpuDevice == null ? [] : [KNOB_WORDS.useGpu(s.useGpu, gpu)]),
+        ...(gpuDevice != null && s.useGpu ? [KNOB_WORDS.opOffload(s.opOffload, gpu), KNOB_WORDS.kvOffload(s.kvOffload, gpu), KNOB_WORDS.useMmap(s.useMmap, gpu)] : []),
+        KNOB_WORDS.flashAttention(s.flashAttention, gpu), `an ${s.kvCacheType} KV cache`, KNOB_WORDS.batchSize(s.batchSize, gpu),
+        `${s.threads} thread${s.threads === 1 ? "" : "s"}`
+    ];
+    const lead = `Settings: ${chosen.join(", ")}.`;
+    const alternatives = result.alternatives ?? [];
+    if (alternatives.length === 0) return lead;
+    const base = Math.max(result.prediction.requestMs, 1e-9);
+    const decided = alternatives.filter((a) => a.requestMs >= base * DECIDED_RATIO).sort((a, b) => b.requestMs - a.requestMs);
+    const minor = alternatives.filter((a) => a.requestMs < base * DECIDED_RATIO).map((a) => KNOB_WORDS[a.knob](a.value, gpu));
+    const ms = (value: number): string => value >= 10_000 ? `${(value / 1000).toFixed(0)} s` : value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${value.toFixed(0)} ms`;
+    const parts = decided.map((a) => `with ${KNOB_WORDS[a.knob](a.value, gpu)} the best plan is predicted ${a.atLeast ? "at least " : ""}` +
+        `${ms(a.requestMs)} per request (${(a.requestMs / base).toFixed(a.requestMs / base >= 10 ? 0 : 1)}× this plan's ${ms(base)})`);
+    return `${lead}${parts.length > 0 ? ` What decided: ${parts.join("; ")}.` : ""}` +
+        `${minor.length > 0 ? ` Within 5% either way: ${minor.join(", ")}.` : ""}`;
 }
 
 /** What llama.cpp's `-ngl` of this plan counts: the output layer is one of them (llama_model::load_tensors). */

@@ -4,7 +4,7 @@
  * GQA attention in every layer.
  */
 import type {ResolvedSettings} from "../../contract/settings.js";
-import type {LayerMemory, MemoryLayout} from "../gguf/llamaMemoryLayout.js";
+import type {LayerAttention, LayerMemory, MemoryLayout} from "../gguf/llamaMemoryLayout.js";
 import type {PlannerModel} from "./types.js";
 
 /** The settings a KV cache's size depends on. */
@@ -30,7 +30,7 @@ function uniformLayout(model: PlannerModel): MemoryLayout {
     const headDim = model.headDim ?? model.embd / Math.max(1, model.headCount);
     const row = headDim * model.headCountKv;
     const layer: LayerMemory = {
-        attention: {heads: model.headCount, headK: headDim, headV: headDim, cellElements: 2 * row, window: null},
+        attention: {heads: model.headCount, kvHeads: model.headCountKv, headK: headDim, headV: headDim, cellElements: 2 * row, window: null},
         kElements: row, vElements: row, windowed: false, recurrentElements: 0
     };
     return {layers: Array.from({length: model.layerCount}, () => layer), trunkLayers: model.layerCount, vElementsMax: row, window: null, swaBatchPad: false};
@@ -71,30 +71,36 @@ export function layerMemoryBytes(model: PlannerModel, layer: number, settings: K
     return (l.kElements + vRow) * cells * elementBytes + l.recurrentElements * STATE_ELEMENT_BYTES;
 }
 
-/** What one layer's attention (or recurrence) does for `tokens` new tokens over `keys` positions: bytes read and flops. */
+/** What one layer's attention or recurrence does for `tokens` new tokens over `keys` positions: bytes read and flops. */
 export type LayerWork = {readonly bytes: number; readonly flops: number};
 
+/** A layer's attention over its cache, `null` for a layer without one (recurrent, FFN-only, skipped MTP). */
+export function layerAttention(model: PlannerModel, layer: number): LayerAttention | null {
+    return memoryLayoutOf(model).layers[layer]?.attention ?? null;
+}
+
+/** The keys a layer's attention sees at `keys` positions: at most its sliding window. */
+export function visibleKeys(attention: LayerAttention, keys: number): number {
+    return attention.window == null ? keys : Math.min(keys, attention.window);
+}
+
 /**
- * Work of a layer's attention or recurrent op. Decode (one token) is memory-bound: attention reads each visible key's
- * cached row (a SWA layer sees at most its window; MLA reads one latent row, V being a view of it), a recurrent layer
- * reads and writes its state. A prompt micro-batch is compute-bound: KQ and KQV over the visible keys, 2 flops per
- * multiply-add; a recurrent layer updates its state once per token.
+ * Work of a layer's attention. Decode (one token) is memory-bound: it reads each visible key's cached row (a SWA layer
+ * sees at most its window; MLA reads one latent row, V being a view of it). A prompt micro-batch is compute-bound: KQ
+ * and KQV over the visible keys, 2 flops per multiply-add.
  */
-export function layerWork(model: PlannerModel, layer: number, tokens: number, keys: number, elementBytes: number): LayerWork {
-    const l = memoryLayoutOf(model).layers[layer];
-    if (l == null) return {bytes: 0, flops: 0};
-    let bytes = 0, flops = 0;
-    const a = l.attention;
-    if (a != null) {
-        const visible = a.window == null ? keys : Math.min(keys, a.window);
-        if (tokens === 1) bytes += visible * a.cellElements * elementBytes;
-        else flops += 2 * a.heads * (a.headK + a.headV) * tokens * visible;
-    }
-    if (l.recurrentElements > 0) {
-        if (tokens === 1) bytes += 2 * l.recurrentElements * STATE_ELEMENT_BYTES;
-        else flops += RECURRENT_FLOPS_PER_ELEMENT * l.recurrentElements * tokens;
-    }
-    return {bytes, flops};
+export function attentionWork(model: PlannerModel, layer: number, tokens: number, keys: number, elementBytes: number): LayerWork {
+    const a = layerAttention(model, layer);
+    if (a == null) return {bytes: 0, flops: 0};
+    const visible = visibleKeys(a, keys);
+    return tokens === 1 ? {bytes: visible * a.cellElements * elementBytes, flops: 0} : {bytes: 0, flops: 2 * a.heads * (a.headK + a.headV) * tokens * visible};
+}
+
+/** Work of a layer's recurrent op: decode reads and writes its state, a prompt updates it once per token. */
+export function recurrentWork(model: PlannerModel, layer: number, tokens: number): LayerWork {
+    const state = memoryLayoutOf(model).layers[layer]?.recurrentElements ?? 0;
+    if (state === 0) return {bytes: 0, flops: 0};
+    return tokens === 1 ? {bytes: 2 * state * STATE_ELEMENT_BYTES, flops: 0} : {bytes: 0, flops: RECURRENT_FLOPS_PER_ELEMENT * state * tokens};
 }
 
 /** Whether a layer has an attention or recurrent node in the graph (MTP layers llama.cpp skips and FFN-only layers do not). */

@@ -127,6 +127,15 @@ describe("planner on fake profiles", () => {
         expect((await planStrategy("oato", inputs)).notes.join(" ")).toMatch(/falling back to CPU-only/);
     });
 
+    it("fit: llama.cpp's -ngl -1 (its default, left when the whole model fits) is every layer, not none", async () => {
+        const inputs = {...inputsFor(model, weights * 4), fit: (async () => ({gpuLayers: -1, overrides: [], status: "success"})) as FitFunction};
+        const plan = await planStrategy("fit", inputs);
+        expect(plan.gpuLayers).toBe("max");
+        expect(plan.fits).toBe(true);
+        expect(gpuWeightBytes(plan)).toBe(model.tensors.filter((t) => t.role !== "token_embd").reduce((sum, t) => sum + t.bytes, 0));
+        expect(plan.notes.join(" ")).toMatch(/-ngl -1 \(every layer\)/);
+    });
+
     it("uses measured scratch per configuration instead of the formula", async () => {
         const inputs = inputsFor(model, Math.floor(weights * 0.5));
         const byBatch = new Map([[16, 1 * MiB], [128, 3 * MiB], [512, 11 * MiB], [2048, 40 * MiB]]);

@@ -61,6 +61,32 @@ export type ExpertCopyPoint = ExpertOperatorShape & {
     readonly medianUs: number;
 };
 
+/** One layer's attention shape: what the attention timings are of. */
+export type AttentionShape = {
+    readonly headDim: number;
+    readonly headDimV: number;
+    readonly heads: number;
+    readonly kvHeads: number;
+};
+
+/**
+ * One layer's attention (llm_graph_context::build_attn_mha) for `tokens` new tokens over `keys` cached ones on one
+ * device, with or without flash attention, K and V in `kvType`; slope-timed like {@link MatmulPoint}.
+ */
+export type AttentionPoint = {
+    readonly device: string;
+    readonly flash: boolean;
+    /** ggml type name of the K and V caches (`"f16"`, `"q8_0"`, `"q4_0"`). */
+    readonly kvType: string;
+    readonly tokens: number;
+    readonly keys: number;
+    /** The device has no kernel for it (e.g. flash attention at this head size): llama.cpp would run it elsewhere. */
+    readonly supported: boolean;
+    readonly medianUs: number;
+    readonly minUs: number;
+    readonly samples: number;
+};
+
 /** Transfer costs between the host and one GPU device. */
 export type TransferPoint = {
     readonly device: string;
@@ -91,6 +117,8 @@ export type MachineProfile = {
     readonly expertMatmuls?: readonly ExpertMatmulPoint[];
     /** Copies of used experts to each GPU; absent for dense models, CPU-only machines and older profiles. */
     readonly expertCopies?: readonly ExpertCopyPoint[];
+    /** One layer's attention per device, flash attention on and off, per KV cache type; absent in older profiles. */
+    readonly attentions?: readonly AttentionPoint[];
     readonly transfers: readonly TransferPoint[];
     /** Multi-threaded scan of a large buffer with the inference thread count. */
     readonly cpuReadBytesPerSec: number;
@@ -243,4 +271,34 @@ export function expertCopyUs(profile: MachineProfile, device: string, op: Expert
         .map((p) => ({batch: p.distinct, us: p.medianUs}));
     // fewer experts than the smallest measured copy: proportionally less (a line through no copy at all)
     return points.length === 0 ? null : interpolate([{batch: 0, us: 0}, ...points], experts);
+}
+
+/**
+ * One layer's measured attention on `device` for `tokens` new tokens over `keys` cached ones, µs, or `null` where the
+ * profile has no supported point for this device, flash setting and cache type. Decode (one token) is linear in the
+ * keys between (and beyond) the measured decode points; a micro-batch scales the nearest measured prefill point by
+ * tokens × keys (the KQ and KQV products).
+ */
+export function attentionUs(profile: MachineProfile, device: string, flash: boolean, kvType: string, tokens: number, keys: number,
+    statistic: ProfileStatistic = "median"): number | null {
+    const points = (profile.attentions ?? []).filter((p) => p.device === device && p.flash === flash && p.kvType === kvType && p.supported && p.medianUs > 0);
+    const value = (p: AttentionPoint): number => statistic === "min" && p.minUs > 0 ? p.minUs : p.medianUs;
+    if (tokens === 1) {
+        const decode = points.filter((p) => p.tokens === 1).sort((a, b) => a.keys - b.keys);
+        if (decode.length === 0) return null;
+        if (decode.length === 1) return value(decode[0]!) * keys / decode[0]!.keys;
+        const lo = decode[0]!, hi = decode[decode.length - 1]!;
+        const slope = (value(hi) - value(lo)) / (hi.keys - lo.keys);
+        return Math.max(value(lo) * 0.1, value(lo) + slope * (keys - lo.keys));
+    }
+    const prefill = points.filter((p) => p.tokens > 1);
+    if (prefill.length === 0) return null;
+    const nearest = prefill.reduce((a, b) => Math.abs(Math.log(b.tokens * b.keys / (tokens * keys))) < Math.abs(Math.log(a.tokens * a.keys / (tokens * keys))) ? b : a);
+    return value(nearest) * (tokens * keys) / (nearest.tokens * nearest.keys);
+}
+
+/** Whether the profile timed attention on `device` with this flash setting and cache type and found no kernel for it. */
+export function attentionUnsupported(profile: MachineProfile, device: string, flash: boolean, kvType: string): boolean {
+    const points = (profile.attentions ?? []).filter((p) => p.device === device && p.flash === flash && p.kvType === kvType);
+    return points.length > 0 && points.every((p) => !p.supported);
 }

@@ -35,6 +35,8 @@ export async function profileAtThreads(engine: EngineLlama, base: MachineProfile
         key: `${base.key}+cpu:${cpu.key}`,
         threads,
         matmuls: [...cpu.matmuls, ...base.matmuls.filter((m) => m.device !== CPU_DEVICE)],
+        ...(base.attentions != null || cpu.attentions != null
+            ? {attentions: [...(cpu.attentions ?? []), ...(base.attentions ?? []).filter((a) => a.device !== CPU_DEVICE)]} : {}),
         cpuReadBytesPerSec: cpu.cpuReadBytesPerSec,
         ...(cpu.cpuLaunchUs != null ? {cpuLaunchUs: cpu.cpuLaunchUs} : {}),
         ...(cpu.decodeOverheadUs != null ? {decodeOverheadUs: cpu.decodeOverheadUs, decodePerLayerUs: cpu.decodePerLayerUs} : {}),

@@ -5,7 +5,7 @@ import path from "node:path";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
 import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS, type DecodeOverhead} from "./calibrateDecodeOverhead.js";
-import type {ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
+import type {AttentionShape, ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
 
 /**
  * Prefill micro-batch sizes timed on GPUs by default (llama.cpp offloads host-weight ops from 32 tokens up). Larger
@@ -71,6 +71,11 @@ export type ProfileMachineOptions = {
      * as a load that uses the GPU lays them out (plain, in its pinned host buffer).
      */
     cpuOnlyLoad?: boolean;
+    /**
+     * The model's attention shape and the KV cache types to time it with (and the largest context, which bounds the
+     * keys): one layer's attention timed with and without flash attention (what those knobs cost). Defaults to none.
+     */
+    attention?: AttentionShape & {readonly kvTypes: readonly string[]; readonly maxKeys: number};
     /** CPU threads, the same as inference uses. Defaults to the engine's `maxThreads`. */
     threads?: number;
     /** Defaults to {@link DEFAULT_GPU_BATCH_SIZES}. */
@@ -122,7 +127,7 @@ export type ProfileCacheFacts = {
     readonly backend: string;
     /** Every ggml device as `name:description:totalBytes`. */
     readonly devices: readonly string[];
-    readonly request: Pick<NativeProfileRequest, "threads" | "batchSizes" | "cpuBatchSizes" | "expertOps" | "decodeWorkingSetBytes" | "devices" | "cpuOnlyLoad">;
+    readonly request: Pick<NativeProfileRequest, "threads" | "batchSizes" | "cpuBatchSizes" | "expertOps" | "decodeWorkingSetBytes" | "devices" | "cpuOnlyLoad" | "attention">;
     readonly ops: readonly OperatorShape[];
     readonly calibrateOverhead: boolean;
 };
@@ -138,7 +143,8 @@ export function profileCacheKey(facts: ProfileCacheFacts): string {
         ...(facts.request.expertOps != null && facts.request.expertOps.length > 0
             ? [facts.request.expertOps.map((o) => `${o.type}:${o.rows}x${o.cols}x${o.count}/${o.used}`).sort().join(",")] : []),
         // likewise only a CPU-only-layout profile's key says so
-        ...(facts.request.cpuOnlyLoad === true ? ["cpu-only-load"] : [])
+        ...(facts.request.cpuOnlyLoad === true ? ["cpu-only-load"] : []),
+        ...(facts.request.attention != null ? [JSON.stringify(facts.request.attention)] : [])
     ];
     return createHash("sha256").update(parts.join("|")).digest("hex").slice(0, 20);
 }
@@ -193,6 +199,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         threads: options.threads ?? llama.maxThreads,
         ...(options.devices != null ? {devices: [...options.devices]} : {}),
         ...(options.cpuOnlyLoad === true ? {cpuOnlyLoad: true} : {}),
+        ...(options.attention != null ? {attention: attentionRequest(options.attention)} : {}),
         repeats: options.repeats ?? DEFAULT_REPEATS,
         warmup: 1,
         maxMsPerPoint: MAX_MS_PER_POINT,
@@ -265,6 +272,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         matmuls: result.matmuls,
         ...(result.expertMatmuls != null && result.expertMatmuls.length > 0 ? {expertMatmuls: result.expertMatmuls} : {}),
         ...(result.expertCopies != null && result.expertCopies.length > 0 ? {expertCopies: result.expertCopies} : {}),
+        ...(result.attentions != null && result.attentions.length > 0 ? {attentions: result.attentions} : {}),
         transfers: result.transfers,
         cpuReadBytesPerSec: result.cpuReadBytesPerSec,
         elapsedMs: result.elapsedMs,
@@ -285,4 +293,19 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
 /** The default profile cache folder: `$XDG_CACHE_HOME/tensorwise` or `~/.cache/tensorwise`. */
 export function defaultProfileCacheDir(): string {
     return path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "tensorwise");
+}
+
+/**
+ * The attention points to time: decode (one token) over a short and a long cache, and a prompt micro-batch over each;
+ * the cost model scales between them (MachineProfile.ts attentionUs). Keys stay within the context (at most 4096:
+ * longer caches scale linearly from there).
+ */
+export function attentionRequest(attention: NonNullable<ProfileMachineOptions["attention"]>): NonNullable<NativeProfileRequest["attention"]> {
+    const long = Math.max(64, Math.min(4096, attention.maxKeys));
+    const short = Math.max(32, Math.min(512, Math.floor(long / 4)));
+    return {
+        headDim: attention.headDim, headDimV: attention.headDimV, heads: attention.heads, kvHeads: attention.kvHeads,
+        points: [{tokens: 1, keys: short}, {tokens: 1, keys: long}, {tokens: Math.min(64, short), keys: short}, {tokens: Math.min(512, long), keys: long}],
+        kvTypes: [...new Set(attention.kvTypes)]
+    };
 }

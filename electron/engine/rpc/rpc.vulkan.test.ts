@@ -14,7 +14,7 @@ import {compilePlacement} from "../placement/compilePlacement.js";
 import type {Placement} from "../placement/Placement.js";
 import {pinEveryTensor} from "../placement/pinEveryTensor.js";
 import {generateGreedy} from "../runtime/generateGreedy.js";
-import {PlacedModel} from "../runtime/PlacedModel.js";
+import {PlacedModel, settingsLoadOptions} from "../runtime/PlacedModel.js";
 import {probeEngine, type EngineProbe} from "../testing/probeEngine.js";
 import {requiredOrSkip} from "../testing/requiredOrSkip.js";
 import {makeTestModel} from "../testing/testModels.js";
@@ -141,7 +141,8 @@ describe.skipIf(probe.reason != null)("CPU + Vulkan + an rpc-server in one place
             expect(best.prediction.requestMs).toBeLessThanOrEqual(candidate.prediction.requestMs);
 
         const results: Record<string, {tokens: number[]; ttftMs: number | null; tpotMs: number | null}> = {};
-        for (const [name, options] of [["planned", {gpuLayers: best.gpuLayers, overrides: best.overrides, useMmap: false}], ["all CPU", {gpuLayers: 0}]] as const) {
+        for (const [name, options] of [["planned", {gpuLayers: best.gpuLayers, overrides: best.overrides, ...settingsLoadOptions(planned.settings)}],
+            ["all CPU", {gpuLayers: 0}]] as const) {
             const placed = await PlacedModel.load(engine, {modelPath, contextSize: 512, batchSize: 128, ...options});
             try {
                 if (name === "planned") {
@@ -169,6 +170,27 @@ describe.skipIf(probe.reason != null)("CPU + Vulkan + an rpc-server in one place
             `${results["planned"]!.ttftMs?.toFixed(1)} ms / TPOT ${results["planned"]!.tpotMs?.toFixed(1)} ms (16-token prompt, shared machine: ratios only)`);
         expect(results["planned"]!.tokens).toHaveLength(16);
         expect(results["planned"]!.tokens).toEqual(results["all CPU"]!.tokens);
+    }, 600_000);
+
+    it("plans and loads under a GPU budget too small for any offload (a CPU-only plan fits; it was 'no placement fits')", async () => {
+        const {autoPlanDevices} = await import("../planner/devices/autoPlanDevices.js");
+        const planned = await autoPlanDevices(engine, modelPath, {budget: {kind: "mib", mib: 1}, settings: {contextSize: 512, batchSize: 128, threads: 1},
+            workload: {promptTokens: 16, genTokens: 16}, profile: {cacheDir: fs.mkdtempSync(path.join(os.tmpdir(), "tensorwise-rpc-profile-")), timeLimitMs: 5_000}});
+        const {best, devices} = planned.plan;
+        expect(best.prediction.fits).toBe(true);
+        // nothing on Vulkan0 beyond its 1 MiB budget: no weights, and no compute buffer (op offload off, or the GPU unused)
+        const vulkan = devices.findIndex((device) => device.bufferType === "Vulkan0");
+        expect(best.prediction.bytesByDevice[vulkan]).toBeLessThanOrEqual(2 ** 20);
+        const placed = await PlacedModel.load(engine, {modelPath, contextSize: 512, batchSize: 128, gpuLayers: best.gpuLayers, overrides: best.overrides,
+            ...settingsLoadOptions(planned.settings)});
+        try {
+            const onVulkan = placed.memory().bufferTypes.filter((entry) => entry.bufferType === "Vulkan0")
+                .reduce((sum, entry) => sum + entry.weightsBytes + entry.kvCacheBytes + entry.scratchBytes, 0);
+            expect(onVulkan).toBeLessThanOrEqual(2 ** 20);
+            expect((await generateGreedy(placed, PROMPT, {maxTokens: 4, stopAtEog: false})).tokens).toHaveLength(4);
+        } finally {
+            await placed.dispose();
+        }
     }, 600_000);
 
     it("refuses an address nobody serves with a clear error instead of aborting, and keeps working", async () => {

@@ -103,7 +103,7 @@ export async function autoOffload(path: string, options: {refreshProfile?: boole
     useUiStore.getState().show("offload");
     await runLoad(taskId, () => getTransport().request("model.autoOffload", {
         path, budget, taskId, strategy: settings.strategy,
-        settings: {...(settings.contextSize != null ? {contextSize: settings.contextSize} : {}), batchSize: settings.batchSize},
+        settings: {...(settings.contextSize != null ? {contextSize: settings.contextSize} : {}), batchSize: settings.batchSize, ...settings.knobs},
         ...(options.refreshProfile === true ? {refreshProfile: true} : {})
     }));
 }

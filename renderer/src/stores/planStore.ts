@@ -1,6 +1,9 @@
 import {create} from "zustand";
 import type {Budget, ContractError, LoadedModelState, PlacementStrategy, PlannedLoad, TaskProgress} from "../../../electron/contract/ipc";
-import {DEFAULT_RUNTIME_SETTINGS} from "../../../electron/contract/settings";
+import {DEFAULT_RUNTIME_SETTINGS, type RuntimeSettings} from "../../../electron/contract/settings";
+
+/** The llama.cpp knobs a user may fix on the Offload screen; `null`: the planner chooses. */
+export type OffloadKnobs = Pick<RuntimeSettings, "useGpu" | "opOffload" | "kvOffload" | "flashAttention" | "kvCacheType">;
 
 export type OffloadSettings = {
     budget: Budget;
@@ -8,6 +11,7 @@ export type OffloadSettings = {
     contextSize: number | null;
     batchSize: number;
     strategy: PlacementStrategy;
+    knobs: OffloadKnobs;
 };
 
 /**
@@ -33,7 +37,8 @@ export type PlanStore = {
 };
 
 export const DEFAULT_OFFLOAD_SETTINGS: OffloadSettings = {
-    budget: {kind: "auto"}, contextSize: null, batchSize: DEFAULT_RUNTIME_SETTINGS.batchSize, strategy: "optimal"
+    budget: {kind: "auto"}, contextSize: null, batchSize: DEFAULT_RUNTIME_SETTINGS.batchSize, strategy: "optimal",
+    knobs: {useGpu: null, opOffload: null, kvOffload: null, flashAttention: null, kvCacheType: DEFAULT_RUNTIME_SETTINGS.kvCacheType}
 };
 
 export const usePlanStore = create<PlanStore>((set) => ({

@@ -88,9 +88,15 @@ export async function autoPlanDevices(engine: EngineLlama, modelPath: string, op
     const machineDevices = engine.bindings.tensorwiseGetDevices();
     const main = inputs.cost.gpuDevice;
     const {devices, notes} = planDevicesOf(machineDevices, profile, main == null ? null : {name: main, budgetBytes: inputs.budgetBytes}, os.freemem());
-    const settings: ResolvedSettings = {...inputs.settings, useMmap: false};
     options.onProgress?.(`planning over ${devices.map((d) => d.bufferType).join(", ")}`);
-    const planInputs: PlanDevicesInputs = {cost: inputs.cost, devices, settings, workload: inputs.workload, tensors: model.tensors};
-    const plan = await planDevices(planInputs);
-    return {plan, settings, model, profile, notes, inputs: planInputs};
+    // with op offload on and off (unless chosen): off, no prompt op is copied to the GPU and nothing reserved there for it
+    let best: {plan: MultiDevicePlan; inputs: PlanDevicesInputs} | null = null;
+    for (const opOffload of inputs.chosen?.opOffload != null ? [inputs.chosen.opOffload] : [true, false]) {
+        const settings: ResolvedSettings = {...inputs.settings, useMmap: false, opOffload};
+        const planInputs: PlanDevicesInputs = {cost: inputs.cost, devices, settings, workload: inputs.workload, tensors: model.tensors};
+        const plan = await planDevices(planInputs);
+        if (best == null || plan.best.prediction.requestMs < best.plan.best.prediction.requestMs) best = {plan, inputs: planInputs};
+    }
+    const {plan, inputs: planInputs} = best!;
+    return {plan, settings: {...planInputs.settings, ...plan.best.settings}, model, profile, notes, inputs: planInputs};
 }

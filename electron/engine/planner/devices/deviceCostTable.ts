@@ -91,12 +91,13 @@ export function deviceCostTable(options: {
     const {model} = cost;
     if (devices[0]?.isHost !== true || devices.slice(1).some((device) => device.isHost))
         throw new Error("a multi-device plan needs the host first and only first");
-    const offloadIndex = devices.findIndex((device) => !device.isHost && device.offloadsHostWeights);
+    // host weights are offloaded for large micro-batches to the first local GPU, unless op offload is off
+    const offloadIndex = settings.opOffload ? devices.findIndex((device) => !device.isHost && device.offloadsHostWeights) : -1;
     const offloadDevice = offloadIndex < 0 ? null : offloadIndex;
     // one cost context per device: the host's prices a host weight offloaded to the offload device for large micro-batches
     const contexts: CostContext[] = devices.map((device, i) =>
         costContext({...cost, gpuDevice: device.isHost ? (offloadDevice == null ? null : devices[offloadDevice]!.name) : device.name,
-            ...(i === offloadDevice || device.isHost ? {} : {scratchByBatch: undefined})}, settings, workload));
+            ...(i === offloadDevice || device.isHost ? {} : {scratchByKey: undefined})}, {...settings, useGpu: true}, workload));
     const host = contexts[0]!;
     const ops = model.tensors.filter((t) => t.op != null);
     const companions = new Map<string, string | null>();

@@ -120,10 +120,15 @@ describe("planDevices on a fake CPU + GPU + rpc-server machine", () => {
 
     it("assigns every weight, compiles overrides for every tensor, and is never predicted worse than a baseline", async () => {
         const plan = await planDevices({cost: {model, profile, gpuDevice: "Vulkan0"}, devices: devicesWith(0.2, 0.2), settings, workload: {promptTokens: 256, genTokens: 64}});
-        const {best, candidates} = plan;
+        const {candidates} = plan;
+        expect(plan.best.kind).toBe("optimal");
+        for (const other of candidates) expect(plan.best.prediction.requestMs).toBeLessThanOrEqual(other.prediction.requestMs + 1e-9);
+        // the K-device MILP's plan (the host-only plan, which uses no device, is checked below)
+        const milp = candidates.filter((c) => c.settings == null);
+        const best = milp[0]!;
         expect(best.kind).toBe("optimal");
         expect(new Set(candidates.map((c) => c.kind))).toEqual(new Set(["layers-split", "optimal", "single-gpu"]));
-        for (const other of candidates) expect(best.prediction.requestMs).toBeLessThanOrEqual(other.prediction.requestMs + 1e-9);
+        for (const other of milp) expect(best.prediction.requestMs).toBeLessThanOrEqual(other.prediction.requestMs + 1e-9);
         expect(best.prediction.fits).toBe(true);
         expect(best.assignment.size).toBe(model.tensors.filter((t) => t.op != null).length);
         // every tensor but the input layer has a buffer type; the placement names only the three devices
@@ -137,6 +142,17 @@ describe("planDevices on a fake CPU + GPU + rpc-server machine", () => {
         const inputLayer = model.tensors.find((t) => t.role === "token_embd")!.bytes;
         expect(best.prediction.weightBytesByDevice[0]).toBeGreaterThan(inputLayer);
         expect(best.prediction.weightBytesByDevice.reduce((a, b) => a + b, 0)).toBe(model.weightBytes);
+    });
+
+    it("a budget too small for anything on a device still plans: every weight on the host, no device used (--device none)", async () => {
+        // no room on either device even for the KV cache of one layer
+        const tiny = devicesWith(0, 0).map((d) => d.isHost ? d : {...d, capacityBytes: 1024});
+        const plan = await planDevices({cost: {model, profile, gpuDevice: "Vulkan0"}, devices: tiny, settings, workload: {promptTokens: 256, genTokens: 64}});
+        expect(plan.best.settings).toEqual({useGpu: false, useMmap: true});
+        expect(plan.best.gpuLayers).toBe(0);
+        expect(plan.best.overrides).toEqual([]);
+        expect(plan.best.prediction.bytesByDevice.slice(1)).toEqual([0, 0]);
+        expect(plan.best.prediction.weightBytesByDevice[0]).toBe(model.weightBytes);
     });
 
     // llama.cpp puts layer 0's KV cache on the first device of its split, the rpc-server (llama_model_load_from_file_impl

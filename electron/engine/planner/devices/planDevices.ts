@@ -32,6 +32,8 @@ export type DevicePlan = {
     readonly overrides: readonly TensorBufferOverride[];
     readonly prediction: DevicePlanPrediction;
     readonly notes: readonly string[];
+    /** Settings this candidate loads with over the shared ones (the host-only plan: `useGpu` false, mmap on). */
+    readonly settings?: Partial<ResolvedSettings>;
 };
 
 /** The chosen plan and every candidate, best first. */
@@ -154,9 +156,32 @@ export async function planDevices(inputs: PlanDevicesInputs): Promise<MultiDevic
                     [`the best plan on ${inputs.devices[0]!.bufferType} and ${inputs.devices[gpu]!.bufferType} only`]));
         }
     }
+    candidates.push(hostOnlyPlan(inputs));
     const fitting = candidates.filter((plan) => plan.prediction.fits).sort((a, b) => a.prediction.requestMs - b.prediction.requestMs);
     if (fitting.length === 0)
         throw new Error(`no placement of this model fits the memory of ${inputs.devices.map((d) => d.bufferType).join(", ")}: ` +
             "use a smaller context or micro-batch, or add a device");
     return {best: fitting[0]!, candidates: fitting, devices: inputs.devices, workload: inputs.workload};
+}
+
+/**
+ * Every weight on the host and no other device used at all (llama.cpp's `--device none`: no GPU or rpc-server backend,
+ * so nothing offloaded or reserved on them): the plan that fits whenever the host holds the model.
+ */
+export function hostOnlyPlan(inputs: PlanDevicesInputs): DevicePlan {
+    const host = inputs.devices[0]!;
+    const settings = {...inputs.settings, useGpu: false, useMmap: true};
+    const table = deviceCostTable({cost: inputs.cost, devices: [host], kvDevice: Array.from({length: inputs.cost.model.layerCount}, () => 0),
+        settings, workload: inputs.workload});
+    const assignment = new Map<string, number>();
+    for (const t of inputs.cost.model.tensors) if (t.op != null) assignment.set(t.name, 0);
+    const plan = packaged(inputs, table, "optimal", assignment, 0, [`every weight on ${host.bufferType}, no other device used (--device none)`], false);
+    // nothing at all on the other devices
+    const pad = (perDevice: readonly number[]): number[] => inputs.devices.map((_, i) => perDevice[i] ?? 0);
+    const p = plan.prediction;
+    return {
+        ...plan, settings: {useGpu: false, useMmap: true},
+        prediction: {...p, bytesByDevice: pad(p.bytesByDevice), weightBytesByDevice: pad(p.weightBytesByDevice), kvBytesByDevice: pad(p.kvBytesByDevice),
+            scratchBytesByDevice: pad(p.scratchBytesByDevice)}
+    };
 }

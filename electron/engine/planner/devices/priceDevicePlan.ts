@@ -94,7 +94,11 @@ export function priceDevicePlan(table: DeviceCostTable, assignment: ReadonlyMap<
         tpot += hopUs(table, device, nextDevice, 1);
         for (const tokens of table.ubatches) ttft += hopUs(table, runsOn(table, node, device, tokens), runsOn(table, next, nextDevice, tokens), tokens);
     });
-    const bytesByDevice = weights.map((bytes, i) => bytes + table.kvBytes[i]! + table.scratchBytes[i]!);
+    // a device that holds no weight and no KV cache and is not where host weights are offloaded runs nothing: llama.cpp
+    // reserves no compute buffer on it (the MILP still reserves one, to stay on the safe side)
+    const scratch = table.scratchBytes.map((bytes, i) => i === 0 || i === table.offloadDevice || weights[i]! > table.fixedWeightBytes[i]! ||
+        table.kvBytes[i]! > 0 ? bytes : 0);
+    const bytesByDevice = weights.map((bytes, i) => bytes + table.kvBytes[i]! + scratch[i]!);
     return {
         ttftMs: ttft / 1000,
         tpotMs: tpot / 1000,
@@ -102,7 +106,7 @@ export function priceDevicePlan(table: DeviceCostTable, assignment: ReadonlyMap<
         bytesByDevice,
         weightBytesByDevice: weights,
         kvBytesByDevice: table.kvBytes,
-        scratchBytesByDevice: table.scratchBytes,
+        scratchBytesByDevice: scratch,
         decodeSwitches: switches,
         fits: bytesByDevice.every((bytes, i) => bytes <= table.devices[i]!.capacityBytes)
     };

@@ -62,6 +62,24 @@ export type StrategyResult = {
     readonly budgetBytes: number;
     /** How the plan was found. */
     readonly notes: readonly string[];
+    /**
+     * For each knob the optimiser turned, the fastest plan it found with the knob set otherwise (what the knob's choice
+     * won); only `optimal` fills it.
+     */
+    readonly alternatives?: readonly KnobAlternative[];
+};
+
+/** The knobs whose choice a plan's explanation weighs. */
+export const DECIDING_KNOBS = ["useGpu", "opOffload", "kvOffload", "flashAttention", "batchSize", "useMmap"] as const;
+
+/** The best plan found with one knob set to another value than the chosen plan's. */
+export type KnobAlternative = {
+    readonly knob: (typeof DECIDING_KNOBS)[number];
+    readonly value: boolean | number;
+    /** Its predicted request (TTFT + (gen − 1) × TPOT). */
+    readonly requestMs: number;
+    /** `true` when the MILP was not solved for it: `requestMs` is then a lower bound. */
+    readonly atLeast: boolean;
 };
 
 /** Predicts a resolved placement and packages it as a {@link StrategyResult}. */

@@ -21,8 +21,12 @@ export async function fitStrategy(inputs: StrategyInputs): Promise<StrategyResul
     const notes: string[] = [];
     for (let attempt = 0; attempt < MAX_FIT_TRIES && target > 0; attempt++) {
         const fitted = await inputs.fit({budgetBytes: target, settings});
-        const resolved = withOverrides(inputs.cost.model, fitted.gpuLayers, fitted.overrides, inputs.isHostBufferType ?? ((name) => isHostBufferType(name)));
-        notes.push(`common_fit_params (target ${(target / MiB).toFixed(1)} MiB): ${fitted.status}, -ngl ${fitted.gpuLayers}, ${fitted.overrides.length} overrides`);
+        // a negative -ngl is llama.cpp's "every layer" (llama_model::n_gpu_layers: n_layer + 1): common_fit_params leaves
+        // the default -1 when the whole model fits
+        const gpuLayers = fitted.gpuLayers < 0 ? inputs.cost.model.layerCount + 1 : fitted.gpuLayers;
+        const resolved = withOverrides(inputs.cost.model, gpuLayers, fitted.overrides, inputs.isHostBufferType ?? ((name) => isHostBufferType(name)));
+        notes.push(`common_fit_params (target ${(target / MiB).toFixed(1)} MiB): ${fitted.status}, -ngl ${fitted.gpuLayers < 0 ? `${fitted.gpuLayers} (every layer)` : gpuLayers}, ` +
+            `${fitted.overrides.length} overrides`);
         result = finishPlan(inputs, "fit", resolved, settings, [...notes],
             fitted.overrides.map(([pattern, bufferType]) => ({pattern, bufferType})));
         if (result.fits)

@@ -12,7 +12,7 @@ import {layerSplit, perTensor} from "../resolvePlacement.js";
 import {cpuStrategy} from "./cpuStrategy.js";
 import type {ResolvedPlacement} from "../types.js";
 import {solveMilp} from "./solveMilp.js";
-import {costInputsFor, finishPlan, type StrategyInputs, type StrategyResult} from "./StrategyResult.js";
+import {costInputsFor, DECIDING_KNOBS, finishPlan, type KnobAlternative, type StrategyInputs, type StrategyResult} from "./StrategyResult.js";
 
 /**
  * Micro-batch sizes tried (node-llama-cpp batchSize = n_ubatch). 16 is below the 32 tokens from which a GPU backend
@@ -127,22 +127,26 @@ export async function optimalStrategy(inputs: StrategyInputs, baselines: readonl
     // only candidates whose whole VRAM (weights, KV cache and compute buffers) is within the budget; the CPU-only
     // candidates without the GPU (or with op offload off) need none, so one always fits
     let best: {c: Candidate; ms: number} | null = null;
+    const fitting: {settings: ResolvedSettings; ms: number; atLeast: boolean}[] = [];
     const consider = (c: Candidate): void => {
         evaluated++;
         const p = predict(costContext(costInputsFor(inputs, c.settings), c.settings, inputs.workload), c.resolved);
-        if (p.vram.total <= inputs.budgetBytes && (best == null || p.requestMs < best.ms)) best = {c, ms: p.requestMs};
+        if (p.vram.total > inputs.budgetBytes) return;
+        fitting.push({settings: c.settings, ms: p.requestMs, atLeast: false});
+        if (best == null || p.requestMs < best.ms) best = {c, ms: p.requestMs};
     };
     const hasGpu = inputs.cost.gpuDevice != null && inputs.chosen?.useGpu !== false;
     const gpuSettings = hasGpu ? candidateSettings(inputs.settings, inputs.chosen, inputs.cost.offloadMinBatch) : [];
-    // first the placements that cost nothing to find (CPU-only, the baselines'), under every configuration
+    // first the placements that cost nothing to find: without the GPU (first, so that a tie leaves the GPU free), then
+    // CPU-only with the GPU visible and the baselines' placements, under every configuration
+    if (inputs.chosen?.useGpu !== true || inputs.cost.gpuDevice == null)
+        for (const settings of cpuOnlySettings(inputs.settings, inputs.chosen))
+            consider({resolved: layerSplit(model, 0), settings, note: `without the GPU (--device none), ${describeSettings(settings)}`});
     for (const settings of gpuSettings) {
         consider({resolved: layerSplit(model, 0), settings, note: `CPU-only (-ngl 0) with the GPU visible, ${describeSettings(settings)}`});
         for (const b of baselines)
             consider({resolved: b.resolved, settings, note: `${b.strategy}'s placement, ${describeSettings(settings)}`, raw: b.strategy === "fit" ? b.overrides : undefined});
     }
-    if (inputs.chosen?.useGpu !== true || inputs.cost.gpuDevice == null)
-        for (const settings of cpuOnlySettings(inputs.settings, inputs.chosen))
-            consider({resolved: layerSplit(model, 0), settings, note: `without the GPU (--device none), ${describeSettings(settings)}`});
     // then the MILP per configuration, most promising first, skipping those that cannot beat the best plan so far
     // (branch and bound over configurations: the bound is a true lower bound, so nothing better is ever skipped)
     const bounded = gpuSettings.map((settings) => {
@@ -150,8 +154,12 @@ export async function optimalStrategy(inputs: StrategyInputs, baselines: readonl
         return {settings, cx, bound: requestLowerBoundMs(cx)};
     }).sort((a, b) => a.bound - b.bound);
     let solved = 0;
-    for (const {settings, cx, bound} of bounded) {
-        if (best != null && bound >= (best as {ms: number}).ms) break;
+    for (const [i, {settings, cx, bound}] of bounded.entries()) {
+        if (best != null && bound >= (best as {ms: number}).ms) {
+            // what the skipped configurations could at best have done, for the explanation of the knobs
+            for (const skipped of bounded.slice(i)) fitting.push({settings: skipped.settings, ms: skipped.bound, atLeast: true});
+            break;
+        }
         solved++;
         const host = await solveFor(inputs, cx);
         if (host != null) consider({resolved: perTensor(model, host), settings, note: `MILP (HiGHS, exact), ${describeSettings(settings)}`});
@@ -161,8 +169,25 @@ export async function optimalStrategy(inputs: StrategyInputs, baselines: readonl
         return {...cpu, strategy: "optimal", notes: ["no candidate fits the budget; CPU-only (-ngl 0)", ...cpu.notes]};
     }
     const chosenPlan = (best as {c: Candidate}).c;
-    return finishPlan(inputs, "optimal", chosenPlan.resolved, chosenPlan.settings,
+    const plan = finishPlan(inputs, "optimal", chosenPlan.resolved, chosenPlan.settings,
         [chosenPlan.note, `${evaluated} candidates evaluated; the MILP solved for ${solved} of ${gpuSettings.length} configurations (the rest bounded out)`], chosenPlan.raw);
+    return {...plan, alternatives: knobAlternatives(chosenPlan.settings, fitting)};
+}
+
+/** Per knob, the fastest fitting candidate whose value of it differs from the chosen settings' (see KnobAlternative). */
+export function knobAlternatives(chosen: ResolvedSettings, candidates: readonly {settings: ResolvedSettings; ms: number; atLeast: boolean}[]): KnobAlternative[] {
+    const result: KnobAlternative[] = [];
+    for (const knob of DECIDING_KNOBS) {
+        let found: KnobAlternative | null = null;
+        for (const c of candidates) {
+            // a knob only matters with the GPU in use (without it, op and KV offload and mmap mean nothing)
+            if (knob !== "useGpu" && knob !== "batchSize" && knob !== "flashAttention" && (!c.settings.useGpu || !chosen.useGpu)) continue;
+            if (c.settings[knob] === chosen[knob]) continue;
+            if (found == null || c.ms < found.requestMs) found = {knob, value: c.settings[knob], requestMs: c.ms, atLeast: c.atLeast};
+        }
+        if (found != null) result.push(found);
+    }
+    return result;
 }
 
 type Candidate = {resolved: ResolvedPlacement; settings: ResolvedSettings; note: string; raw?: StrategyResult["overrides"]};

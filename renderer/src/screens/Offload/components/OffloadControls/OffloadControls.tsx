@@ -1,6 +1,7 @@
 import type {Budget, PlacementStrategy} from "../../../../../../electron/contract/ipc";
 import {usePlanStore} from "../../../../stores/planStore";
-import {DEFAULT_RUNTIME_SETTINGS} from "../../../../../../electron/contract/settings";
+import {DEFAULT_RUNTIME_SETTINGS, KV_CACHE_TYPES, type KvCacheType} from "../../../../../../electron/contract/settings";
+import type {OffloadKnobs} from "../../../../stores/planStore";
 import "./OffloadControls.css";
 
 const strategies: {value: PlacementStrategy; label: string}[] = [
@@ -11,7 +12,21 @@ const strategies: {value: PlacementStrategy; label: string}[] = [
     {value: "cpu", label: "CPU only"}
 ];
 
-/** Manual controls: GPU budget, context size, micro-batch size, strategy. */
+/** The on/off knobs, each "Auto" (the planner chooses), "On" or "Off", with what llama.cpp flag it is. */
+const toggles: {key: Exclude<keyof OffloadKnobs, "kvCacheType">; label: string; hint: string}[] = [
+    {key: "useGpu", label: "Use the GPU", hint: "off: llama.cpp's --device none"},
+    {key: "opOffload", label: "Op offload", hint: "prompt ops of host weights on the GPU (--no-op-offload)"},
+    {key: "kvOffload", label: "KV cache on GPU", hint: "off: -nkvo"},
+    {key: "flashAttention", label: "Flash attention", hint: "-fa"}
+];
+
+const kvCacheLabels: Record<KvCacheType, string> = {
+    f16: "f16 (llama.cpp's default)",
+    q8_0: "q8_0 (half the memory; outputs change slightly)",
+    q4_0: "q4_0 (a quarter; outputs change more)"
+};
+
+/** Manual controls: GPU budget, context size, micro-batch size, strategy, and the llama.cpp knobs the planner would otherwise choose. */
 export function OffloadControls({disabled}: {disabled: boolean}) {
     const settings = usePlanStore((state) => state.settings);
     const setSettings = usePlanStore((state) => state.setSettings);
@@ -55,6 +70,26 @@ export function OffloadControls({disabled}: {disabled: boolean}) {
                 <input className="input" type="number" min={32} step={32} data-testid="batch-size" value={settings.batchSize}
                     onChange={(event) => setSettings({batchSize: Math.max(32, Number(event.target.value) || 32)})}/>
                 <span className="control-hint faint">prompt micro-batch</span>
+            </label>
+            {toggles.map(({key, label, hint}) => (
+                <label key={key} className="control">
+                    <span className="control-label">{label}</span>
+                    <select className="select" data-testid={`knob-${key}`} value={settings.knobs[key] == null ? "auto" : settings.knobs[key] ? "on" : "off"}
+                        onChange={(event) => setSettings({knobs: {...settings.knobs, [key]: event.target.value === "auto" ? null : event.target.value === "on"}})}>
+                        <option value="auto">Auto (planner)</option>
+                        <option value="on">On</option>
+                        <option value="off">Off</option>
+                    </select>
+                    <span className="control-hint faint">{hint}</span>
+                </label>
+            ))}
+            <label className="control">
+                <span className="control-label">KV cache type</span>
+                <select className="select" data-testid="knob-kvCacheType" value={settings.knobs.kvCacheType}
+                    onChange={(event) => setSettings({knobs: {...settings.knobs, kvCacheType: event.target.value as KvCacheType}})}>
+                    {KV_CACHE_TYPES.map((type) => <option key={type} value={type}>{kvCacheLabels[type]}</option>)}
+                </select>
+                <span className="control-hint faint">{settings.knobs.kvCacheType === "f16" ? "-ctk/-ctv" : "needs flash attention (Auto or On)"}</span>
             </label>
             <label className="control control-wide">
                 <span className="control-label">Strategy</span>

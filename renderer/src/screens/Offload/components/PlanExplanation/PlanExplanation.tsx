@@ -7,6 +7,7 @@ export function PlanExplanation({explanation}: {explanation: Explanation}) {
         ["Placement", "placement", explanation.placement],
         ["Budget", "budget", explanation.budget],
         ["-ngl", "ngl", explanation.gpuLayers],
+        ["Settings", "settings", explanation.settings],
         ["Profile", "profile", explanation.profile]
     ];
     return (
