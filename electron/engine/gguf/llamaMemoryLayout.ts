@@ -18,7 +18,7 @@ export type LayerAttention = {
     /** Per-head sizes of the KQ and KQV products: `n_embd_head_k(il)`, `n_embd_head_v(il)` (MLA: the latent's). */
     readonly headK: number;
     readonly headV: number;
-    /** Elements of one cached token this attention reads: K and V rows, or MLA's one latent row (V is a view of it). */
+    /** Elements of one cached token: K and V rows, or MLA's one latent row (V is a view of it); what a copy of the cache moves. */
     readonly cellElements: number;
     /** Sliding window (`n_swa`) for a SWA layer, whose attention sees only that many keys; `null`: every key. */
     readonly window: number | null;

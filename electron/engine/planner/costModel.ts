@@ -389,7 +389,7 @@ const attentionShapes = new WeakMap<PlannerModel, AttentionShape>();
  * Attention (or the recurrent op) of one layer runs where its KV cache (or state) is (it follows the layer's device,
  * llama_kv_cache, llama_memory_recurrent). Attention: the profiled attention for this flash-attention setting and KV
  * cache type where the profile has it, over the keys the layer sees (a sliding-window layer at most its window), scaled
- * by the layer's work against the profiled shape's where the layer's shape differs (MLA reads one latent row). Flash
+ * by the layer's work against the profiled shape's where the layer's shape differs (heads or head sizes vary). Flash
  * attention that the GPU has no kernel for runs on the CPU, with K and V copied to it every step (ggml_backend_sched
  * falls back to a backend that supports the op). Without a profiled point, and for the recurrent op (not profiled):
  * decode reads the cached rows or the state, a micro-batch multiplies (layerMemory.ts: attentionWork, recurrentWork).
@@ -408,7 +408,7 @@ export function attentionUs(cx: CostContext, kvGpu: boolean, tokens: number, key
     const device = kvGpu ? cx.gpuDevice : "CPU";
     if (device != null) {
         const shape = attentionShapeOf(model);
-        const scale = tokens === 1 ? a.cellElements / Math.max(1, shape.kvHeads * (shape.headDim + shape.headDimV))
+        const scale = tokens === 1 ? a.kvHeads * (a.headK + a.headV) / Math.max(1, shape.kvHeads * (shape.headDim + shape.headDimV))
             : a.heads * (a.headK + a.headV) / Math.max(1, shape.heads * (shape.headDim + shape.headDimV));
         const measured = profiledAttentionUs(profile, device, flashAttention, kvCacheType, tokens, visible, cx.inputs.statistic);
         if (measured != null) return recurrent + measured * scale;

@@ -85,15 +85,17 @@ export function visibleKeys(attention: LayerAttention, keys: number): number {
 }
 
 /**
- * Work of a layer's attention. Decode (one token) is memory-bound: it reads each visible key's cached row (a SWA layer
- * sees at most its window; MLA reads one latent row, V being a view of it). A prompt micro-batch is compute-bound: KQ
- * and KQV over the visible keys, 2 flops per multiply-add.
+ * Work of a layer's attention. Decode (one token) is memory-bound: KQ reads each visible key's K row and KQV its V row
+ * (a SWA layer sees at most its window; under MLA both read the one latent row, V as a view of its first
+ * kv_lora_rank elements, in two passes). A prompt micro-batch is compute-bound: KQ and KQV over the visible keys, 2
+ * flops per multiply-add.
  */
 export function attentionWork(model: PlannerModel, layer: number, tokens: number, keys: number, elementBytes: number): LayerWork {
     const a = layerAttention(model, layer);
     if (a == null) return {bytes: 0, flops: 0};
     const visible = visibleKeys(a, keys);
-    return tokens === 1 ? {bytes: visible * a.cellElements * elementBytes, flops: 0} : {bytes: 0, flops: 2 * a.heads * (a.headK + a.headV) * tokens * visible};
+    return tokens === 1 ? {bytes: visible * a.kvHeads * (a.headK + a.headV) * elementBytes, flops: 0}
+        : {bytes: 0, flops: 2 * a.heads * (a.headK + a.headV) * tokens * visible};
 }
 
 /** Work of a layer's recurrent op: decode reads and writes its state, a prompt updates it once per token. */
