@@ -155,8 +155,12 @@ const header = [
     ""
 ];
 const totalsLine = formatTotalsLine(totals);
+// with the generator's "test" vocabulary a chat template's stop text detokenizes to a few hex digits that replies hit
+const shortened = results.filter((result) => ["cpu", "gpu"].some((name) => result.steps[name].status === "ok" && result.steps[name].reason != null));
+const footer = shortened.length > 0 ? [`${shortened.length} models' chats ended at their template's stop text before ${tokens} tokens (compared with stock up to there): ` +
+    shortened.map((result) => result.file).join(", ")] : [];
 console.log(totalsLine);
-fs.writeFileSync(path.join(outDir, "summary.txt"), `${[...header, ...lines, "", totalsLine].join("\n")}\n`);
+fs.writeFileSync(path.join(outDir, "summary.txt"), `${[...header, ...lines, "", ...footer, totalsLine].join("\n")}\n`);
 writeResults(true);
 progress(`wrote ${path.relative(root, outDir)}/summary.txt and results.json`);
 process.exitCode = totals.failing.length > 0 || corpus.error != null ? 1 : 0;
