@@ -154,5 +154,21 @@ export const MUTANTS = [
         find: "const io: CliIo = {out: (line) => rawIo.out(terminalSafe(line)), err: (line) => rawIo.err(terminalSafe(line))};",
         replace: "const io: CliIo = {out: (line) => rawIo.out(line), err: (line) => rawIo.err(line)};",
         tests: ["electron/cli/main.test.ts"]
+    },
+    {
+        id: "chat-token-ids-stale",
+        description: "chat --json reports the prompt's token ids as the reply's, so the corpus compares the wrong tokens with stock llama.cpp",
+        file: "electron/engine/runtime/streamChatReply.ts",
+        find: "tokenIds: {prompt: promptTokens.map(Number), reply: replyTokenIds}",
+        replace: "tokenIds: {prompt: promptTokens.map(Number), reply: promptTokens.map(Number).slice(0, replyTokenIds.length + 1)}",
+        tests: ["electron/cli/main.test.ts"]
+    },
+    {
+        id: "corpus-placement-one-sided",
+        description: "the corpus's forced mixed placement puts every layer tensor on the device, so nothing runs split",
+        file: "electron/engine/testing/archCorpus/corpusPlacement.ts",
+        find: "return firstHalf.has(tensor.layer) === FFN_TENSOR.test(tensor.name);",
+        replace: "return firstHalf.has(tensor.layer) || !firstHalf.has(tensor.layer);",
+        tests: ["electron/engine/testing/archCorpus/corpusPlacement.test.ts"]
     }
 ];

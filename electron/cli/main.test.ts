@@ -115,10 +115,17 @@ describe("tensorwise CLI", () => {
         const code = await main(["chat", modelPath, "--gpu", "cpu", "--prompt", "Hello there", "--max-tokens", "6", "--context", "1024", "--threads", "2", "--json"], chat);
         expect(chat.stderr.join("\n")).not.toContain("error:");
         expect(code).toBe(0);
-        const result = JSON.parse(chat.stdout.join("\n")) as {timing: {generatedTokens: number; ttftMs: number}; measured: {host: {weightsBytes: number}}};
+        const result = JSON.parse(chat.stdout.join("\n")) as {
+            timing: {generatedTokens: number; promptTokens: number; ttftMs: number}; measured: {host: {weightsBytes: number}};
+            tokens: {prompt: number[]; reply: number[]}; stopReason: string;
+        };
         expect(result.timing.generatedTokens).toBeGreaterThan(0);
         expect(result.timing.ttftMs).toBeGreaterThan(0);
         expect(result.measured.host.weightsBytes).toBeGreaterThan(0);
+        // the token ids scripts compare with stock llama.cpp (scripts/arch-corpus.mjs): the whole templated prompt and each reply token
+        expect(result.tokens.prompt).toHaveLength(result.timing.promptTokens);
+        expect(result.tokens.reply).toHaveLength(result.timing.generatedTokens);
+        expect(["done", "max-tokens", "stop-string"]).toContain(result.stopReason);
     });
 
     it("chats with a model trained on 256 tokens in a context of 256 when none is chosen, and refuses a larger --context naming both numbers", async () => {

@@ -65,7 +65,7 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
 
         let streamed = "";
         const reply = await service.chat(
-            {streamId: "cli", history: [], message: options.prompt, maxTokens: options.maxTokens, temperature: options.temperature},
+            {streamId: "cli", history: [], message: options.prompt, maxTokens: options.maxTokens, temperature: options.temperature, withTokenIds: options.json},
             (text) => {
                 streamed += text;
                 if (!options.json)
@@ -74,7 +74,8 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
         );
         if (options.json) {
             io.out(JSON.stringify({
-                reply: reply.text, timing: reply.timing, settings: state.settings, placement: state.placement, measured: state.measured,
+                reply: reply.text, tokens: reply.tokenIds, stopReason: reply.stopReason, timing: reply.timing, settings: state.settings,
+                placement: state.placement, measured: state.measured,
                 plannedVsMeasured: state.memory, overrideLog: overrideLines, loadMs: state.loadMs
             }, null, 2));
             return 0;

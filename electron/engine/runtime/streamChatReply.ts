@@ -21,6 +21,8 @@ export type ChatReplyOptions = SamplingSettings & {
     onText?: (text: string, elapsedMs: number, tokens: number) => void;
     /** Prompt processing progress, after every micro-batch of the prompt. */
     onPromptProgress?: (progress: PromptProgress) => void;
+    /** Also return the prompt's and the reply's token ids ({@link ChatReply.tokenIds}), for scripts. Defaults to `false`. */
+    withTokenIds?: boolean;
 };
 
 export type ChatReply = {
@@ -35,6 +37,8 @@ export type ChatReply = {
     context: {usedTokens: number; size: number};
     /** How the conversation's KV cache got into its sequence, when the reply ran on the server's scheduler. */
     restore?: ChatMessage["restore"];
+    /** The whole prompt and every generated token as ids, when asked for (`withTokenIds`; `chat --json`). */
+    tokenIds?: {prompt: number[]; reply: number[]};
 };
 
 /** Temperature of a reply when none is given (0 is greedy). */
@@ -50,7 +54,7 @@ const DEFAULT_TEMPERATURE = 0.7;
 export async function streamChatReply(placed: PlacedModel, options: ChatReplyOptions): Promise<ChatReply> {
     const {
         history = [], message, systemPrompt, maxTokens = 512, temperature = DEFAULT_TEMPERATURE, topK, topP, minP, repeatPenalty, seed,
-        stopStrings = [], signal, onText, onPromptProgress
+        stopStrings = [], signal, onText, onPromptProgress, withTokenIds = false
     } = options;
     const {model} = placed;
     const state = placed.chatWrapper.generateContextState({
@@ -72,6 +76,7 @@ export async function streamChatReply(placed: PlacedModel, options: ChatReplyOpt
     });
     // set from the token callback
     const ended = {atStopString: false};
+    const replyTokenIds: number[] = [];
     onPromptProgress?.({evaluated: 0, total: promptTokens.length, reused: 0, elapsedMs: 0});
     const result = await placed.generate(promptTokens, {
         maxTokens: Math.min(maxTokens, room), stopAtEog: true, temperature, topK, topP, minP, repeatPenalty, seed, signal,
@@ -85,6 +90,7 @@ export async function streamChatReply(placed: PlacedModel, options: ChatReplyOpt
             for (const [i, token] of tokens.entries()) {
                 if (model.isEogToken(token)) return false;
                 clock.tick(1, times[i]);
+                replyTokenIds.push(token);
                 const {delta, stopped} = reply.push(token as Token);
                 if (delta !== "") onText?.(delta, clock.tick(0, times[i]), clock.tokens);
                 if (stopped) {
@@ -105,7 +111,8 @@ export async function streamChatReply(placed: PlacedModel, options: ChatReplyOpt
         aborted,
         stopReason: aborted ? "stopped" : ended.atStopString ? "stop-string" : result.end.reason === "maxTokens" ? "max-tokens" : "done",
         prompt: {tokens: promptTokens.length, reused},
-        context: {usedTokens: result.end.decodedTokens, size: contextSize}
+        context: {usedTokens: result.end.decodedTokens, size: contextSize},
+        ...(withTokenIds ? {tokenIds: {prompt: promptTokens.map(Number), reply: replyTokenIds}} : {})
     };
 }
 

@@ -57,6 +57,8 @@ export type EngineChatRequest = SamplingSettings & {
     message: string;
     systemPrompt?: string;
     maxTokens?: number;
+    /** Also return the prompt's and the reply's token ids (`ChatReply.tokenIds`; `chat --json`). Defaults to `false`. */
+    withTokenIds?: boolean;
 };
 
 /** A benchmark the host asks the engine to run. */

@@ -79,14 +79,15 @@ export function llamaCppCommit(sourceDir: string): string {
     return "unknown";
 }
 
-function findLibrary(libDir: string, pattern: RegExp, exclude?: string): string {
+/** The first library in `libDir` whose name matches `pattern` (other than `exclude`); throws {@link LlamaBenchUnavailable}. */
+export function findLibrary(libDir: string, pattern: RegExp, exclude?: string): string {
     const name = fs.readdirSync(libDir).find((entry) => pattern.test(entry) && entry !== exclude);
     if (name == null) throw new LlamaBenchUnavailable(`${libDir} has no library matching ${pattern}: run \`npm install\` again.`);
     return path.join(libDir, name);
 }
 
 /** Short hash of the libraries llama-bench links, so a rebuilt variant gets a fresh binary. */
-function librariesHash(libraries: readonly string[]): string {
+export function librariesHash(libraries: readonly string[]): string {
     const hash = createHash("sha256");
     for (const file of libraries) {
         const stat = fs.statSync(file);
@@ -140,7 +141,7 @@ export function ensureLlamaBench(variant: LlamaBenchVariant, options: {paths?: L
 }
 
 /** Links every shared library of the variant into `outDir` (idempotent), so the backends load from there. */
-function linkLibraries(libDir: string, outDir: string): void {
+export function linkLibraries(libDir: string, outDir: string): void {
     fs.mkdirSync(outDir, {recursive: true});
     for (const entry of fs.readdirSync(libDir)) {
         if (!/\.so(\.\d+)*$/.test(entry)) continue;
