@@ -18,6 +18,7 @@
 // Usage: node scripts/arch-corpus.mjs [--out bench/results/<date>-arch-corpus-<host>] [--models DIR]
 //        [--only REGEX] [--quant q8_0,q4_k,mxfp4|none] [--tokens 8] [--seed 42] [--gpu vulkan|cuda|none]
 //        [--profile-seconds 1] [--threads 1] [--check-generator] [--stock-generator]
+//        node scripts/arch-corpus.mjs --summarize <results.json>   (rewrites summary.txt beside it, runs nothing)
 // --only is llama.cpp's -a (an exact architecture name, or a regex searched in the names).
 // Needs a built checkout (npm ci), g++, and for the GPU step the Vulkan build with a device (GGML_VK_VISIBLE_DEVICES=0
 // for Mesa's llvmpipe; set here when unset). Run it nice'd on a shared machine.
@@ -32,7 +33,8 @@ const {values} = parseScriptArgs(import.meta.url, {
     out: {type: "string"}, models: {type: "string"}, only: {type: "string"}, quant: {type: "string", default: "q8_0,q4_k,mxfp4"},
     tokens: {type: "string", default: "8"}, seed: {type: "string", default: "42"}, gpu: {type: "string", default: "vulkan"},
     "profile-seconds": {type: "string", default: "1"}, threads: {type: "string", default: "1"},
-    "check-generator": {type: "boolean", default: false}, "stock-generator": {type: "boolean", default: false}
+    "check-generator": {type: "boolean", default: false}, "stock-generator": {type: "boolean", default: false},
+    summarize: {type: "string"}
 });
 process.env.GGML_VK_VISIBLE_DEVICES ??= "0";
 
@@ -69,6 +71,36 @@ const {ensureCorpusTool, ensureStockArchGenerator} = await load("buildCorpusTool
 const {generateArchModels, quantizeModel, fileSha256} = await load("generateArchModels.js");
 const {checkCorpusModel} = await load("checkCorpusModel.js");
 const {corpusTotals, formatModelLine, formatTotalsLine, quantsFor} = await load("corpusReport.js");
+
+/** summary.txt from a results.json: a header, one line per model, the chats cut short, the totals line (printed too). */
+function writeSummary(summary, dir) {
+    const totals = corpusTotals(summary.results);
+    const check = summary.generatorCheck;
+    const header = [
+        `arch-corpus ${summary.date} on ${summary.host}: llama.cpp ${summary.llamaCppCommit.slice(0, 12)}, ${summary.generator}, seed ${summary.seed}, ` +
+            `${summary.files} generated files (${(summary.corpusBytes / 1048576).toFixed(0)} MiB), quantized: ${summary.quants.join(", ") || "none"}, ` +
+            `${summary.tokens} greedy tokens, GPU build: ${summary.gpu}`,
+        `not generated (test-llama-archs marks them unsupported): ${summary.unsupported.join(", ") || "none"}`,
+        ...(summary.generatorError != null ? [`generator error: ${summary.generatorError}`] : []),
+        ...(check != null ? [`generator check: ${check.identical} of ${Math.max(check.files, check.stockFiles)} files byte-identical to test-llama-archs built on stock libllama` +
+            (check.differing.length > 0 ? ` (differing: ${check.differing.join(", ")})` : "")] : []),
+        ""
+    ];
+    // with the generator's "test" vocabulary a chat template's stop text detokenizes to a few hex digits that replies hit
+    const shortened = summary.results.filter((result) => ["cpu", "gpu"].some((name) => result.steps[name].status === "ok" && result.steps[name].reason != null));
+    const footer = shortened.length > 0 ? [`${shortened.length} models' chats ended at their template's stop text before ${summary.tokens} tokens ` +
+        `(compared with stock up to there): ${shortened.map((result) => result.file).join(", ")}`] : [];
+    const totalsLine = formatTotalsLine(totals);
+    console.log(totalsLine);
+    fs.writeFileSync(path.join(dir, "summary.txt"), `${[...header, ...summary.results.map(formatModelLine), "", ...footer, totalsLine].join("\n")}\n`);
+    return totals;
+}
+
+if (values.summarize != null) {
+    const file = path.resolve(values.summarize);
+    writeSummary(JSON.parse(fs.readFileSync(file, "utf8")), path.dirname(file));
+    process.exit(0);
+}
 
 const date = new Date().toISOString().slice(0, 10);
 const outDir = path.resolve(values.out ?? path.join(root, "bench", "results", `${date}-arch-corpus-${os.hostname().slice(0, 12)}`));
@@ -111,7 +143,6 @@ const options = {
     workDir: path.join(modelsDir, "placements"), maxTokens: tokens, threads, profileSeconds
 };
 const results = [];
-const lines = [];
 const started = Date.now();
 const writeResults = (finished) => {
     const summary = {
@@ -123,9 +154,7 @@ const writeResults = (finished) => {
 };
 const record = (result) => {
     results.push(result);
-    const line = formatModelLine(result);
-    lines.push(line);
-    console.log(line);
+    console.log(formatModelLine(result));
     writeResults(false);
 };
 
@@ -144,23 +173,7 @@ for (const model of corpus.models) {
     }
 }
 
-const totals = corpusTotals(results);
-const header = [
-    `arch-corpus ${date} on ${os.hostname()}: llama.cpp ${stockCpu.commit.slice(0, 12)}, ${generator.name}, seed ${seed}, ` +
-        `${corpus.models.length} generated files (${(corpusBytes / 1048576).toFixed(0)} MiB), quantized: ${quants.join(", ") || "none"}, ${tokens} greedy tokens, GPU build: ${values.gpu}`,
-    `not generated (test-llama-archs marks them unsupported): ${corpus.unsupported.join(", ") || "none"}`,
-    ...(corpus.error != null ? [`generator error: ${corpus.error}`] : []),
-    ...(generatorCheck != null ? [`generator check: ${generatorCheck.identical} of ${Math.max(generatorCheck.files, generatorCheck.stockFiles)} files byte-identical to test-llama-archs built on stock libllama` +
-        (generatorCheck.differing.length > 0 ? ` (differing: ${generatorCheck.differing.join(", ")})` : "")] : []),
-    ""
-];
-const totalsLine = formatTotalsLine(totals);
-// with the generator's "test" vocabulary a chat template's stop text detokenizes to a few hex digits that replies hit
-const shortened = results.filter((result) => ["cpu", "gpu"].some((name) => result.steps[name].status === "ok" && result.steps[name].reason != null));
-const footer = shortened.length > 0 ? [`${shortened.length} models' chats ended at their template's stop text before ${tokens} tokens (compared with stock up to there): ` +
-    shortened.map((result) => result.file).join(", ")] : [];
-console.log(totalsLine);
-fs.writeFileSync(path.join(outDir, "summary.txt"), `${[...header, ...lines, "", ...footer, totalsLine].join("\n")}\n`);
 writeResults(true);
+const totals = writeSummary(JSON.parse(fs.readFileSync(path.join(outDir, "results.json"), "utf8")), outDir);
 progress(`wrote ${path.relative(root, outDir)}/summary.txt and results.json`);
 process.exitCode = totals.failing.length > 0 || corpus.error != null ? 1 : 0;
