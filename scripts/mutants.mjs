@@ -7,8 +7,8 @@ export const MUTANTS = [
         id: "milp-removed",
         description: "optimal never considers the MILP's placements (only the baselines' and CPU-only)",
         file: "electron/engine/planner/strategies/optimalStrategy.ts",
-        find: "if (host != null) candidates.push(",
-        replace: "if (host != null && host.size < 0) candidates.push(",
+        find: "if (host != null) consider({resolved: perTensor(model, host)",
+        replace: "if (host != null && host.size < 0) consider({resolved: perTensor(model, host)",
         tests: ["electron/engine/planner/optimalStrategy.test.ts"]
     },
     {
@@ -44,20 +44,36 @@ export const MUTANTS = [
         tests: ["electron/engine/planner/costModel.test.ts"]
     },
     {
-        id: "decode-attention-10x",
-        description: "decode attention priced 10× slower",
+        id: "formula-attention-10x",
+        description: "attention without a profiled point (its reads and flops) priced 10× slower",
         file: "electron/engine/planner/costModel.ts",
-        find: "return bytes / (kvGpu ? cx.gpuReadBytesPerUs : cx.cpuReadBytesPerUs);",
-        replace: "return 10 * bytes / (kvGpu ? cx.gpuReadBytesPerUs : cx.cpuReadBytesPerUs);",
+        find: "return recurrent + work.bytes / readRate + work.flops / flopRate;",
+        replace: "return recurrent + 10 * (work.bytes / readRate + work.flops / flopRate);",
         tests: ["electron/engine/planner/costModel.test.ts"]
     },
     {
-        id: "prefill-attention-10x",
-        description: "prefill attention priced 10× slower",
+        id: "profiled-attention-ignored",
+        description: "the profile's attention timings (flash attention on and off) are ignored",
         file: "electron/engine/planner/costModel.ts",
-        find: "return flops / (kvGpu ? cx.gpuFlopsPerUs : cx.cpuFlopsPerUs);",
-        replace: "return 10 * flops / (kvGpu ? cx.gpuFlopsPerUs : cx.cpuFlopsPerUs);",
+        find: "if (measured != null) return recurrent + measured * scale;",
+        replace: "if (measured != null && measured < 0) return recurrent + measured * scale;",
         tests: ["electron/engine/planner/costModel.test.ts"]
+    },
+    {
+        id: "op-offload-ignored",
+        description: "the cost model offloads every large prompt micro-batch to the GPU whatever op offload says",
+        file: "electron/engine/planner/costModel.ts",
+        find: "const offloaded = cx.opOffload && b >= cx.offloadMinBatch;",
+        replace: "const offloaded = cx.gpuDevice != null && b >= cx.offloadMinBatch;",
+        tests: ["electron/engine/planner/costModel.test.ts"]
+    },
+    {
+        id: "cpu-only-always-fits",
+        description: "a CPU-only placement counts as fitting whatever llama.cpp reserves on the GPU for it (the broken budget promise)",
+        file: "electron/engine/planner/strategies/StrategyResult.ts",
+        find: "const fits = prediction.vram.total <= inputs.budgetBytes;",
+        replace: "const fits = resolved.onGpu.size === 0 || prediction.vram.total <= inputs.budgetBytes;",
+        tests: ["electron/engine/planner/explainPlan.test.ts"]
     },
     {
         id: "memory-kv-scratch-swapped",

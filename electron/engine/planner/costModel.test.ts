@@ -47,12 +47,19 @@ describe("the cost model's terms, by hand", () => {
         const cx = costContext({model, profile, gpuDevice: null}, handSettings({useMmap: true, batchSize: 512, contextSize: 2048, threads: 2}),
             {promptTokens: 100, genTokens: 20});
         const p = predict(cx, layerSplit(model, 0));
-        // decode at the mean position 100 + 20/2 = 110 keys: 2 × 110 × 16 × 1 × 2 B = 7040 B → 7.04 µs a layer, 2 layers
-        expect(p.tpotMs).toBeCloseTo(0.01408, 9);
-        // prefill, one micro-batch of 100 at mean key position 50: 4 × 4 × 16 × 100 × 50 = 1 280 000 flops → 40 µs a layer
-        expect(p.ttftMs).toBeCloseTo(0.08, 9);
+        // without flash attention KQ spans the cache's view, the used cells padded to 256 (llama_kv_cache::get_n_kv):
+        // decode at the mean position 100 + 20/2 = 110 reads 256 cells: 2 × 256 × 16 × 1 × 2 B = 16 384 B → 16.384 µs a
+        // layer, 2 layers
+        expect(p.tpotMs).toBeCloseTo(0.032768, 9);
+        // prefill, one micro-batch of 100 over 256 cells: 4 × 4 × 16 × 100 × 256 = 6 553 600 flops → 204.8 µs a layer
+        expect(p.ttftMs).toBeCloseTo(0.4096, 9);
         // request = TTFT + 19 × TPOT
-        expect(p.requestMs).toBeCloseTo(0.08 + 19 * 0.01408, 9);
+        expect(p.requestMs).toBeCloseTo(0.4096 + 19 * 0.032768, 9);
+        // flash attention skips masked keys: the causal prompt's average visible keys (50.5) and the 111 cells of decode
+        const flash = predict(costContext({model, profile, gpuDevice: null}, handSettings({useMmap: true, batchSize: 512, contextSize: 2048, threads: 2,
+            flashAttention: true}), {promptTokens: 100, genTokens: 20}), layerSplit(model, 0));
+        expect(flash.tpotMs).toBeCloseTo(2 * 2 * 111 * 16 * 2 / 1000 / 1000, 9);
+        expect(flash.ttftMs).toBeCloseTo(2 * 4 * 4 * 16 * 100 * 50.5 / 32_000 / 1000, 9);
     });
 
     it("decode: each op at its own batch-1 time, however fast another op of the same ggml type ran", () => {
@@ -111,9 +118,9 @@ describe("the cost model's terms, by hand", () => {
             expect(b.tpotMs - a.tpotMs).toBeCloseTo(0.06, 9);
             // one 16-token micro-batch (< 32: ops run where they live): 2 × (30 + 16 × 64 × 4 B / 1000 B/µs) = 68.192 µs
             expect(b.ttftMs - a.ttftMs).toBeCloseTo(0.068192, 9);
-            // and the absolute decode step: 6 ops × 5 µs + 2 switches × 30 µs + attention of 2 layers, each reading
-            // 2 × 20.5 keys (16 + 9/2) × 16 × 1 × 2 B = 1312 B at 1000 B/µs
-            expect(a.tpotMs).toBeCloseTo((6 * 5 + 2 * 30 + 2 * 1.312) / 1000, 9);
+            // and the absolute decode step: 6 ops × 5 µs + 2 switches × 30 µs + attention of 2 layers, each reading the
+            // 256 cells of the cache's view (20 used, padded to 256): 2 × 256 × 16 × 1 × 2 B = 16 384 B at 1000 B/µs
+            expect(a.tpotMs).toBeCloseTo((6 * 5 + 2 * 30 + 2 * 16.384) / 1000, 9);
         });
     });
 });

@@ -385,6 +385,27 @@ export function attentionShapeOf(model: PlannerModel): AttentionShape {
 
 const attentionShapes = new WeakMap<PlannerModel, AttentionShape>();
 
+/** KV cells llama.cpp's attention spans are padded to this many (llama_kv_cache::get_n_kv: at least 256, a multiple of 256). */
+const KV_CELL_PAD = 256;
+
+/**
+ * The keys one step's attention computes over, for `tokens` new tokens after `start` cached ones. Without flash
+ * attention KQ and its soft-max span every cell of the cache's view, n_kv = the used cells padded to 256 (source:
+ * llama_kv_cache::get_n_kv), masked or not; flash attention skips the masked keys (ggml's CPU kernel skips -INF mask
+ * entries), so a causal prompt micro-batch costs its average visible keys, start + (tokens + 1) / 2.
+ */
+export function attendedKeys(cx: CostContext, start: number, tokens: number): number {
+    if (cx.settings.flashAttention) return start + (tokens + 1) / 2;
+    const used = start + tokens;
+    const cells = Math.ceil(Math.max(cx.settings.contextSize, used) / KV_CELL_PAD) * KV_CELL_PAD;
+    return Math.min(cells, Math.max(KV_CELL_PAD, Math.ceil(used / KV_CELL_PAD) * KV_CELL_PAD));
+}
+
+/** The keys of an average decode step of the workload: the one at the middle of the reply (see {@link attendedKeys}). */
+export function decodeAttendedKeys(cx: CostContext): number {
+    return attendedKeys(cx, Math.floor(cx.workload.promptTokens + cx.workload.genTokens / 2), 1);
+}
+
 /**
  * Attention (or the recurrent op) of one layer runs where its KV cache (or state) is (it follows the layer's device,
  * llama_kv_cache, llama_memory_recurrent). Attention: the profiled attention for this flash-attention setting and KV
@@ -494,12 +515,29 @@ function tiedHostBytes(cx: CostContext, t: PlannerTensor): number {
     return buffer != null && buffer !== "CPU" && !buffer.endsWith("_Host") ? t.bytes : 0;
 }
 
+/** The context size and micro-batch calibrateDecodeOverhead.ts measures its tiny models at (its decode spans 256 cells). */
+const CALIBRATION_KEYS = 256;
+
+/**
+ * One llama_decode's cost beyond its weight matmuls and attention, µs: the fixed part (graph build, scheduling,
+ * sampling) and every layer's non-matmul nodes, as calibrateDecodeOverhead.ts measured them. Its per-layer slope was
+ * measured with attention included (the tiny models' attention over 256 cells, flash attention off); where the profile
+ * times attention itself, that part is taken out here so that attention is not counted twice.
+ */
+export function decodeOverheadOf(cx: CostContext): number {
+    const {profile, model} = cx.inputs;
+    const perLayer = cx.inputs.decodePerLayerUs ?? profile.decodePerLayerUs ?? 0;
+    const inCalibration = cx.inputs.decodePerLayerUs != null ? null : profiledAttentionUs(profile, "CPU", false, "f16", 1, CALIBRATION_KEYS);
+    return (cx.inputs.decodeOverheadUs ?? profile.decodeOverheadUs ?? 0)
+        + model.layerCount * Math.max(0, perLayer - (inCalibration ?? 0));
+}
+
 /** Predicts TTFT, TPOT and VRAM for a resolved placement under the context's settings and workload. */
 export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     const {workload, order} = cx;
     const hasGpu = cx.gpuDevice != null;
-    // decode: average context position over the reply
-    const decodeKeys = workload.promptTokens + workload.genTokens / 2;
+    // decode: the average context position over the reply
+    const decodeKeys = decodeAttendedKeys(cx);
     let tpot = 0;
     for (const n of order) {
         tpot += n.kind === "attn" ? attentionUs(cx, kvOnGpu(cx, p, n.layer), 1, decodeKeys, n.layer) : decodeOpUs(cx, n.tensor, hasGpu && p.onGpu.has(n.tensor.name));
@@ -507,9 +545,7 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     const dHops = decodeHops(cx, p);
     tpot += dHops * cx.switchUs;
     // one llama_decode per token: graph build, scheduling, output copy, sampling; and every layer's non-matmul nodes
-    const {profile, model} = cx.inputs;
-    const overheadUs = (cx.inputs.decodeOverheadUs ?? profile.decodeOverheadUs ?? 0)
-        + model.layerCount * (cx.inputs.decodePerLayerUs ?? profile.decodePerLayerUs ?? 0);
+    const overheadUs = decodeOverheadOf(cx);
     tpot += overheadUs;
 
     // one llama_decode per micro-batch (source: llama_context::decode loops over the ubatches of one batch, and
@@ -517,7 +553,7 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     let ttft = cx.ubatches.length * overheadUs;
     let start = 0;
     for (const b of cx.ubatches) {
-        for (const n of order) if (n.kind === "attn") ttft += attentionUs(cx, kvOnGpu(cx, p, n.layer), b, start + b / 2, n.layer);
+        for (const n of order) if (n.kind === "attn") ttft += attentionUs(cx, kvOnGpu(cx, p, n.layer), b, attendedKeys(cx, start, b), n.layer);
         if (hasGpu) {
             // every switch copies the micro-batch's activations across
             const hopUs = cx.switchUs + b * cx.inputs.model.embd * ACTIVATION_BYTES / Math.max(cx.h2dBytesPerUs, 1e-9);
@@ -530,7 +566,7 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     let hostWeightBytes = 0;
     for (const t of cx.inputs.model.tensors) if (!hasGpu || !p.onGpu.has(t.name)) hostWeightBytes += t.tiedTo == null ? t.bytes : tiedHostBytes(cx, t);
     // source: llama_kv_cache ctor — each layer's K and V live with the layer's attention (in host memory with --no-kv-offload)
-    const hostKvBytes = kvBytesTotal(model, cx.settings, (layer) => !kvOnGpu(cx, p, layer));
+    const hostKvBytes = kvBytesTotal(cx.inputs.model, cx.settings, (layer) => !kvOnGpu(cx, p, layer));
     const ttftMs = ttft / 1000;
     const tpotMs = tpot / 1000;
     return {
@@ -556,11 +592,9 @@ export function requestLowerBoundMs(cx: CostContext): number {
     const {workload, order} = cx;
     const rest = Math.max(0, workload.genTokens - 1);
     const gpu = cx.gpuDevice != null;
-    const {profile, model} = cx.inputs;
-    const overheadUs = (cx.inputs.decodeOverheadUs ?? profile.decodeOverheadUs ?? 0)
-        + model.layerCount * (cx.inputs.decodePerLayerUs ?? profile.decodePerLayerUs ?? 0);
+    const overheadUs = decodeOverheadOf(cx);
     let us = (cx.ubatches.length + rest) * overheadUs;
-    const decodeKeys = workload.promptTokens + workload.genTokens / 2;
+    const decodeKeys = decodeAttendedKeys(cx);
     for (const n of order) {
         if (n.kind === "op") {
             const cpu = prefillOpUs(cx, n.tensor, false) + rest * decodeOpUs(cx, n.tensor, false);
@@ -571,7 +605,7 @@ export function requestLowerBoundMs(cx: CostContext): number {
             let total = rest * attentionUs(cx, onGpu, 1, decodeKeys, n.layer);
             let start = 0;
             for (const b of cx.ubatches) {
-                total += attentionUs(cx, onGpu, b, start + b / 2, n.layer);
+                total += attentionUs(cx, onGpu, b, attendedKeys(cx, start, b), n.layer);
                 start += b;
             }
             return total;

@@ -98,7 +98,7 @@ describe("why the weights are where they are", () => {
         expect(explainPlacement(slowGpu, cpu)).toMatch(/because for a 512-token prompt and a 128-token reply it is predicted faster than every plan that uses Vulkan0 within the 4096 MiB budget \(the best of them: [\d.]+ s per request, against [\d.]+ s\)\.$/);
         // and the settings sentence weighs the knob: here a plan that keeps the GPU but puts nothing on it (op offload off)
         // ties, and at a tie the plan leaves the GPU free
-        expect(explainSettings(cpu, "Vulkan0")).toMatch(/^Settings: leaving Vulkan0 out \(--device none\), flash attention off, an f16 KV cache, a \d+-token micro-batch, \d+ threads?\..* Within 5% either way: using Vulkan0/);
+        expect(explainSettings(cpu, "Vulkan0")).toMatch(/^Settings: leaving Vulkan0 out \(--device none\), flash attention o(n|ff), an f16 KV cache, a \d+-token micro-batch, \d+ threads?\..* Within 5% either way: using Vulkan0/);
         const decided = {...cpu, alternatives: [{knob: "useGpu" as const, value: true, requestMs: cpu.prediction.requestMs * 3, atLeast: false}]};
         expect(explainSettings(decided, "Vulkan0")).toMatch(/What decided: with using Vulkan0 the best plan is predicted [\d.]+ (ms|s) per request \(3\.0× this plan's [\d.]+ (ms|s)\)\.$/);
     });

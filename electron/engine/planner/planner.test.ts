@@ -170,3 +170,22 @@ describe("planner on fake profiles", () => {
         expect(costs(summarise, {promptTokens: 4096, genTokens: 8})).toBeLessThan(costs(chat, {promptTokens: 4096, genTokens: 8}));
     });
 });
+
+describe("pricing a plan without the GPU", () => {
+    it("takes only the repacked weights' CPU timings from the profile without the GPU; the same kernels keep one timing", async () => {
+        const model = fakeModel();
+        const main = fakeProfile(model);
+        const point = main.matmuls.find((p) => p.device === "CPU")!;
+        const other = main.matmuls.find((p) => p.device === "CPU" && (p.rows !== point.rows || p.cols !== point.cols || p.batch !== point.batch))!;
+        // timed again without the GPU: one weight repacked into AMX (faster), another in the plain buffer (10% slower by noise)
+        const cpuOnly = {...main, matmuls: main.matmuls.map((p) => p === point ? {...p, medianUs: p.medianUs / 2, weightBufferType: "AMX"}
+            : p === other ? {...p, medianUs: p.medianUs * 1.1, weightBufferType: "CPU"} : p)};
+        const {withRepackedCpuPoints} = await import("./strategies/StrategyResult.js");
+        const merged = withRepackedCpuPoints(main, cpuOnly);
+        expect(merged.matmuls.find((p) => p.device === "CPU" && p.rows === point.rows && p.cols === point.cols && p.batch === point.batch && p.type === point.type)!.medianUs)
+            .toBe(point.medianUs / 2);
+        expect(merged.matmuls.find((p) => p === other || (p.device === "CPU" && p.rows === other.rows && p.cols === other.cols && p.batch === other.batch && p.type === other.type))!.medianUs)
+            .toBe(other.medianUs);
+        expect(withRepackedCpuPoints(main, cpuOnly)).toBe(merged);
+    });
+});

@@ -275,8 +275,8 @@ export function expertCopyUs(profile: MachineProfile, device: string, op: Expert
 
 /**
  * One layer's measured attention on `device` for `tokens` new tokens over `keys` cached ones, µs, or `null` where the
- * profile has no supported point for this device, flash setting and cache type. Decode (one token) is linear in the
- * keys between (and beyond) the measured decode points; a micro-batch scales the nearest measured prefill point by
+ * profile has no supported point for this device, flash setting and cache type. Decode (one token) is piecewise linear
+ * in the keys between (and beyond) the measured decode points; a micro-batch scales the nearest measured prefill point by
  * tokens × keys (the KQ and KQV products).
  */
 export function attentionUs(profile: MachineProfile, device: string, flash: boolean, kvType: string, tokens: number, keys: number,
@@ -287,9 +287,13 @@ export function attentionUs(profile: MachineProfile, device: string, flash: bool
         const decode = points.filter((p) => p.tokens === 1).sort((a, b) => a.keys - b.keys);
         if (decode.length === 0) return null;
         if (decode.length === 1) return value(decode[0]!) * keys / decode[0]!.keys;
-        const lo = decode[0]!, hi = decode[decode.length - 1]!;
+        // piecewise linear between the measured key counts (the shortest carries the fixed cost of the op's nodes), the
+        // outer segments extended
+        let i = 0;
+        while (i < decode.length - 2 && keys > decode[i + 1]!.keys) i++;
+        const lo = decode[i]!, hi = decode[i + 1]!;
         const slope = (value(hi) - value(lo)) / (hi.keys - lo.keys);
-        return Math.max(value(lo) * 0.1, value(lo) + slope * (keys - lo.keys));
+        return Math.max(value(decode[0]!) * 0.5, value(lo) + slope * (keys - lo.keys));
     }
     const prefill = points.filter((p) => p.tokens > 1);
     if (prefill.length === 0) return null;

@@ -14,8 +14,12 @@ import type {AttentionShape, ExpertOperatorShape, MachineProfile, OperatorShape}
  * 32 and 128 (its shaders work in tiles of tokens).
  */
 export const DEFAULT_GPU_BATCH_SIZES = [1, 32, 64, 128, 256, 512] as const;
-/** Batch sizes timed on the CPU: decode, and one prefill size that larger ones are scaled from. */
-export const DEFAULT_CPU_BATCH_SIZES = [1, 32] as const;
+/**
+ * Batch sizes timed on the CPU: decode, a small prompt micro-batch and a large one (a GEMM's time per token changes
+ * with the batch — cache blocking, repacked kernels — so one small size scaled up mispriced the CPU's prompts);
+ * sizes between are interpolated, larger ones scaled from the largest.
+ */
+export const DEFAULT_CPU_BATCH_SIZES = [1, 32, 512] as const;
 /**
  * The matmul phase of a profile stops after this long; missing points are extrapolated. Every device's link is timed
  * first, outside this limit, so a short limit never leaves a device (an rpc-server's) without the link its plan needs.
@@ -296,7 +300,7 @@ export function defaultProfileCacheDir(): string {
 }
 
 /**
- * The attention points to time: decode (one token) over a short and a long cache, and a prompt micro-batch over each;
+ * The attention points to time: decode (one token) over 64 keys, a short and a long cache, and a prompt micro-batch over each;
  * the cost model scales between them (MachineProfile.ts attentionUs). Keys stay within the context (at most 4096:
  * longer caches scale linearly from there).
  */
@@ -305,7 +309,9 @@ export function attentionRequest(attention: NonNullable<ProfileMachineOptions["a
     const short = Math.max(32, Math.min(512, Math.floor(long / 4)));
     return {
         headDim: attention.headDim, headDimV: attention.headDimV, heads: attention.heads, kvHeads: attention.kvHeads,
-        points: [{tokens: 1, keys: short}, {tokens: 1, keys: long}, {tokens: Math.min(64, short), keys: short}, {tokens: Math.min(512, long), keys: long}],
+        // the shortest decode point carries the op's fixed cost (its nodes), which dominates short caches
+        points: [...(short > 64 ? [{tokens: 1, keys: 64}] : []), {tokens: 1, keys: short}, {tokens: 1, keys: long},
+            {tokens: Math.min(64, short), keys: short}, {tokens: Math.min(512, long), keys: long}],
         kvTypes: [...new Set(attention.kvTypes)]
     };
 }

@@ -3,7 +3,7 @@
  * and what each device must reserve, built from the same per-op terms as the two-device cost model (costModel.ts) so
  * that a weight on a device costs what it costs there.
  */
-import {attentionUs, costContext, decodeOpUs, executionOrder, kvBytesOfLayer, prefillOpUs, scratchBytes, scratchFor, type CostContext, type CostInputs} from "../costModel.js";
+import {attendedKeys, attentionUs, costContext, decodeAttendedKeys, decodeOpUs, executionOrder, kvBytesOfLayer, prefillOpUs, scratchBytes, scratchFor, type CostContext, type CostInputs} from "../costModel.js";
 import type {PlannerTensor, Workload} from "../types.js";
 import type {ResolvedSettings} from "../../../contract/settings.js";
 import type {PlanDevice} from "./PlanDevice.js";
@@ -115,7 +115,6 @@ export function deviceCostTable(options: {
         else extraBytes.set(companion, (extraBytes.get(companion) ?? 0) + t.bytes);
     }
 
-    const decodeKeys = workload.promptTokens + workload.genTokens / 2;
     const attention = (layer: number): FixedNode => {
         const device = kvDevice[layer] ?? 0;
         const cx = contexts[device]!;
@@ -123,10 +122,10 @@ export function deviceCostTable(options: {
         let prefillUs = 0;
         let start = 0;
         for (const b of host.ubatches) {
-            prefillUs += attentionUs(cx, onDevice, b, start + b / 2, layer);
+            prefillUs += attentionUs(cx, onDevice, b, attendedKeys(cx, start, b), layer);
             start += b;
         }
-        return {kind: "fixed", label: `attention ${layer}`, device, prefillUs, decodeUs: attentionUs(cx, onDevice, 1, decodeKeys, layer)};
+        return {kind: "fixed", label: `attention ${layer}`, device, prefillUs, decodeUs: attentionUs(cx, onDevice, 1, decodeAttendedKeys(cx), layer)};
     };
     const nodes: CostNode[] = [{kind: "fixed", label: "embeddings", device: 0, prefillUs: 0, decodeUs: 0}];
     for (const node of executionOrder(model)) {

@@ -41,7 +41,33 @@ export type StrategyInputs = {
 /** The cost inputs that price a plan with `settings`: without the GPU, the CPU's timings as such a load lays out its weights. */
 export function costInputsFor(inputs: Pick<StrategyInputs, "cost" | "cpuOnlyProfile">, settings: Pick<ResolvedSettings, "useGpu">): CostInputs {
     if (settings.useGpu || inputs.cpuOnlyProfile == null) return inputs.cost;
-    return {...inputs.cost, profile: inputs.cpuOnlyProfile};
+    return {...inputs.cost, profile: withRepackedCpuPoints(inputs.cost.profile, inputs.cpuOnlyProfile)};
+}
+
+const merged = new WeakMap<MachineProfile, WeakMap<MachineProfile, MachineProfile>>();
+
+/**
+ * `profile` with the CPU timings of the weights a load without the GPU repacks (those `cpuOnly` timed in another buffer
+ * type than the plain CPU one, e.g. AMX) taken from `cpuOnly`; every other point stays `profile`'s. The two layouts run
+ * the same kernels for the rest, and two separately timed profiles of the same kernel differ only by noise (5–15% on a
+ * shared VM), which must not decide between using the GPU and not.
+ */
+export function withRepackedCpuPoints(profile: MachineProfile, cpuOnly: MachineProfile): MachineProfile {
+    const cached = merged.get(profile)?.get(cpuOnly);
+    if (cached != null) return cached;
+    const key = (p: {type: string; rows: number; cols: number; batch: number}): string => `${p.type}:${p.rows}x${p.cols}@${p.batch}`;
+    const repacked = (p: {device: string; weightBufferType?: string}): boolean => p.device === "CPU" && p.weightBufferType != null && p.weightBufferType !== "CPU";
+    const dense = new Map(cpuOnly.matmuls.filter(repacked).map((p) => [key(p), p]));
+    const experts = new Map((cpuOnly.expertMatmuls ?? []).filter(repacked).map((p) => [`${key(p)}x${p.count}/${p.used}`, p]));
+    const result: MachineProfile = {
+        ...profile,
+        matmuls: profile.matmuls.map((p) => (p.device === "CPU" ? dense.get(key(p)) ?? p : p)),
+        ...(profile.expertMatmuls != null ? {expertMatmuls: profile.expertMatmuls.map((p) => (p.device === "CPU" ? experts.get(`${key(p)}x${p.count}/${p.used}`) ?? p : p))} : {})
+    };
+    const forProfile = merged.get(profile) ?? new WeakMap<MachineProfile, MachineProfile>();
+    forProfile.set(cpuOnly, result);
+    merged.set(profile, forProfile);
+    return result;
 }
 
 /** A strategy's plan: placement, llama.cpp parameters, runtime settings and the prediction. */
