@@ -175,17 +175,19 @@ describe("pricing a plan without the GPU", () => {
     it("takes only the repacked weights' CPU timings from the profile without the GPU; the same kernels keep one timing", async () => {
         const model = fakeModel();
         const main = fakeProfile(model);
-        const point = main.matmuls.find((p) => p.device === "CPU")!;
-        const other = main.matmuls.find((p) => p.device === "CPU" && (p.rows !== point.rows || p.cols !== point.cols || p.batch !== point.batch))!;
-        // timed again without the GPU: one weight repacked into AMX (faster), another in the plain buffer (10% slower by noise)
-        const cpuOnly = {...main, matmuls: main.matmuls.map((p) => p === point ? {...p, medianUs: p.medianUs / 2, weightBufferType: "AMX"}
-            : p === other ? {...p, medianUs: p.medianUs * 1.1, weightBufferType: "CPU"} : p)};
+        // a load with the GPU times its CPU weights in the GPU's pinned host buffer
+        const pinned = {...main, matmuls: main.matmuls.map((p) => p.device === "CPU" ? {...p, weightBufferType: "Vulkan_Host"} : p)};
+        const point = pinned.matmuls.find((p) => p.device === "CPU")!;
+        const other = pinned.matmuls.find((p) => p.device === "CPU" && (p.rows !== point.rows || p.cols !== point.cols || p.batch !== point.batch))!;
+        // timed again without the GPU: one weight repacked into AMX (faster), another in the same layout (10% slower by noise)
+        const cpuOnly = {...pinned, matmuls: pinned.matmuls.map((p) => p === point ? {...p, medianUs: p.medianUs / 2, weightBufferType: "AMX"}
+            : p === other ? {...p, medianUs: p.medianUs * 1.1} : p)};
         const {withRepackedCpuPoints} = await import("./strategies/StrategyResult.js");
-        const merged = withRepackedCpuPoints(main, cpuOnly);
+        const merged = withRepackedCpuPoints(pinned, cpuOnly);
         expect(merged.matmuls.find((p) => p.device === "CPU" && p.rows === point.rows && p.cols === point.cols && p.batch === point.batch && p.type === point.type)!.medianUs)
             .toBe(point.medianUs / 2);
         expect(merged.matmuls.find((p) => p === other || (p.device === "CPU" && p.rows === other.rows && p.cols === other.cols && p.batch === other.batch && p.type === other.type))!.medianUs)
             .toBe(other.medianUs);
-        expect(withRepackedCpuPoints(main, cpuOnly)).toBe(merged);
+        expect(withRepackedCpuPoints(pinned, cpuOnly)).toBe(merged);
     });
 });

@@ -103,7 +103,7 @@ export type TransferPoint = {
 
 /** Everything the cost model needs to know about this machine for one model's operator set. */
 export type MachineProfile = {
-    readonly version: 1 | 2 | 3 | 4;
+    readonly version: 1 | 2 | 3 | 4 | 5;
     /** Cache key: machine + llama.cpp release + build + threads + operator set + batch sizes. */
     readonly key: string;
     readonly createdAt: string;

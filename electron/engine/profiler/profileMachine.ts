@@ -166,10 +166,10 @@ async function cacheFacts(engine: EngineLlama, ops: readonly OperatorShape[], re
 
 /**
  * Bumped when measurements change meaning (2: slope-timed matmuls, 3: decode timed over the model's working set, 4: CPU
- * weights timed in the buffer type llama.cpp loads them into, repacked on a CPU-only load), so older cached profiles
- * are re-measured.
+ * weights timed in the buffer type llama.cpp loads them into, repacked on a CPU-only load; 5: with a GPU visible, in
+ * its pinned host buffer, as llama.cpp loads them), so older cached profiles are re-measured.
  */
-const PROFILE_VERSION = 4;
+const PROFILE_VERSION = 5;
 
 /**
  * The cached profile for `key`, marked with the file it came from. A profile cut short by its time limit is reused

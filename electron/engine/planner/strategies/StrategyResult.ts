@@ -47,22 +47,25 @@ export function costInputsFor(inputs: Pick<StrategyInputs, "cost" | "cpuOnlyProf
 const merged = new WeakMap<MachineProfile, WeakMap<MachineProfile, MachineProfile>>();
 
 /**
- * `profile` with the CPU timings of the weights a load without the GPU repacks (those `cpuOnly` timed in another buffer
- * type than the plain CPU one, e.g. AMX) taken from `cpuOnly`; every other point stays `profile`'s. The two layouts run
- * the same kernels for the rest, and two separately timed profiles of the same kernel differ only by noise (5–15% on a
- * shared VM), which must not decide between using the GPU and not.
+ * `profile` with the CPU timings of the weights a load without the GPU lays out otherwise (those `cpuOnly` timed in
+ * another buffer type than `profile` did: repacked into AMX or CPU_REPACK where a load with the GPU keeps them plain in
+ * its pinned host buffer) taken from `cpuOnly`; every other point stays `profile`'s. Where both layouts run the same
+ * kernel on the same memory, two separately timed profiles differ only by noise (5–15% on a shared VM), which must not
+ * decide between using the GPU and not.
  */
 export function withRepackedCpuPoints(profile: MachineProfile, cpuOnly: MachineProfile): MachineProfile {
     const cached = merged.get(profile)?.get(cpuOnly);
     if (cached != null) return cached;
     const key = (p: {type: string; rows: number; cols: number; batch: number}): string => `${p.type}:${p.rows}x${p.cols}@${p.batch}`;
-    const repacked = (p: {device: string; weightBufferType?: string}): boolean => p.device === "CPU" && p.weightBufferType != null && p.weightBufferType !== "CPU";
-    const dense = new Map(cpuOnly.matmuls.filter(repacked).map((p) => [key(p), p]));
-    const experts = new Map((cpuOnly.expertMatmuls ?? []).filter(repacked).map((p) => [`${key(p)}x${p.count}/${p.used}`, p]));
+    const dense = new Map(cpuOnly.matmuls.filter((p) => p.device === "CPU").map((p) => [key(p), p]));
+    const experts = new Map((cpuOnly.expertMatmuls ?? []).filter((p) => p.device === "CPU").map((p) => [`${key(p)}x${p.count}/${p.used}`, p]));
+    const laidOutOtherwise = <P extends {weightBufferType?: string}>(own: P, other: P | undefined): P =>
+        other != null && other.weightBufferType != null && own.weightBufferType != null && other.weightBufferType !== own.weightBufferType ? other : own;
     const result: MachineProfile = {
         ...profile,
-        matmuls: profile.matmuls.map((p) => (p.device === "CPU" ? dense.get(key(p)) ?? p : p)),
-        ...(profile.expertMatmuls != null ? {expertMatmuls: profile.expertMatmuls.map((p) => (p.device === "CPU" ? experts.get(`${key(p)}x${p.count}/${p.used}`) ?? p : p))} : {})
+        matmuls: profile.matmuls.map((p) => (p.device === "CPU" ? laidOutOtherwise(p, dense.get(key(p))) : p)),
+        ...(profile.expertMatmuls != null ? {expertMatmuls: profile.expertMatmuls.map((p) =>
+            (p.device === "CPU" ? laidOutOtherwise(p, experts.get(`${key(p)}x${p.count}/${p.used}`)) : p))} : {})
     };
     const forProfile = merged.get(profile) ?? new WeakMap<MachineProfile, MachineProfile>();
     forProfile.set(cpuOnly, result);
