@@ -22,7 +22,7 @@ import {createVramSimulator, type VramSimulator} from "./simulateVram.js";
 import {candidateSettings, cpuOnlySettings} from "./strategies/optimalStrategy.js";
 import {costInputsFor, finishPlan, type FitFunction, type StrategyInputs, type StrategyResult} from "./strategies/StrategyResult.js";
 import {layerSplit} from "./resolvePlacement.js";
-import type {StrategyName} from "../../contract/strategies.js";
+import {STRATEGY_NAMES, type StrategyName} from "../../contract/strategies.js";
 import {DEFAULT_WORKLOAD, plannerModelFrom, type Workload} from "./types.js";
 import {loadedTensors} from "../gguf/loadedTensors.js";
 
@@ -268,7 +268,7 @@ async function withoutGpu(simulator: VramSimulator, inputs: StrategyInputs, over
 }
 
 /** The baselines `optimal` must never be predicted slower than, when they fit the same budget. */
-const GUARANTEED_BASELINES = ["cpu", "layers", "fit", "oato", "cpu-moe", "n-cpu-moe"] as const;
+const GUARANTEED_BASELINES = STRATEGY_NAMES.filter((name) => name !== "optimal");
 
 /**
  * The promise that `optimal` never loses to a baseline, kept after llama.cpp's simulation: each baseline the inputs

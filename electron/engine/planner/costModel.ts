@@ -2,6 +2,7 @@
  * Predicts TTFT, TPOT and VRAM of a placement + runtime settings from a machine profile. Every term names the
  * llama.cpp behaviour it models.
  */
+import {isPinnedHostBufferType} from "../../contract/memory.js";
 import type {KvCacheType, ResolvedSettings} from "../../contract/settings.js";
 import {attentionUnsupported, attentionUs as profiledAttentionUs, expertCopyUs, expertMatmulUs, matmulUs, transfersOf, type AttentionShape,
     type ExpertOperatorShape, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
@@ -512,7 +513,7 @@ function tiedHostBytes(cx: CostContext, t: PlannerTensor): number {
     const point = t.op == null ? undefined : cx.inputs.profile.matmuls.find((m) =>
         m.device === "CPU" && m.type === t.op!.type && m.rows === t.op!.rows && m.cols === t.op!.cols);
     const buffer = point?.weightBufferType;
-    return buffer != null && buffer !== "CPU" && !buffer.endsWith("_Host") ? t.bytes : 0;
+    return buffer != null && buffer !== "CPU" && !isPinnedHostBufferType(buffer) ? t.bytes : 0;
 }
 
 /** The context size and micro-batch calibrateDecodeOverhead.ts measures its tiny models at (its decode spans 256 cells). */

@@ -54,7 +54,7 @@ export type RegretGridOptions = {
     readonly offloadMinBatch?: number;
 };
 
-/** Micro-batches the brief asks for: one below the 32-token op-offload threshold, and llama.cpp's usual sizes. */
+/** Micro-batches to sweep: one below the 32-token op-offload threshold, and llama.cpp's usual sizes. */
 export const DEFAULT_UBATCHES = [16, 128, 512, 2048] as const;
 
 /** FFN weights of every layer (dense models): what users type to keep the FFN in host memory with `-ngl` all. */
