@@ -4,7 +4,7 @@ import {costContext, predict, scratchKey, vramNeed} from "./costModel.js";
 import {planStrategy} from "./planStrategy.js";
 import {layerSplit, withOverrides} from "./resolvePlacement.js";
 import {fillInOrder, oato, rankByAffinity} from "./strategies/oatoStrategy.js";
-import {candidateSettings} from "./strategies/optimalStrategy.js";
+import {candidateSettings, NEAR_TIE_SHARE, preferLighter} from "./strategies/optimalStrategy.js";
 import type {FitFunction, StrategyInputs} from "./strategies/StrategyResult.js";
 import {fakeModel, fakeProfile} from "./testing/fakeProfile.js";
 import {handSettings} from "./testing/handModel.js";
@@ -149,6 +149,19 @@ describe("planner on fake profiles", () => {
         expect(optimal.prediction.vram.total).toBeLessThanOrEqual(measured.budgetBytes);
         expect(optimal.settings.useGpu).toBe(true);
         expect(optimal.prediction.vram.scratch).toBe(scratchByKey.get(scratchKey(optimal.settings)));
+    });
+
+    it("a lead within the cost model's resolution does not decide: the plan takes the lighter configuration", () => {
+        const at = (useGpu: boolean, batchSize: number, ms: number) => ({c: {settings: {useGpu, batchSize}, name: `${useGpu ? "gpu" : "none"}-${batchSize}`}, ms});
+        // a 0.2% lead for the 2048-token micro-batch: the 512-token one (a quarter of the compute buffers) is chosen
+        expect(preferLighter([at(true, 2048, 410.7), at(true, 512, 411.6)], 410.7).name).toBe("gpu-512");
+        // leaving the GPU out wins a tie before the micro-batch does
+        expect(preferLighter([at(true, 128, 100), at(false, 512, 101), at(true, 16, 100.5)], 100).name).toBe("none-512");
+        // a lead beyond the tie share decides
+        const beyond = 100 * (1 + NEAR_TIE_SHARE) + 0.1;
+        expect(preferLighter([at(true, 2048, 100), at(false, 128, beyond)], 100).name).toBe("gpu-2048");
+        // on a full tie the first found stays
+        expect(preferLighter([at(true, 512, 100), {...at(true, 512, 100), c: {settings: {useGpu: true, batchSize: 512}, name: "second"}}], 100).name).toBe("gpu-512");
     });
 
     it("adds the per-decode overhead once per token and once per prompt micro-batch", async () => {

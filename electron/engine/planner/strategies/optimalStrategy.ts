@@ -128,11 +128,13 @@ export async function optimalStrategy(inputs: StrategyInputs, baselines: readonl
     // candidates without the GPU (or with op offload off) need none, so one always fits
     let best: {c: Candidate; ms: number} | null = null;
     const fitting: {settings: ResolvedSettings; ms: number; atLeast: boolean}[] = [];
+    const evaluatedFitting: {c: Candidate; ms: number}[] = [];
     const consider = (c: Candidate): void => {
         evaluated++;
         const p = predict(costContext(costInputsFor(inputs, c.settings), c.settings, inputs.workload), c.resolved);
         if (p.vram.total > inputs.budgetBytes) return;
         fitting.push({settings: c.settings, ms: p.requestMs, atLeast: false});
+        evaluatedFitting.push({c, ms: p.requestMs});
         if (best == null || p.requestMs < best.ms) best = {c, ms: p.requestMs};
     };
     const hasGpu = inputs.cost.gpuDevice != null && inputs.chosen?.useGpu !== false;
@@ -155,7 +157,7 @@ export async function optimalStrategy(inputs: StrategyInputs, baselines: readonl
     }).sort((a, b) => a.bound - b.bound);
     let solved = 0;
     for (const [i, {settings, cx, bound}] of bounded.entries()) {
-        if (best != null && bound >= (best as {ms: number}).ms) {
+        if (best != null && bound > (best as {ms: number}).ms * (1 + NEAR_TIE_SHARE)) {
             // what the skipped configurations could at best have done, for the explanation of the knobs
             for (const skipped of bounded.slice(i)) fitting.push({settings: skipped.settings, ms: skipped.bound, atLeast: true});
             break;
@@ -168,10 +170,35 @@ export async function optimalStrategy(inputs: StrategyInputs, baselines: readonl
         const cpu = await cpuStrategy(inputs);
         return {...cpu, strategy: "optimal", notes: ["no candidate fits the budget; CPU-only (-ngl 0)", ...cpu.notes]};
     }
-    const chosenPlan = (best as {c: Candidate}).c;
+    const chosenPlan = preferLighter(evaluatedFitting, (best as {ms: number}).ms);
     const plan = finishPlan(inputs, "optimal", chosenPlan.resolved, chosenPlan.settings,
         [chosenPlan.note, `${evaluated} candidates evaluated; the MILP solved for ${solved} of ${gpuSettings.length} configurations (the rest bounded out)`], chosenPlan.raw);
     return {...plan, alternatives: knobAlternatives(chosenPlan.settings, fitting)};
+}
+
+/**
+ * Predictions closer than this share are a tie to the cost model: its profile's repeated timings of one kernel differ
+ * by a few percent on a quiet machine, so a 0.2% lead decides nothing (bench/results/2026-11-26-regret-xeon-amx: a
+ * 2048-token micro-batch predicted 0.2% faster than a 512-token one ran 27% slower).
+ */
+export const NEAR_TIE_SHARE = 0.02;
+
+/**
+ * Among the candidates predicted within {@link NEAR_TIE_SHARE} of the fastest, the one that asks least of the machine:
+ * without the GPU first (no VRAM, no second backend in llama.cpp's scheduler), then the smallest micro-batch (every
+ * compute buffer is reserved for n_ubatch tokens: llama_context's graph_reserve), then the fastest; the earliest found
+ * on a full tie (the search considers `--device none` first).
+ */
+export function preferLighter<T extends {settings: Pick<ResolvedSettings, "useGpu" | "batchSize">}>(candidates: readonly {c: T; ms: number}[], fastestMs: number): T {
+    const ties = candidates.filter((x) => x.ms <= fastestMs * (1 + NEAR_TIE_SHARE));
+    const weight = (x: {c: T; ms: number}): [number, number, number] => [x.c.settings.useGpu ? 1 : 0, x.c.settings.batchSize, x.ms];
+    let chosen = ties[0]!;
+    for (const x of ties.slice(1)) {
+        const [a, b] = [weight(x), weight(chosen)];
+        const i = a.findIndex((v, k) => v !== b[k]);
+        if (i >= 0 && a[i]! < b[i]!) chosen = x;
+    }
+    return chosen.c;
 }
 
 /** Per knob, the fastest fitting candidate whose value of it differs from the chosen settings' (see KnobAlternative). */
