@@ -118,6 +118,8 @@ async function planWithFastestThreads(engine: EngineLlama, prepared: PreparedInp
         options.onProgress?.(`measuring the CPU with ${threads} thread${threads === 1 ? "" : "s"}`);
         const cpuOptions = {
             cacheDir: defaultProfileCacheDir(), decodeWorkingSetBytes: prepared.model.tensorBytes,
+            // a MoE model's expert ops run on the CPU threads too: timed again at this count, not taken from the base
+            expertOps: distinctExpertOperators(loadedTensors(prepared.model), prepared.model.expertUsedCount ?? 1),
             ...(prepared.attention != null ? {attention: prepared.attention} : {}), ...options.profile,
             signal: options.signal, onProgress: options.onProgress
         };

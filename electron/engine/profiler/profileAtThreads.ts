@@ -1,6 +1,7 @@
 /**
  * The CPU side of a machine profile at another thread count, for choosing the fastest count: only what threads change
- * is retaken (CPU matmuls, CPU read bandwidth and graph launch, the per-decode costs); GPU points and transfers stay.
+ * is retaken (CPU matmuls and expert matmuls, attention, CPU read bandwidth and graph launch, the per-decode costs); GPU
+ * points, expert copies and transfers stay.
  */
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {MachineProfile} from "./MachineProfile.js";
@@ -35,6 +36,10 @@ export async function profileAtThreads(engine: EngineLlama, base: MachineProfile
         key: `${base.key}+cpu:${cpu.key}`,
         threads,
         matmuls: [...cpu.matmuls, ...base.matmuls.filter((m) => m.device !== CPU_DEVICE)],
+        // the CPU's expert matmuls at this thread count (a MoE decode is mostly these); kept from `base` they priced
+        // every count at base's, and the plan chose 1 thread for mixtral-mini at 1.8× the 2-thread decode time
+        ...(base.expertMatmuls != null || cpu.expertMatmuls != null
+            ? {expertMatmuls: [...(cpu.expertMatmuls ?? []), ...(base.expertMatmuls ?? []).filter((m) => m.device !== CPU_DEVICE)]} : {}),
         ...(base.attentions != null || cpu.attentions != null
             ? {attentions: [...(cpu.attentions ?? []), ...(base.attentions ?? []).filter((a) => a.device !== CPU_DEVICE)]} : {}),
         cpuReadBytesPerSec: cpu.cpuReadBytesPerSec,

@@ -6,6 +6,7 @@ import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileResult} from "../native/tensorwiseBindings.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import type {OperatorShape} from "./MachineProfile.js";
+import {profileAtThreads} from "./profileAtThreads.js";
 import {DEFAULT_PROFILE_TIME_LIMIT_MS, MAX_ESTIMATED_MS_PER_POINT, maxEstimatedMsPerPoint, profileCacheKey, profileMachine, type ProfileCacheFacts} from "./profileMachine.js";
 
 describe("the per-point bound: a longer profile measures a slow device's prefill sizes instead of extrapolating them", () => {
@@ -129,6 +130,23 @@ describe.skipIf(probe.reason != null)("profileMachine on this machine's CPU", ()
         expect(results[0]!.matmuls.length).toBeLessThan(many.length * 2);
         expect(await readdir(cacheDir)).toHaveLength(0);
         expect(fractions[0]).toBe(0);
+    }, 120_000);
+
+    it("at another thread count, a MoE model's expert matmuls are timed again at that count, not kept from the first", async () => {
+        const cacheDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-profile-threads-"));
+        const {engine, results} = counted(probe.engine!);
+        const expertOps = [{type: "f16" as const, rows: 256, cols: 128, count: 4, used: 2}];
+        const options = {calibrateOverhead: false, timeLimitMs: 60_000, cacheDir, expertOps};
+        const base = await profileMachine(engine, ops, {...options, threads: 2});
+        const baseExperts = (base.expertMatmuls ?? []).filter((m) => m.device === "CPU");
+        expect(baseExperts.length).toBeGreaterThan(0);
+        const one = await profileAtThreads(engine, base, 1, options);
+        expect(one.threads).toBe(1);
+        // the 1-thread measurement asked for the expert ops, and the profile carries what it measured
+        expect(results).toHaveLength(2);
+        expect(results[1]!.expertMatmuls?.length).toBe(baseExperts.length);
+        expect((one.expertMatmuls ?? []).filter((m) => m.device === "CPU").map((m) => m.medianUs))
+            .toEqual(results[1]!.expertMatmuls!.filter((m) => m.device === "CPU").map((m) => m.medianUs));
     }, 120_000);
 
     it("an abort before measuring starts measures nothing", async () => {
