@@ -73,7 +73,23 @@ export const MUTANTS = [
         file: "electron/engine/planner/strategies/StrategyResult.ts",
         find: "const fits = prediction.vram.total <= inputs.budgetBytes;",
         replace: "const fits = resolved.onGpu.size === 0 || prediction.vram.total <= inputs.budgetBytes;",
-        tests: ["electron/engine/planner/explainPlan.test.ts"]
+        tests: ["electron/engine/planner/explainPlan.test.ts", "electron/engine/planner/planner.test.ts"]
+    },
+    {
+        id: "near-tie-decides",
+        description: "a lead of any size decides the plan (a 0.2% faster 2048-token micro-batch beats 512; measured 27% slower)",
+        file: "electron/engine/planner/strategies/optimalStrategy.ts",
+        find: "const ties = candidates.filter((x) => x.ms <= fastestMs * (1 + NEAR_TIE_SHARE));",
+        replace: "const ties = candidates.filter((x) => x.ms <= fastestMs);",
+        tests: ["electron/engine/planner/planner.test.ts"]
+    },
+    {
+        id: "expert-timings-kept-across-threads",
+        description: "another thread count keeps the base profile's CPU expert matmuls (1 thread priced at 2 threads' MoE timings)",
+        file: "electron/engine/profiler/profileAtThreads.ts",
+        find: "? {expertMatmuls: [...(cpu.expertMatmuls ?? []), ...(base.expertMatmuls ?? []).filter((m) => m.device !== CPU_DEVICE)]} : {}),",
+        replace: "? {expertMatmuls: [...(base.expertMatmuls ?? [])]} : {}),",
+        tests: ["electron/engine/profiler/profileMachine.test.ts"]
     },
     {
         id: "memory-kv-scratch-swapped",
