@@ -3,6 +3,13 @@
 // with every knob a plan sets — the devices (--device), -ngl, tensor overrides, context, micro-batch, flash attention, KV cache types,
 // KV offload and op offload. The same mechanism common_fit_params uses (common/fit.cpp,
 // common_get_device_memory_data), but returning llama_get_memory_breakdown per buffer type.
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -43,6 +50,30 @@ public:
     Napi::Promise promise() { return deferred.Promise(); }
 
     void Execute() override {
+        // A configuration without a GPU lets the CPU's extra buffer types (AMX, CPU_REPACK) take weights, and on some
+        // models llama.cpp then aborts while reserving the graph (GGML_ASSERT(*cur_backend_id != -1) in
+        // ggml_backend_sched_split_graph: stock llama.cpp's CPU build does the same on MLA models as Q8_0, and
+        // --no-repack avoids it). An abort cannot be caught, so such a simulation runs in a forked child: its abort
+        // becomes this call's error instead of ending the app. Only CPU-only configurations fork (every buffer type
+        // they report is a static one of the CPU backend, valid in this process too, and no GPU driver is touched).
+        if (cpuOnly()) {
+            simulateInChild();
+            return;
+        }
+        std::string error = simulate(result);
+        if (!error.empty()) SetError(error);
+    }
+
+    // Whether the configuration uses no device but the CPU: `--device none`, or no GPU registered at all.
+    bool cpuOnly() const {
+        if (!req.devices.empty()) return req.devices[0] == nullptr;
+        for (size_t i = 0; i < ggml_backend_dev_count(); i++)
+            if (ggml_backend_dev_type(ggml_backend_dev_get(i)) != GGML_BACKEND_DEVICE_TYPE_CPU) return false;
+        return true;
+    }
+
+    // The simulation itself; returns an error message, or empty with `out` filled.
+    std::string simulate(std::vector<BufferMemory>& out) {
         llama_model_params mparams = llama_model_default_params();
         mparams.no_alloc = true;
         mparams.load_mode = LLAMA_LOAD_MODE_NONE;  // device buffers are the same either way (as common/fit.cpp)
@@ -54,10 +85,7 @@ public:
             mparams.tensor_buft_overrides = req.overrides.overrides.data();
         }
         llama_model* model = llama_model_load_from_file(req.modelPath.c_str(), mparams);
-        if (model == nullptr) {
-            SetError("llama.cpp could not load the model for the memory simulation");
-            return;
-        }
+        if (model == nullptr) return "llama.cpp could not load the model for the memory simulation";
         llama_context_params cparams = llama_context_default_params();
         cparams.n_ctx = req.contextSize;
         cparams.n_batch = req.batchSize;
@@ -74,12 +102,126 @@ public:
         llama_context* ctx = llama_init_from_model(model, cparams);
         if (ctx == nullptr) {
             llama_model_free(model);
-            SetError("llama.cpp could not create a context with these settings (see its log for the reason)");
-            return;
+            return "llama.cpp could not create a context with these settings (see its log for the reason)";
         }
-        for (const auto& [buft, data] : llama_get_memory_breakdown(ctx)) result.push_back({buft, data});
+        for (const auto& [buft, data] : llama_get_memory_breakdown(ctx)) out.push_back({buft, data});
         llama_free(ctx);
         llama_model_free(model);
+        return "";
+    }
+
+    // The child's end of the pipe, for its abort callback (a plain function pointer cannot capture it).
+    static inline int childPipe = -1;
+
+    static void writeAll(int fd, const void* data, size_t size) {
+        const char* p = static_cast<const char*>(data);
+        while (size > 0) {
+            ssize_t n = write(fd, p, size);
+            if (n <= 0) return;
+            p += n;
+            size -= (size_t) n;
+        }
+    }
+
+    // Child → parent: 'O', a count, then (buffer type, breakdown) pairs; 'E' and a message; or 'A' and llama.cpp's
+    // abort message (the child then dies by abort()).
+    void simulateInChild() {
+        int fds[2];
+        if (pipe(fds) != 0) {
+            SetError("the memory simulation could not start (pipe failed)");
+            return;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(fds[0]);
+            close(fds[1]);
+            SetError("the memory simulation could not start (fork failed)");
+            return;
+        }
+        if (pid == 0) {
+            close(fds[0]);
+            childPipe = fds[1];
+            // node's signal handlers were inherited: they would forward this child's SIGABRT to the parent's event loop
+            // through libuv's shared signal pipe (and the parent would die of it); the child takes the defaults
+            for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+            sigset_t all;
+            sigfillset(&all);
+            sigprocmask(SIG_UNBLOCK, &all, nullptr);
+            // no logging into the parent's JS callbacks from here; llama.cpp's abort message goes to the parent
+            llama_log_set([](ggml_log_level, const char*, void*) {}, nullptr);
+            ggml_set_abort_callback([](const char* message) {
+                const char tag = 'A';
+                writeAll(childPipe, &tag, 1);
+                writeAll(childPipe, message, strlen(message));
+            });
+            std::vector<BufferMemory> out;
+            std::string error = simulate(out);
+            if (!error.empty()) {
+                const char tag = 'E';
+                writeAll(fds[1], &tag, 1);
+                writeAll(fds[1], error.data(), error.size());
+            } else {
+                const char tag = 'O';
+                const uint64_t count = out.size();
+                writeAll(fds[1], &tag, 1);
+                writeAll(fds[1], &count, sizeof count);
+                for (const BufferMemory& item : out) {
+                    writeAll(fds[1], &item.buft, sizeof item.buft);
+                    writeAll(fds[1], &item.data, sizeof item.data);
+                }
+            }
+            close(fds[1]);
+            _exit(0);
+        }
+        close(fds[1]);
+        std::string bytes;
+        char chunk[4096];
+        // a no-alloc simulation takes well under a second; two minutes means the child is stuck
+        bool timedOut = true;
+        for (int waitedMs = 0; waitedMs < 120000;) {
+            pollfd p{fds[0], POLLIN, 0};
+            int ready = poll(&p, 1, 1000);
+            if (ready == 0) { waitedMs += 1000; continue; }
+            ssize_t n = read(fds[0], chunk, sizeof chunk);
+            if (n <= 0) { timedOut = false; break; }  // end of file: the child is done (exiting or aborted)
+            bytes.append(chunk, (size_t) n);
+        }
+        close(fds[0]);
+        if (timedOut) kill(pid, SIGKILL);
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        if (timedOut) {
+            SetError("the memory simulation did not finish within two minutes");
+            return;
+        }
+        if (!bytes.empty() && bytes[0] == 'A') {
+            SetError("llama.cpp aborts on this configuration without a GPU (" + bytes.substr(1) +
+                "): its CPU repack buffer takes a weight whose op it cannot run; stock llama.cpp does the same, and --no-repack avoids it");
+            return;
+        }
+        if (!bytes.empty() && bytes[0] == 'E') {
+            SetError(bytes.substr(1));
+            return;
+        }
+        const size_t entry = sizeof(ggml_backend_buffer_type_t) + sizeof(llama_memory_breakdown_data);
+        uint64_t count = 0;
+        if (bytes.size() < 1 + sizeof count || bytes[0] != 'O' || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            SetError("the memory simulation ended without a result" +
+                std::string(WIFSIGNALED(status) ? " (killed by signal " + std::to_string(WTERMSIG(status)) + ")" : ""));
+            return;
+        }
+        memcpy(&count, bytes.data() + 1, sizeof count);
+        if (bytes.size() != 1 + sizeof count + count * entry) {
+            SetError("the memory simulation's result was cut short");
+            return;
+        }
+        for (uint64_t i = 0; i < count; i++) {
+            BufferMemory item{};
+            const char* at = bytes.data() + 1 + sizeof count + i * entry;
+            memcpy(&item.buft, at, sizeof item.buft);
+            memcpy(&item.data, at + sizeof item.buft, sizeof item.data);
+            result.push_back(item);
+        }
     }
 
     void OnOK() override {

@@ -18,7 +18,7 @@ import {explainPlan} from "./explainPlan.js";
 import type {PlanExplanation} from "../../contract/planExplanation.js";
 import {requestPredictor, type RequestPredictor} from "./requestPredictor.js";
 import {planStrategy} from "./planStrategy.js";
-import {createVramSimulator, type VramSimulator} from "./simulateVram.js";
+import {CpuOnlyLoadAborts, createVramSimulator, type VramSimulator} from "./simulateVram.js";
 import {candidateSettings, cpuOnlySettings} from "./strategies/optimalStrategy.js";
 import {costInputsFor, finishPlan, type FitFunction, type StrategyInputs, type StrategyResult} from "./strategies/StrategyResult.js";
 import {layerSplit} from "./resolvePlacement.js";
@@ -91,11 +91,23 @@ export async function autoPlan(engine: EngineLlama, modelPath: string, options: 
     const {simulator, model, gpu} = prepared;
     const strategy = options.strategy ?? "optimal";
     onProgress?.(`planning (${strategy}, budget ${(prepared.inputs.budgetBytes / 2 ** 20).toFixed(0)} MiB)`);
-    const {inputs, profile, result: planned} = options.settings?.threads != null
+    const planned = options.settings?.threads != null
         ? {...prepared, result: await planStrategy(strategy, prepared.inputs)}
         : await planWithFastestThreads(engine, prepared, strategy, options);
-    let result = planned;
-    result = await checkWithSimulation(simulator, inputs, strategy, result, onProgress);
+    const {profile} = planned;
+    let {inputs, result} = planned;
+    try {
+        result = await checkWithSimulation(simulator, inputs, strategy, result, onProgress);
+    } catch (error) {
+        // llama.cpp cannot run this model without the GPU (its simulation aborted): `optimal` keeps the GPU in use;
+        // any other plan, or a machine without a GPU, gets the reason
+        if (!(error instanceof CpuOnlyLoadAborts) || strategy !== "optimal" || gpu == null || inputs.chosen?.useGpu === false) throw error;
+        onProgress?.("llama.cpp aborts on this model without the GPU; planning with the GPU in use");
+        inputs = {...inputs, chosen: {...inputs.chosen, useGpu: true}};
+        const replanned = await planStrategy(strategy, inputs);
+        result = await checkWithSimulation(simulator, inputs, strategy,
+            {...replanned, notes: [...replanned.notes, `the plan keeps ${gpu.name} in use: ${error.message}`]}, onProgress);
+    }
     if (strategy === "optimal") result = await notWorseThanBaselines(simulator, inputs, result);
     if (!result.fits) throw new Error(`cannot plan ${strategy} under the budget: ${result.reason}`);
     const explanation = explainPlan(inputs, result, {

@@ -65,6 +65,15 @@ export function splitBreakdown(bufferTypes: readonly NativeBufferTypeMemory[], g
 }
 
 /**
+ * llama.cpp aborts on the configuration without a GPU (the simulation ran it in a child process, native/src/
+ * TensorwiseSimulate.cpp, whose error message starts this way): a plan must keep the GPU, or cannot be made.
+ */
+export class CpuOnlyLoadAborts extends Error {
+    static readonly PREFIX = "llama.cpp aborts on this configuration without a GPU";
+    override readonly name = "CpuOnlyLoadAborts";
+}
+
+/**
  * A simulator for `modelPath` (validate the file first: llama.cpp's loader is not safe on crafted files). `gpuDevice`
  * names the GPU whose memory the plan budgets (`null`: every non-CPU device together).
  */
@@ -87,6 +96,9 @@ export async function createVramSimulator(engine: EngineLlama, modelPath: string
             typeV: GGML_TYPE_ID[kvCacheType],
             kvOffload: settings.kvOffload ?? true,
             opOffload: settings.opOffload ?? true
+        }).catch((error: unknown) => {
+            const message = error instanceof Error ? error.message : String(error);
+            throw message.startsWith(CpuOnlyLoadAborts.PREFIX) ? new CpuOnlyLoadAborts(message) : error;
         });
         return splitBreakdown(bufferTypes, gpuDevice);
     };

@@ -36,10 +36,12 @@ if (skip != null)
 /**
  * test-llama-archs file → the quantized variants checked besides the file as written. Each new quant type costs
  * llvmpipe its shader pipelines on a cold Mesa cache (30–50 s on 2 cores), so CI checks MXFP4 on gpt-oss only; the
- * whole corpus script does Q8_0 and Q4_K_M everywhere.
+ * whole corpus script does Q8_0 and Q4_K_M everywhere. deepseek2 as Q8_0 is here because llama.cpp aborts on it
+ * without a GPU on CPUs whose repack buffer takes its MLA weights (AMX Xeons): the plan must still be made, and keep
+ * the GPU (native/src/TensorwiseSimulate.cpp runs that simulation in a child process).
  */
 const REPRESENTATIVE: Readonly<Record<string, readonly CorpusQuant[]>> = {
-    "deepseek2-moe.gguf": [],
+    "deepseek2-moe.gguf": ["q8_0"],
     "jamba-dense.gguf": [],
     "qwen2moe-moe.gguf": [],
     "gemma3-dense.gguf": [],
@@ -88,7 +90,10 @@ describe.skipIf(skip != null)("the architecture corpus: a representative set aga
         const line = formatModelLine(result);
         console.log(line);
         // the line names every step's reason when one fails
+        // on the CPU build, stock llama.cpp aborts on MLA weights as Q8_0 where the CPU's repack buffer takes them
+        // (AMX Xeons); tensorwise must then fail the same way, not differ, and still plan
+        const cpuMayFailAsStock = file === "deepseek2-moe.gguf" && variant === "q8_0" && result.steps.cpu.status === "stock-fail";
         expect({inspect: result.steps.inspect.status, plan: result.steps.plan.status, cpu: result.steps.cpu.status, gpu: result.steps.gpu.status}, line)
-            .toEqual({inspect: "ok", plan: "ok", cpu: "ok", gpu: "ok"});
+            .toEqual({inspect: "ok", plan: "ok", cpu: cpuMayFailAsStock ? "stock-fail" : "ok", gpu: "ok"});
     }, 600_000);
 });
