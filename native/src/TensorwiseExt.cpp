@@ -12,9 +12,7 @@
 #include "llama-ext.h"
 #include "llama-model.h"
 
-namespace {
-
-const char* deviceTypeName(enum ggml_backend_dev_type type) {
+const char* tensorwiseDeviceTypeName(enum ggml_backend_dev_type type) {
     switch (type) {
         case GGML_BACKEND_DEVICE_TYPE_CPU: return "cpu";
         case GGML_BACKEND_DEVICE_TYPE_GPU: return "gpu";
@@ -23,6 +21,10 @@ const char* deviceTypeName(enum ggml_backend_dev_type type) {
         default: return "unknown";
     }
 }
+
+namespace {
+
+const char* deviceTypeName(enum ggml_backend_dev_type type) { return tensorwiseDeviceTypeName(type); }
 
 // Every buffer type a tensor can be placed in: each device's own buffer type and its pinned host buffer type.
 // source: common/arg.cpp parse_tensor_buffer_overrides (device buffer types), extended with host buffer types.

@@ -32,5 +32,8 @@ void tensorwiseRegisterExports(Napi::Env env, Napi::Object exports);
 // llama.cpp's per-buffer-type memory accounting as [{name, isHost, device, deviceType, model, context, compute}].
 Napi::Array tensorwiseBreakdownToArray(Napi::Env env, const llama_memory_breakdown& breakdown);
 
+// ggml's device type as the JS side names it ("cpu", "gpu", "igpu", "accel").
+const char* tensorwiseDeviceTypeName(enum ggml_backend_dev_type type);
+
 // tensorwiseSimulateMemory (native/src/TensorwiseSimulate.cpp).
 void tensorwiseRegisterSimulateExports(Napi::Env env, Napi::Object exports);

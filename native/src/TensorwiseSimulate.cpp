@@ -42,6 +42,28 @@ struct BufferMemory {
     llama_memory_breakdown_data data;
 };
 
+// A buffer type's accounting as text, described where it was simulated: a child's buffer types may be statics that
+// only the child initialised (the CPU's extra buffer types are set up on first use), so no pointer crosses over.
+struct DescribedMemory {
+    std::string name;
+    bool isHost = false;
+    std::string device;      // empty: none
+    std::string deviceType;
+    llama_memory_breakdown_data data;
+};
+
+DescribedMemory describe(const BufferMemory& item) {
+    DescribedMemory d;
+    d.name = ggml_backend_buft_name(item.buft);
+    d.isHost = ggml_backend_buft_is_host(item.buft);
+    if (ggml_backend_dev_t dev = ggml_backend_buft_get_device(item.buft)) {
+        d.device = ggml_backend_dev_name(dev);
+        d.deviceType = tensorwiseDeviceTypeName(ggml_backend_dev_type(dev));
+    }
+    d.data = item.data;
+    return d;
+}
+
 class SimulateWorker : public Napi::AsyncWorker {
 public:
     SimulateWorker(Napi::Env env, SimulateRequest request)
@@ -166,8 +188,15 @@ public:
                 writeAll(fds[1], &tag, 1);
                 writeAll(fds[1], &count, sizeof count);
                 for (const BufferMemory& item : out) {
-                    writeAll(fds[1], &item.buft, sizeof item.buft);
-                    writeAll(fds[1], &item.data, sizeof item.data);
+                    const DescribedMemory d = describe(item);
+                    for (const std::string* text : {&d.name, &d.device, &d.deviceType}) {
+                        const uint64_t size = text->size();
+                        writeAll(fds[1], &size, sizeof size);
+                        writeAll(fds[1], text->data(), text->size());
+                    }
+                    const char host = d.isHost ? 1 : 0;
+                    writeAll(fds[1], &host, 1);
+                    writeAll(fds[1], &d.data, sizeof d.data);
                 }
             }
             close(fds[1]);
@@ -203,31 +232,65 @@ public:
             SetError(bytes.substr(1));
             return;
         }
-        const size_t entry = sizeof(ggml_backend_buffer_type_t) + sizeof(llama_memory_breakdown_data);
         uint64_t count = 0;
         if (bytes.size() < 1 + sizeof count || bytes[0] != 'O' || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
             SetError("the memory simulation ended without a result" +
                 std::string(WIFSIGNALED(status) ? " (killed by signal " + std::to_string(WTERMSIG(status)) + ")" : ""));
             return;
         }
-        memcpy(&count, bytes.data() + 1, sizeof count);
-        if (bytes.size() != 1 + sizeof count + count * entry) {
+        size_t at = 1;
+        auto take = [&](void* into, size_t size) {
+            if (bytes.size() - at < size) return false;
+            memcpy(into, bytes.data() + at, size);
+            at += size;
+            return true;
+        };
+        bool whole = take(&count, sizeof count) && count < 4096;
+        for (uint64_t i = 0; whole && i < count; i++) {
+            DescribedMemory d;
+            for (std::string* text : {&d.name, &d.device, &d.deviceType}) {
+                uint64_t size = 0;
+                if (!(whole = take(&size, sizeof size) && size <= bytes.size() - at)) break;
+                text->assign(bytes.data() + at, size);
+                at += size;
+            }
+            char host = 0;
+            whole = whole && take(&host, 1) && take(&d.data, sizeof d.data);
+            d.isHost = host != 0;
+            if (whole) described.push_back(std::move(d));
+        }
+        if (!whole || at != bytes.size()) {
+            described.clear();
             SetError("the memory simulation's result was cut short");
             return;
         }
-        for (uint64_t i = 0; i < count; i++) {
-            BufferMemory item{};
-            const char* at = bytes.data() + 1 + sizeof count + i * entry;
-            memcpy(&item.buft, at, sizeof item.buft);
-            memcpy(&item.data, at + sizeof item.buft, sizeof item.data);
-            result.push_back(item);
-        }
+        forked = true;
     }
 
     void OnOK() override {
-        llama_memory_breakdown breakdown;
-        for (const auto& item : result) breakdown[item.buft] = item.data;
-        deferred.Resolve(tensorwiseBreakdownToArray(Env(), breakdown));
+        if (!forked) {
+            llama_memory_breakdown breakdown;
+            for (const auto& item : result) breakdown[item.buft] = item.data;
+            deferred.Resolve(tensorwiseBreakdownToArray(Env(), breakdown));
+            return;
+        }
+        // the same shape as tensorwiseBreakdownToArray's (TensorwiseExt.cpp describeBufferType)
+        Napi::Env env = Env();
+        Napi::Array array = Napi::Array::New(env);
+        uint32_t index = 0;
+        for (const DescribedMemory& d : described) {
+            if (d.data.model == 0 && d.data.context == 0 && d.data.compute == 0) continue;
+            Napi::Object item = Napi::Object::New(env);
+            item.Set("name", Napi::String::New(env, d.name));
+            item.Set("isHost", Napi::Boolean::New(env, d.isHost));
+            item.Set("device", d.device.empty() ? env.Null() : Napi::String::New(env, d.device));
+            item.Set("deviceType", d.device.empty() ? env.Null() : Napi::String::New(env, d.deviceType));
+            item.Set("model", Napi::Number::New(env, (double) d.data.model));
+            item.Set("context", Napi::Number::New(env, (double) d.data.context));
+            item.Set("compute", Napi::Number::New(env, (double) d.data.compute));
+            array.Set(index++, item);
+        }
+        deferred.Resolve(array);
     }
 
     void OnError(const Napi::Error& error) override { deferred.Reject(error.Value()); }
@@ -236,6 +299,8 @@ private:
     Napi::Promise::Deferred deferred;
     SimulateRequest req;
     std::vector<BufferMemory> result;
+    std::vector<DescribedMemory> described;  // the forked simulation's result
+    bool forked = false;
 };
 
 // tensorwiseSimulateMemory({modelPath, gpuLayers, overrides, contextSize, batchSize, sequences, flashAttention,
