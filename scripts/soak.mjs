@@ -3,8 +3,11 @@
 // time with a mix of chats, stops mid-reply, engine kills (SIGKILL) with restart, model reloads and hostile requests.
 // Samples the server's and the engine's memory (VmRSS) and open file descriptors, and at the end checks that every
 // reply the API reported as saved is on disk, every conversation file is valid JSON, and the server still answers.
+// With --serve the app's OpenAI-compatible server is on as well, driven by several API clients and a hostile one
+// (scripts/soakServe.mjs); then the app's own chat must never be refused as busy, the KV state folders in the
+// server's temp dir stay within their budget, and none is left once web mode has stopped.
 //
-//   npm run build && node scripts/soak.mjs [--minutes 30] [--out bench/results/soak-<date>] [--seed 1] [--heap] [--snapshots]
+//   npm run build && node scripts/soak.mjs [--minutes 30] [--out bench/results/soak-<date>] [--seed 1] [--serve] [--heap] [--snapshots]
 //
 // Writes <out>/soak.json (every sample and event count) and <out>/soak.md (the summary). Loopback only; Linux (/proc).
 // Every sample splits the server's RSS by kind of mapping (see rssByKind). With --heap the server runs under
@@ -18,11 +21,12 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import {parseScriptArgs} from "./scriptArgs.mjs";
+import {kvStateOnDisk, startServeTraffic} from "./soakServe.mjs";
 import {fileURLToPath} from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const {values} = parseScriptArgs(import.meta.url, {minutes: {type: "string", default: "30"}, out: {type: "string"}, seed: {type: "string", default: "1"},
-    heap: {type: "boolean", default: false}, snapshots: {type: "boolean", default: false}});
+    heap: {type: "boolean", default: false}, snapshots: {type: "boolean", default: false}, serve: {type: "boolean", default: false}});
 const minutes = Number(values.minutes);
 if (!(minutes > 0 && minutes <= 24 * 60))
     throw new Error("--minutes must be a number of minutes above 0");
@@ -42,6 +46,9 @@ const {makeSyntheticModel} = await import(path.join(root, "dist/electron/engine/
 const dataDir = path.join(os.tmpdir(), `tensorwise-soak-${process.pid}`);
 mkdirSync(path.join(dataDir, "models"), {recursive: true});
 const modelPath = path.join(dataDir, "models", "soak.gguf");
+// the server's own temp dir (TMPDIR), so the KV state folders it writes can be measured and checked for leftovers
+const tmpDir = path.join(dataDir, "tmp");
+mkdirSync(tmpDir, {recursive: true});
 await makeSyntheticModel(modelPath, {preset: "tiny", name: "soak"});
 
 // --- the server ---------------------------------------------------------------------------------------------
@@ -50,7 +57,7 @@ if (values.snapshots)
     mkdirSync(heapDir, {recursive: true});
 const heapFlags = [...(values.heap ? ["--trace-gc"] : []), ...(values.snapshots ? ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${heapDir}`] : [])];
 const server = spawn(process.execPath, [...heapFlags, path.join(root, "dist/electron/web/webMain.js"), "--data-dir", dataDir], {
-    cwd: root, env: {...process.env, TENSORWISE_THREADS: process.env.TENSORWISE_THREADS ?? "2"}, stdio: ["ignore", "pipe", "pipe"]
+    cwd: root, env: {...process.env, TMPDIR: tmpDir, TENSORWISE_THREADS: process.env.TENSORWISE_THREADS ?? "2"}, stdio: ["ignore", "pipe", "pipe"]
 });
 let log = "";
 let enginePid = null;
@@ -244,7 +251,8 @@ const serverSample = () => {
     return sample == null || heapAfterFullGcMiB == null ? sample : {...sample, heapAfterFullGcMiB};
 };
 const sampler = setInterval(() => {
-    samples.push({t: Math.round((Date.now() - began) / 1000), server: serverSample(), engine: processSample(enginePid), storedConversations: storedConversations()});
+    samples.push({t: Math.round((Date.now() - began) / 1000), server: serverSample(), engine: processSample(enginePid), storedConversations: storedConversations(),
+        kvStateMiB: Number((kvStateOnDisk(tmpDir).bytes / 2 ** 20).toFixed(2))});
 }, SAMPLE_MS);
 /** Asks the server for a heap snapshot (--heapsnapshot-signal) and waits until the file is complete. */
 async function heapSnapshot() {
@@ -274,6 +282,7 @@ const HOSTILE = [
 ];
 
 await waitForReady();
+const traffic = values.serve ? await startServeTraffic({call, tmpDir, random, noteError, sleep}) : null;
 const deadline = began + minutes * 60_000;
 while (Date.now() < deadline && serverExit == null) {
     round++;
@@ -320,7 +329,11 @@ while (Date.now() < deadline && serverExit == null) {
     const streamId = `soak-${round}`;
     const sent = await call("chat.send", {conversationId, text: `Tell me about round ${round}.`, streamId, maxTokens: 24 + Math.floor(random() * 48), temperature: 0.7});
     if (!sent.ok) {
-        counts.refused++;
+        // the app user's own chat goes ahead of API clients: refused as busy is a failure, not a down engine
+        if (/busy|queue/i.test(sent.error?.message ?? ""))
+            noteError("app chat refused as busy", sent.error?.message);
+        else
+            counts.refused++;
         await waitForReady();
         continue;
     }
@@ -349,6 +362,7 @@ while (Date.now() < deadline && serverExit == null) {
                             savedReplies.delete(messageId);
                 });
 }
+const serveCounts = traffic == null ? null : await traffic.stop();
 clearInterval(sampler);
 samples.push({t: Math.round((Date.now() - began) / 1000), server: serverSample(), engine: processSample(enginePid)});
 if (values.snapshots)
@@ -375,6 +389,8 @@ const invalidFiles = readdirSync(conversationsDir).filter((name) => name.endsWit
 eventStream.destroy();
 server.kill("SIGTERM");
 await new Promise((resolve) => server.once("exit", resolve));
+// web mode has stopped: its engine's server must have removed its KV state folder
+const leftOverKv = kvStateOnDisk(tmpDir);
 
 /** Mean of a metric over the second quarter and the last quarter of the run: a leak shows as growth between them. */
 function drift(pick) {
@@ -390,12 +406,13 @@ function drift(pick) {
 
 const result = {
     startedAt: new Date(began).toISOString(), minutes, seed: Number(values.seed), machine: `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.release()}`,
-    counts, errorSamples, lostReplies: lost, invalidConversationFiles: invalidFiles, serverExitedEarly: exitedEarly, serverStillAnswered: stillAnswers,
+    counts, serve: serveCounts, kvStateLeftAfterStop: leftOverKv, errorSamples, lostReplies: lost, invalidConversationFiles: invalidFiles, serverExitedEarly: exitedEarly, serverStillAnswered: stillAnswers,
     drift: {
         serverRssMiB: drift((sample) => sample.server?.rssMiB), serverFds: drift((sample) => sample.server?.fds),
         serverHeapAfterFullGcMiB: drift((sample) => sample.server?.heapAfterFullGcMiB),
         serverBrkMiB: drift((sample) => sample.server?.rssByKind?.brk), serverAnonMiB: drift((sample) => sample.server?.rssByKind?.anon),
-        engineRssMiB: drift((sample) => sample.engine?.rssMiB), engineFds: drift((sample) => sample.engine?.fds)
+        engineRssMiB: drift((sample) => sample.engine?.rssMiB), engineFds: drift((sample) => sample.engine?.fds),
+        kvStateMiB: drift((sample) => sample.kvStateMiB)
     },
     samples, fullGcs
 };
@@ -409,13 +426,19 @@ const summary = [
     `with restart, ${counts.reloads} model reloads, ${counts.hostile} hostile requests, ${counts.refused} sends refused while the engine was down, ${counts.errors} errors.`, "",
     `Nothing lost: ${lost.length === 0 ? "yes" : `NO — ${lost.length} saved replies missing`}; conversation files valid JSON: ` +
     `${invalidFiles.length === 0 ? "all" : `NO — ${invalidFiles.join(", ")}`}; server ${exitedEarly == null && stillAnswers ? "stayed up and answered at the end" : "DIED or stopped answering"}.`, "",
+    ...(serveCounts == null ? [] : [
+        `API traffic (--serve): ${serveCounts.apiSent} conversation requests and ${serveCounts.hostile} hostile ones (${serveCounts.bursts} bursts of 70); ` +
+        `answers by status ${JSON.stringify(serveCounts.byStatus)}; ${serveCounts.unavailable} while the engine was down; the slowest refusal of a 3 MB body ` +
+        `${serveCounts.oversizeMaxMs} ms. KV state on disk at most ${(serveCounts.tempMaxBytes / 2 ** 20).toFixed(1)} MiB in ${serveCounts.tempMaxFolders} folder(s); ` +
+        `after stopping: ${leftOverKv.folders === 0 ? "none left" : `NO — ${leftOverKv.folders} folder(s), ${leftOverKv.bytes} bytes left`}.`, ""]),
     "Mean over the run's second quarter → its last quarter (a leak shows as steady growth):", "",
     "| metric | second quarter → last quarter |", "|---|---|",
     row("server RSS (MiB)", result.drift.serverRssMiB), row("server open descriptors", result.drift.serverFds),
     row("server RSS in malloc's main heap, [heap] (MiB)", result.drift.serverBrkMiB),
     row("server RSS in anonymous mappings (MiB)", result.drift.serverAnonMiB),
     ...(values.heap ? [row("server V8 heap after full GC (MiB)", result.drift.serverHeapAfterFullGcMiB)] : []),
-    row("engine RSS (MiB)", result.drift.engineRssMiB), row("engine open descriptors", result.drift.engineFds), ""
+    row("engine RSS (MiB)", result.drift.engineRssMiB), row("engine open descriptors", result.drift.engineFds),
+    ...(serveCounts == null ? [] : [row("KV state files on disk (MiB)", result.drift.kvStateMiB)]), ""
 ].join("\n");
 writeFileSync(path.join(outDir, "soak.md"), summary);
 if (snapshots.length === 2 && snapshots.every((file) => file != null)) {
@@ -423,4 +446,5 @@ if (snapshots.length === 2 && snapshots.every((file) => file != null)) {
     writeFileSync(path.join(outDir, "heap-diff.md"), heapDiff(snapshots[0], snapshots[1]));
 }
 process.stdout.write(summary + `\nwrote ${path.join(outDir, "soak.json")} and soak.md\n`);
-process.exit(lost.length === 0 && invalidFiles.length === 0 && exitedEarly == null && stillAnswers ? 0 : 1);
+const kvClean = serveCounts == null || leftOverKv.folders === 0;
+process.exit(lost.length === 0 && invalidFiles.length === 0 && exitedEarly == null && stillAnswers && kvClean ? 0 : 1);
