@@ -61,6 +61,7 @@ const server = spawn(process.execPath, [...heapFlags, path.join(root, "dist/elec
 });
 let log = "";
 let enginePid = null;
+const crashLogs = [];
 let heapAfterFullGcMiB = null;
 const fullGcs = []; // every mark-compact the server reported // from --trace-gc: "Mark-Compact 5.1 (7.3) -> 4.8 (7.8) MB"
 const onOutput = (chunk) => {
@@ -71,7 +72,10 @@ const onOutput = (chunk) => {
         heapAfterFullGcMiB = Number(match[5]);
         fullGcs.push({ms: Number(match[1]), kind: match[2].trim(), beforeMiB: Number(match[3]), afterMiB: heapAfterFullGcMiB});
     }
-    log = (log + text.replace(/^\[\d+:0x[0-9a-f]+\].*\n?/gm, "")).slice(-20_000);
+    log = (log + text.replace(/^\[\d+:0x[0-9a-f]+\].*\n?/gm, "")).slice(-200_000);
+    // an engine that died of anything but the soak's own SIGKILL: keep the output before it (capped) to read why
+    if (/killed by SIG(?!KILL)|GGML_ASSERT|Assertion/.test(text) && crashLogs.length < 5)
+        crashLogs.push(log.slice(-15_000));
     for (const match of text.matchAll(/engine started pid=(\d+)/g))
         enginePid = Number(match[1]);
 };
@@ -282,7 +286,7 @@ const HOSTILE = [
 ];
 
 await waitForReady();
-const traffic = values.serve ? await startServeTraffic({call, tmpDir, random, noteError, sleep}) : null;
+const traffic = values.serve ? startServeTraffic({call, tmpDir, random, noteError, sleep}) : null;
 const deadline = began + minutes * 60_000;
 while (Date.now() < deadline && serverExit == null) {
     round++;
@@ -427,7 +431,7 @@ const summary = [
     `Nothing lost: ${lost.length === 0 ? "yes" : `NO — ${lost.length} saved replies missing`}; conversation files valid JSON: ` +
     `${invalidFiles.length === 0 ? "all" : `NO — ${invalidFiles.join(", ")}`}; server ${exitedEarly == null && stillAnswers ? "stayed up and answered at the end" : "DIED or stopped answering"}.`, "",
     ...(serveCounts == null ? [] : [
-        `API traffic (--serve): ${serveCounts.apiSent} conversation requests and ${serveCounts.hostile} hostile ones (${serveCounts.bursts} bursts of 70); ` +
+        `API traffic (--serve): the server first served ${serveCounts.firstServingAfterMs == null ? "NEVER" : `${(serveCounts.firstServingAfterMs / 1000).toFixed(1)} s after it was turned on`}; ${serveCounts.apiSent} conversation requests and ${serveCounts.hostile} hostile ones (${serveCounts.bursts} bursts of 70); ` +
         `answers by status ${JSON.stringify(serveCounts.byStatus)}; ${serveCounts.unavailable} while the engine was down; the slowest refusal of a 3 MB body ` +
         `${serveCounts.oversizeMaxMs} ms. KV state on disk at most ${(serveCounts.tempMaxBytes / 2 ** 20).toFixed(1)} MiB in ${serveCounts.tempMaxFolders} folder(s); ` +
         `after stopping: ${leftOverKv.folders === 0 ? "none left" : `NO — ${leftOverKv.folders} folder(s), ${leftOverKv.bytes} bytes left`}.`, ""]),
@@ -441,6 +445,8 @@ const summary = [
     ...(serveCounts == null ? [] : [row("KV state files on disk (MiB)", result.drift.kvStateMiB)]), ""
 ].join("\n");
 writeFileSync(path.join(outDir, "soak.md"), summary);
+// the server's and engine's last output, to read what went wrong when something did
+writeFileSync(path.join(outDir, "server-log-tail.txt"), [...crashLogs.map((text, index) => `=== engine crash ${index + 1} ===\n${text}`), "=== the end ===", log].join("\n"));
 if (snapshots.length === 2 && snapshots.every((file) => file != null)) {
     const {heapDiff} = await import("./heapDiff.mjs");
     writeFileSync(path.join(outDir, "heap-diff.md"), heapDiff(snapshots[0], snapshots[1]));

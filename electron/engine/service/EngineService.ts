@@ -42,7 +42,8 @@ type Loaded = {placed: PlacedModel; state: LoadedModelState; predictRequest?: Re
 /** Everything the engine process does, one model at a time. Owned by engineMain; callable directly in tests. */
 export class EngineService {
     private loaded: Loaded | null = null;
-    private readonly streams = new Map<string, AbortController>();
+    /** Replies being written, by stream id: how to stop each, and when it has really stopped using the context. */
+    private readonly streams = new Map<string, {controller: AbortController; settled: Promise<unknown>}>();
     private readonly inspected = new Map<string, InspectedModel>();
     /** Running auto-offloads by task id, for {@link cancelTask}. */
     private readonly tasks = new Map<string, AbortController>();
@@ -180,8 +181,7 @@ export class EngineService {
     }
 
     private async unloadNow(): Promise<void> {
-        for (const controller of this.streams.values())
-            controller.abort();
+        await this.stopReplies();
         await this.closeServer();
         const loaded = this.loaded;
         this.loaded = null;
@@ -198,8 +198,7 @@ export class EngineService {
             const loaded = this.loaded;
             if (loaded == null)
                 throw new TensorwiseError("no-model", "no model is loaded: load one, and the server starts serving it");
-            for (const controller of this.streams.values())
-                controller.abort();
+            await this.stopReplies();
             await this.closeServer();
             await this.reopenContext(loaded, request.parallel);
             try {
@@ -246,6 +245,17 @@ export class EngineService {
         }
     }
 
+    /**
+     * Stops every reply being written and waits until each has left its sequence: an aborted generation still finishes
+     * the batch it is evaluating, and disposing the context (or the model) under it crashes the engine (SIGSEGV).
+     */
+    private async stopReplies(): Promise<void> {
+        const replies = [...this.streams.values()];
+        for (const reply of replies)
+            reply.controller.abort();
+        await Promise.allSettled(replies.map((reply) => reply.settled));
+    }
+
     private exclusive<T>(work: () => Promise<T>): Promise<T> {
         const run = this.lifecycle.catch(() => undefined).then(work);
         this.lifecycle = run;
@@ -259,13 +269,14 @@ export class EngineService {
         if (loaded == null)
             throw new TensorwiseError("no-model", "no model is loaded: load one first");
         const controller = new AbortController();
-        this.streams.set(request.streamId, controller);
+        const {streamId: _streamId, conversationId, ...options} = request;
+        // while the server is on, the app's reply shares its sequences and scheduler with the API clients
+        const writing = this.serving != null
+            ? scheduledChatReply(this.serving.server, loaded.placed.model, {...options, conversationId, signal: controller.signal, onText: onDelta})
+            : streamChatReply(loaded.placed, {...options, signal: controller.signal, onText: onDelta, onPromptProgress});
+        this.streams.set(request.streamId, {controller, settled: writing});
         try {
-            const {streamId: _streamId, conversationId, ...options} = request;
-            // while the server is on, the app's reply shares its sequences and scheduler with the API clients
-            const reply = this.serving != null
-                ? await scheduledChatReply(this.serving.server, loaded.placed.model, {...options, conversationId, signal: controller.signal, onText: onDelta})
-                : await streamChatReply(loaded.placed, {...options, signal: controller.signal, onText: onDelta, onPromptProgress});
+            const reply = await writing;
             if (loaded.predictRequest == null)
                 return reply;
             // priced by the tokens this reply really evaluated and generated, not the planning workload
@@ -277,7 +288,7 @@ export class EngineService {
     }
 
     stop(streamId: string): void {
-        this.streams.get(streamId)?.abort();
+        this.streams.get(streamId)?.controller.abort();
     }
 
     /** Unloads the chat model and runs a benchmark (see {@link runBenchJob}); one at a time. */
