@@ -146,9 +146,10 @@ export class ConversationKvStore {
         const held = this.resident.get(slot.index);
         if (key != null && held === key)
             return {path: "resident", decision: null, restoreMs: 0, evicted: null};
-        const evicted = held != null ? await this.evict(slot, held) : null;
-        this.resident.delete(slot.index);
         const conversation = key != null ? this.conversations.get(key) : undefined;
+        // the incoming conversation's own file is about to be read: never dropped to make room for the outgoing one's
+        const evicted = held != null ? await this.evict(slot, held, conversation) : null;
+        this.resident.delete(slot.index);
         if (conversation?.pending == null || conversation.slot != null) {
             await slot.sequence.clearHistory();
             return {path: "new", decision: null, restoreMs: 0, evicted};
@@ -178,7 +179,7 @@ export class ConversationKvStore {
         await rm(this.folder, {recursive: true, force: true});
     }
 
-    private async evict(slot: KvSlot, key: string): Promise<KvPreparation["evicted"]> {
+    private async evict(slot: KvSlot, key: string, incoming: Conversation | undefined): Promise<KvPreparation["evicted"]> {
         const conversation = this.conversations.get(key);
         if (conversation == null || conversation.slot !== slot)
             return null;
@@ -187,16 +188,17 @@ export class ConversationKvStore {
         const pending: Pending = {prediction, path: prediction.path, fallback: null, file: null, fileBytes: 0, swapOutMs: null, stateBytes: null};
         conversation.pending = pending;
         if (prediction.path === "swap" || this.options.measureBoth)
-            await this.swapOut(slot, conversation, pending);
+            await this.swapOut(slot, conversation, pending, incoming);
         if (pending.path === "swap" && pending.file == null)
             pending.path = "recompute";
         return {conversation: key, path: pending.path, swapOutMs: pending.swapOutMs};
     }
 
     /** Saves the slot's state for `conversation` when the budget allows (making room first); records why not otherwise. */
-    private async swapOut(slot: KvSlot, conversation: Conversation, pending: Pending): Promise<void> {
+    private async swapOut(slot: KvSlot, conversation: Conversation, pending: Pending, incoming: Conversation | undefined): Promise<void> {
         const wanted = pending.prediction.stateBytes;
-        if (wanted > this.diskBudgetBytes || !this.makeRoom(wanted, conversation)) {
+        const keep = [conversation, incoming];
+        if (wanted > this.diskBudgetBytes || !this.makeRoom(wanted, keep)) {
             if (pending.path === "swap")
                 pending.fallback = "disk-budget";
             return;
@@ -211,7 +213,7 @@ export class ConversationKvStore {
             pending.fileBytes = fileSize;
             this.diskBytes += fileSize;
             // the prediction may have been short: older files make room, or this one goes
-            if (this.diskBytes > this.diskBudgetBytes && !this.makeRoom(0, conversation))
+            if (this.diskBytes > this.diskBudgetBytes && !this.makeRoom(0, keep))
                 this.dropFile(conversation, "disk-budget");
         } catch (error) {
             // node-llama-cpp reports a failed llama_state_seq_save_file without an errno: whatever failed, the state is
@@ -224,14 +226,14 @@ export class ConversationKvStore {
     }
 
     /**
-     * Drops the least recently used state files (never `keep`'s) until `bytes` more fit the budget; `false` when they
-     * cannot.
+     * Drops the least recently used state files (never those of `keep`) until `bytes` more fit the budget; `false`
+     * when they cannot.
      */
-    private makeRoom(bytes: number, keep: Conversation): boolean {
+    private makeRoom(bytes: number, keep: readonly (Conversation | undefined)[]): boolean {
         for (const conversation of this.conversations.values()) {
             if (this.diskBytes + bytes <= this.diskBudgetBytes)
                 break;
-            if (conversation !== keep)
+            if (!keep.includes(conversation))
                 this.dropFile(conversation, "disk-budget");
         }
         return this.diskBytes + bytes <= this.diskBudgetBytes;
@@ -258,6 +260,10 @@ export class ConversationKvStore {
         const swapIn = async (): Promise<number | null> => {
             const started = performance.now();
             try {
+                // emptied first: node-llama-cpp forgets the sequence's tokens before reading the file, so after a failed
+                // read (a missing file) its clearHistory would not erase the KV cells still there; a read failing part
+                // way is cleared by llama.cpp itself (llama_kv_cache::state_read_sinfo)
+                await sequence.clearHistory();
                 await sequence.loadStateFromFile(pending.file!, {acceptRisk: true});
                 return performance.now() - started;
             } catch (error) {
