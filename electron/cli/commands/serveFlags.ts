@@ -87,7 +87,6 @@ export function serveApiKeys(io: CliIo, values: Record<string, FlagValue>, env: 
             throw new UsageError(`--api-key-file ${file} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
         }
         add(parseKeys(text, `--api-key-file ${file}`), "--api-key-file");
-        // eslint-disable-next-line no-bitwise -- the group/other permission bits of the file's mode
         if (process.platform !== "win32" && (statSync(file).mode & 0o077) !== 0)
             io.err(`warning: ${file} can be read by other users of this machine; chmod 600 it`);
     }
