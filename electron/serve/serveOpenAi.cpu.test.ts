@@ -66,7 +66,7 @@ describe("tensorwise serve flags (no model needed)", () => {
         const err: string[] = [];
         const code = await main(["serve", "missing.gguf", "--host", "0.0.0.0"], {out: () => {}, err: (line) => err.push(line)});
         expect(code).toBe(2);
-        expect(err.join("\n")).toMatch(/Binding to 0\.0\.0\.0 lets other machines use this model: give an --api-key/);
+        expect(err.join("\n")).toMatch(/Binding to 0\.0\.0\.0 lets other machines use this model: give API keys that clients must send \(--api-key-file or TENSORWISE_API_KEY\)/);
     });
 
     it("takes API keys from a file and TENSORWISE_API_KEY, refuses bad ones in a sentence, and warns that --api-key shows in ps", async () => {
