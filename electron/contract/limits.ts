@@ -56,6 +56,11 @@ export const LIMITS = {
     parallel: {label: "parallel sequence count", integer: true, min: 1, max: 64},
     queueLength: {label: "queue length", integer: true, min: 0, max: 4096},
     requestTimeoutSeconds: {label: "request time limit", integer: true, min: 1, max: 86_400, unit: "seconds"},
+    /** Disk the swapped-out KV state files may take: MiB (0: never swap, always recompute), or a share of free space. */
+    kvDiskBudgetMiB: {label: "KV state disk budget", integer: true, min: 0, max: 16_777_216, unit: "MiB"},
+    kvDiskBudgetPercent: {label: "KV state disk budget", integer: false, min: 0, max: 90, unit: "% of free space"},
+    /** Messages in one OpenAI-compatible chat request (counted before anything is tokenized). */
+    chatMessages: {label: "number of messages", integer: true, min: 1, max: 4096},
     /** Sampling, in the app and in OpenAI-compatible requests (llama.cpp's `--top-k`, `--top-p`, `--min-p`, `--repeat-penalty`). */
     topK: {label: "top-k", integer: true, min: 0, max: 1_048_576},
     topP: {label: "top-p", integer: false, min: 0, max: 1},

@@ -15,6 +15,11 @@ export type ServerSettings = {
     requireKey: boolean;
     /** Parallel sequences (each with the loaded context size of KV cache). Defaults to 4. */
     parallel: number;
+    /**
+     * Disk the swapped-out KV state files of conversations beyond the sequences may take, MiB (0: never swap, always
+     * recompute). Defaults to `null`: 10% of the temp folder's free space when the server starts.
+     */
+    kvDiskBudgetMiB: number | null;
 };
 
 /** Where the server is: `waiting-for-model` while it is on but no model is loaded (or the engine is busy). */
@@ -71,7 +76,8 @@ export const DEFAULT_SERVER_SETTINGS: Readonly<ServerSettings> = Object.freeze({
     port: 8080,
     bindAddress: "127.0.0.1",
     requireKey: true,
-    parallel: 4
+    parallel: 4,
+    kvDiskBudgetMiB: null
 });
 
 /** Whether `host` is a loopback address, reachable only from this machine. */

@@ -172,4 +172,12 @@ describe("checkRequest: every request is checked at the trust boundary", () => {
         expect(rejects("server.set", with_(base, "enabled", "yes"))).toMatch(/"enabled" must be true or false/);
         expect(rejects("server.set", with_(base, "apiKey", "mine"))).toMatch(/unknown fields/);
     });
+
+    it("server.set: the KV state disk budget is whole MiB within the bounds table, or null for the default share of free space", () => {
+        expect(checkRequest("server.set", {kvDiskBudgetMiB: 512})).toEqual({kvDiskBudgetMiB: 512});
+        expect(checkRequest("server.set", {kvDiskBudgetMiB: 0})).toEqual({kvDiskBudgetMiB: 0});
+        expect(checkRequest("server.set", {kvDiskBudgetMiB: null})).toEqual({kvDiskBudgetMiB: null});
+        for (const bad of [-1, 1.5, "512", 1e12, Number.NaN, true, [512]])
+            expect(rejects("server.set", {kvDiskBudgetMiB: bad}), String(bad)).toMatch(/"kvDiskBudgetMiB"/);
+    });
 });

@@ -164,7 +164,7 @@ function chatSettings(value: unknown): ChatSettings {
 
 /** A change to the server's settings: each field optional, the port and parallel sequences within their limits. */
 function serverChange(arg: unknown): ServerChange {
-    const fields = object(arg, ["enabled", "port", "bindAddress", "requireKey", "parallel", "regenerateKey"]);
+    const fields = object(arg, ["enabled", "port", "bindAddress", "requireKey", "parallel", "kvDiskBudgetMiB", "regenerateKey"]);
     const change: ServerChange = {};
     for (const key of ["enabled", "requireKey", "regenerateKey"] as const) {
         const value = boolean(fields, key);
@@ -175,6 +175,9 @@ function serverChange(arg: unknown): ServerChange {
         change.port = number(fields, "port", "port");
     if (fields.parallel != null)
         change.parallel = number(fields, "parallel", "parallel");
+    // null: back to the default share of free space
+    if (fields.kvDiskBudgetMiB !== undefined)
+        change.kvDiskBudgetMiB = fields.kvDiskBudgetMiB === null ? null : number(fields, "kvDiskBudgetMiB", "kvDiskBudgetMiB");
     if (fields.bindAddress != null) {
         const address = string(fields, "bindAddress", TEXT_LIMITS.host);
         if (address !== "localhost" && isIP(address) === 0)

@@ -14,9 +14,14 @@ export type ScheduledJob<Slot = unknown> = {
     signal?: AbortSignal;
     /** Which free slot it would rather have (highest score wins, the longest-free on a tie). Defaults to any. */
     affinity?: (slot: Slot) => number;
+    /**
+     * The app's own chat: never refused for a full queue (it does not count against the queue length) and admitted to
+     * the next free slot ahead of every other waiting request. Defaults to `false`.
+     */
+    priority?: boolean;
 };
 
-type Waiting<Slot> = WaitingRequest & {affinity?: (slot: Slot) => number; admit(slot: number): void};
+type Waiting<Slot> = WaitingRequest & {affinity?: (slot: Slot) => number; priority: boolean; admit(slot: number): void};
 
 /** Retry-After is clamped to this range, in seconds. */
 const RETRY_AFTER_SECONDS = {min: 1, max: 600} as const;
@@ -25,8 +30,9 @@ const SERVICE_TIME_SMOOTHING = 0.2;
 
 /**
  * Hands out a fixed set of slots (the sequences of one context) to requests: a free slot is taken at once; otherwise
- * the request waits in a bounded queue and, whenever a slot frees, the policy picks who gets it. Admission only: a
- * running request keeps its slot until it ends, so a policy decides order, not preemption.
+ * the request waits in a bounded queue and, whenever a slot frees, the policy picks who gets it (among the priority
+ * jobs first, when any wait). Admission only: a running request keeps its slot until it ends, so a policy decides
+ * order, not preemption.
  */
 export class SequenceScheduler<Slot> {
     private readonly free: number[];
@@ -66,7 +72,7 @@ export class SequenceScheduler<Slot> {
     async run<T>(job: ScheduledJob<Slot>, work: (slot: Slot, waitedMs: number) => Promise<T>): Promise<T> {
         const now = this.now();
         job.signal?.throwIfAborted();
-        const slotIndex = this.free.length > 0 && this.waiting.length === 0
+        const slotIndex = this.free.length > 0 && (this.waiting.length === 0 || job.priority === true)
             ? this.takeFree(job.affinity)
             : await this.enqueue(job, now);
         const admitted = this.now();
@@ -80,7 +86,7 @@ export class SequenceScheduler<Slot> {
     }
 
     private enqueue(job: ScheduledJob<Slot>, arrivalMs: number): Promise<number> {
-        if (this.waiting.length >= this.options.queueLength)
+        if (job.priority !== true && this.waiting.filter((entry) => !entry.priority).length >= this.options.queueLength)
             throw new QueueFullError(this.retryAfterSeconds(), this.options.queueLength);
         return new Promise<number>((resolve, reject) => {
             const onAbort = () => {
@@ -90,7 +96,7 @@ export class SequenceScheduler<Slot> {
                 reject(job.signal?.reason);
             };
             const entry: Waiting<Slot> = {
-                arrivalMs, promptTokens: job.promptTokens, generatedTokens: 0, affinity: job.affinity,
+                arrivalMs, promptTokens: job.promptTokens, generatedTokens: 0, affinity: job.affinity, priority: job.priority === true,
                 admit: (slot) => {
                     job.signal?.removeEventListener("abort", onAbort);
                     resolve(slot);
@@ -104,8 +110,10 @@ export class SequenceScheduler<Slot> {
     /** Gives free slots to waiting requests, in the policy's order. */
     private dispatch(): void {
         while (this.free.length > 0 && this.waiting.length > 0) {
-            const index = this.options.policy.pick(this.waiting, this.now());
-            const [entry] = this.waiting.splice(index, 1);
+            const first = this.waiting.filter((entry) => entry.priority);
+            const candidates = first.length > 0 ? first : this.waiting;
+            const chosen = candidates[this.options.policy.pick(candidates, this.now())]!;
+            const [entry] = this.waiting.splice(this.waiting.indexOf(chosen), 1);
             entry!.admit(this.takeFree(entry!.affinity));
         }
     }

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type {LlamaContextSequence, Token} from "node-llama-cpp";
 import {fitLinearCost, type KvCostModel} from "./KvCostModel.js";
+import {KV_FOLDER_PREFIX} from "./kvStateFolder.js";
 
 /** Calibration prompt lengths, as shares of the longest one. */
 const LENGTH_SHARES = [1 / 8, 1 / 2, 1] as const;
@@ -39,7 +40,7 @@ Promise<{model: KvCostModel; points: KvCalibrationPoint[]}> {
     const longest = Math.max(8, Math.min(options.maxTokens ?? DEFAULT_CALIBRATION_TOKENS, sequence.contextSize - 1));
     const lengths = [...new Set(LENGTH_SHARES.map((share) => Math.max(4, Math.round(longest * share))))];
     const tokens = fillerTokens(sequence, longest);
-    const folder = await mkdtemp(path.join(options.dir ?? os.tmpdir(), "tensorwise-kv-calibrate-"));
+    const folder = await mkdtemp(path.join(options.dir ?? os.tmpdir(), `${KV_FOLDER_PREFIX}${process.pid}-calibrate-`));
     const points: KvCalibrationPoint[] = [];
     try {
         // a first untimed round warms the graph allocation and the file system

@@ -3,7 +3,7 @@
  * `usage` and our engine-side `timings`.
  */
 import type {GenerationTiming} from "../contract/timing.js";
-import type {KvPreparation} from "./ConversationKvStore.js";
+import type {KvFallback, KvPreparation} from "./ConversationKvStore.js";
 
 export type Usage = {prompt_tokens: number; completion_tokens: number; total_tokens: number};
 
@@ -23,10 +23,12 @@ export type Timings = {
 };
 
 /**
- * `path`: `resident` (still in the sequence), `new` (nothing to restore), `swap` (its saved state was loaded) or
- * `recompute` (its tokens were evaluated again). For `swap`/`recompute`, the decision made when it left its sequence:
- * predicted and measured ms of both ways (measured: the chosen one; both in the server's benchmark mode). `evicted`: the
- * conversation this request moved out of the sequence, and what saving it took (`null` when recomputed later).
+ * `path`: `resident` (still in the sequence), `new` (nothing to restore: the sequence starts empty), `swap` (its saved
+ * state was loaded) or `recompute` (its tokens were evaluated again). For `swap`/`recompute`, the decision made when it
+ * left its sequence: predicted and measured ms of both ways (measured: the chosen one; both in the server's benchmark
+ * mode), and `fallback` when a predicted swap was recomputed (`disk-budget`: its state file did not fit the disk
+ * budget; `disk-error`: writing or reading it failed). Only this request's own conversation is described: which
+ * conversation it displaced, if any, goes to the server's log, never to a client.
  */
 export type KvTimings = {
     conversation: string | null;
@@ -36,7 +38,7 @@ export type KvTimings = {
     state_bytes: number | null;
     predicted: {swap_out_ms: number; swap_in_ms: number; swap_ms: number; recompute_ms: number} | null;
     measured: {swap_out_ms: number | null; swap_in_ms: number | null; swap_ms: number | null; recompute_ms: number | null} | null;
-    evicted: {conversation: string; path: "swap" | "recompute"; swap_out_ms: number | null} | null;
+    fallback: KvFallback | null;
 };
 
 /** What a finished generation reports. */
@@ -77,7 +79,7 @@ function kvTimingsOf(conversation: string | null, kv: KvPreparation): KvTimings 
             swap_out_ms: round(decision.measured.swapOutMs), swap_in_ms: round(decision.measured.swapInMs),
             swap_ms: round(decision.measured.swapMs), recompute_ms: round(decision.measured.recomputeMs)
         },
-        evicted: kv.evicted == null ? null : {conversation: kv.evicted.conversation, path: kv.evicted.path, swap_out_ms: round(kv.evicted.swapOutMs)}
+        fallback: decision?.fallback ?? null
     };
 }
 

@@ -40,6 +40,9 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
     const messages = object.messages;
     if (!Array.isArray(messages) || messages.length === 0)
         throw OpenAiError.badRequest("`messages` must be a non-empty array of {role, content} objects.", "messages");
+    const count = checkLimit("chatMessages", messages.length);
+    if (!count.ok)
+        throw OpenAiError.badRequest(`\`messages\`: ${count.message}`, "messages");
     const parsed = messages.map((message, index) => parseMessage(message, index));
     if (parsed.at(-1)?.role !== "user")
         throw OpenAiError.badRequest("The last message must have the role \"user\" (this server answers the user's latest message).", "messages");

@@ -1,14 +1,17 @@
 /**
- * The app's own chat reply while the OpenAI-compatible server is on: it waits in the server's scheduler like any API
- * request (so a chat and API clients share the sequences by the same policy), runs on whichever sequence it is given,
- * and gets its conversation's KV cache back by swap or recompute (ConversationKvStore.ts) when another conversation
- * took that sequence. The TTFT it reports is measured from the request, so it includes the queue and the restore.
+ * The app's own chat reply while the OpenAI-compatible server is on: it goes through the server's scheduler with
+ * priority (never refused for a queue full of API requests, and given the next free sequence ahead of them), runs on
+ * whichever sequence it is given, and gets its conversation's KV cache back by swap or recompute
+ * (ConversationKvStore.ts) when another conversation took that sequence. Its conversations are the app tenant's
+ * (conversationKey.ts): no API client can name them, and a sequence is cleared before it changes hands, so no prefix is
+ * shared with API clients either way. The TTFT it reports is measured from the request, so it includes the queue and
+ * the restore.
  */
-import {createHash} from "node:crypto";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 import {TokenClock} from "../engine/runtime/generationTiming.js";
 import type {ChatReply, ChatReplyOptions} from "../engine/runtime/streamChatReply.js";
 import type {ChatMessage} from "./parseGenerationRequest.js";
+import {APP_TENANT, namedConversationKey} from "./conversationKey.js";
 import {chatPromptTokens} from "./ServeSlot.js";
 import type {OpenAiServer} from "./serveOpenAi.js";
 
@@ -17,9 +20,9 @@ const DEFAULT_MAX_TOKENS = 512;
 /** The app's default temperature, as streamChatReply.ts. */
 const DEFAULT_TEMPERATURE = 0.7;
 
-/** The key an app conversation's KV cache is kept under (never equal to an API conversation's: another prefix). */
+/** The key an app conversation's KV cache is kept under (the app's tenant: never an API client's). */
 export function appConversationKey(conversationId: string): string {
-    return createHash("sha256").update(`app\n${conversationId}`).digest("hex").slice(0, 16);
+    return namedConversationKey(APP_TENANT, conversationId);
 }
 
 /** One app reply through `server`'s scheduler; `conversationId` names whose KV cache to keep. */
@@ -47,7 +50,7 @@ export async function scheduledChatReply(server: OpenAiServer, model: Parameters
     try {
         if (signal?.aborted === true)
             return stopped(undefined);
-        return await server.scheduler.run({promptTokens, signal: controller.signal, affinity: server.kv.affinity(key)}, async (slot) => {
+        return await server.scheduler.run({promptTokens, signal: controller.signal, affinity: server.kv.affinity(key), priority: true}, async (slot) => {
             const prepared = await server.kv.prepare(slot, key);
             const restore = {path: prepared.path, ms: prepared.restoreMs};
             try {

@@ -3,8 +3,10 @@
  * `openai` client: stream and non-stream, four interleaved streams, cancel, 401 / 400 / 413 / 429, and the same greedy
  * reply as `tensorwise chat`.
  */
-import {spawn, type ChildProcess} from "node:child_process";
+import {execFileSync, spawn, type ChildProcess} from "node:child_process";
 import {existsSync} from "node:fs";
+import {chmod, mkdtemp, writeFile} from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import OpenAI from "openai";
@@ -27,9 +29,12 @@ const API_KEY = "test-key-0123456789";
 const PARALLEL = 4;
 const QUEUE = 2;
 
+/** A second client's key, given through the environment. */
+const OTHER_KEY = "other-client-key-9876543210";
+
 /** Runs the built CLI; resolves once it prints its URL. */
-function startServe(args: string[]): Promise<{child: ChildProcess; url: string; log: string[]}> {
-    const child = spawn(process.execPath, [cli, "serve", ...args], {stdio: ["ignore", "pipe", "pipe"]});
+function startServe(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{child: ChildProcess; url: string; log: string[]}> {
+    const child = spawn(process.execPath, [cli, "serve", ...args], {stdio: ["ignore", "pipe", "pipe"], env});
     const log: string[] = [];
     return new Promise((resolve, reject) => {
         let out = "";
@@ -61,7 +66,43 @@ describe("tensorwise serve flags (no model needed)", () => {
         const err: string[] = [];
         const code = await main(["serve", "missing.gguf", "--host", "0.0.0.0"], {out: () => {}, err: (line) => err.push(line)});
         expect(code).toBe(2);
-        expect(err.join("\n")).toMatch(/Binding to 0\.0\.0\.0 lets other machines use this model: give an --api-key/);
+        expect(err.join("\n")).toMatch(/Binding to 0\.0\.0\.0 lets other machines use this model: give API keys that clients must send \(--api-key-file or TENSORWISE_API_KEY\)/);
+    });
+
+    it("takes API keys from a file and TENSORWISE_API_KEY, refuses bad ones in a sentence, and warns that --api-key shows in ps", async () => {
+        const dir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-keys-"));
+        const run = async (args: string[], env: Record<string, string> = {}) => {
+            const err: string[] = [];
+            const saved = process.env.TENSORWISE_API_KEY;
+            Object.assign(process.env, env);
+            try {
+                const code = await main(["serve", path.join(dir, "missing.gguf"), ...args], {out: () => {}, err: (line) => err.push(line)});
+                return {code, err: err.join("\n")};
+            } finally {
+                if (saved == null)
+                    delete process.env.TENSORWISE_API_KEY;
+                else
+                    process.env.TENSORWISE_API_KEY = saved;
+            }
+        };
+        const file = async (name: string, text: string) => {
+            await writeFile(path.join(dir, name), text, {mode: 0o600});
+            return path.join(dir, name);
+        };
+        expect(await run(["--api-key-file", await file("empty", "# nothing here\n\n")])).toMatchObject({code: 2, err: expect.stringMatching(/holds no API key/)});
+        expect(await run(["--api-key-file", await file("twice", "k1\nk1\n")])).toMatchObject({code: 2, err: expect.stringMatching(/line 2: this API key is listed twice/)});
+        expect(await run(["--api-key-file", await file("latin", "caf\u00e9\n")])).toMatchObject({code: 2, err: expect.stringMatching(/line 1: an API key must be 1 to 512 visible ASCII/)});
+        expect(await run(["--api-key-file", path.join(dir, "absent")])).toMatchObject({code: 2, err: expect.stringMatching(/cannot be read: ENOENT/)});
+        expect(await run([], {TENSORWISE_API_KEY: "   "})).toMatchObject({code: 2, err: expect.stringMatching(/TENSORWISE_API_KEY holds no API key/)});
+        expect(await run(["--api-key", "same"], {TENSORWISE_API_KEY: "same"})).toMatchObject({code: 2, err: expect.stringMatching(/--api-key repeats an API key/)});
+        // keys given: another address is allowed (the load then fails on the missing file, exit 1)
+        expect(await run(["--host", "0.0.0.0"], {TENSORWISE_API_KEY: "k1 k2"})).toMatchObject({code: 1});
+        const open = await file("open", "k3\n");
+        await chmod(open, 0o644);
+        expect((await run(["--api-key-file", open])).err).toMatch(/warning: .*open can be read by other users of this machine; chmod 600 it/);
+        expect((await run(["--api-key", "k4"])).err).toMatch(/warning: --api-key is visible to every user of this machine \(ps shows/);
+        expect(await run(["--kv-disk-budget", "95%"])).toMatchObject({code: 2, err: expect.stringMatching(/--kv-disk-budget must be MiB .* or a share of the free space/)});
+        expect(await run(["--kv-disk-budget", "lots"])).toMatchObject({code: 2, err: expect.stringMatching(/--kv-disk-budget must be/)});
     });
 
     it("refuses out-of-range numbers with the bounds table's sentences", async () => {
@@ -81,8 +122,10 @@ describe.skipIf(missing != null)("tensorwise serve with the openai client (CPU, 
 
     beforeAll(async () => {
         modelPath = await makeTestModel("serve-small", {preset: "small", type: "q8_0"});
+        const keyFile = path.join(await mkdtemp(path.join(os.tmpdir(), "tensorwise-keys-")), "keys.txt");
+        await writeFile(keyFile, `# one key a line\n${API_KEY}\n`, {mode: 0o600});
         server = await startServe([modelPath, "--gpu", "cpu", "--port", "0", "--parallel", String(PARALLEL), "--queue", String(QUEUE),
-            "--context", "1024", "--threads", "1", "--api-key", API_KEY, "--timeout", "60"]);
+            "--context", "1024", "--threads", "1", "--api-key-file", keyFile, "--timeout", "60"], {...process.env, TENSORWISE_API_KEY: OTHER_KEY});
         client = new OpenAI({baseURL: server.url, apiKey: API_KEY, maxRetries: 0});
     });
     afterAll(async () => {
@@ -182,9 +225,15 @@ describe.skipIf(missing != null)("tensorwise serve with the openai client (CPU, 
         expect(after.choices[0]!.finish_reason).toMatch(/^(stop|length)$/);
     });
 
-    it("answers a wrong API key with 401 in OpenAI's error shape", async () => {
+    it("answers a wrong API key with 401 in OpenAI's error shape, serves the key from the environment too, and shows no key in ps", async () => {
         const wrong = new OpenAI({baseURL: server.url, apiKey: "not-the-key", maxRetries: 0});
         await expect(wrong.models.list()).rejects.toMatchObject({status: 401, code: "invalid_api_key"});
+        const other = new OpenAI({baseURL: server.url, apiKey: OTHER_KEY, maxRetries: 0});
+        expect((await other.models.list()).data).toHaveLength(1);
+        const args = execFileSync("ps", ["-o", "args=", "-p", String(server.child.pid)], {encoding: "utf8"});
+        expect(args).toContain("serve");
+        expect(args).not.toContain(API_KEY);
+        expect(args).not.toContain(OTHER_KEY);
     });
 
     it("answers malformed and invalid bodies with 400 and an oversized one with 413, naming the field", async () => {

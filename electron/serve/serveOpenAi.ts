@@ -7,17 +7,20 @@
  * native crash from taking its window down, protects nothing here: the server has no window, and a crash of either
  * half ends the service anyway; in-process, every token reaches the socket without another IPC hop.
  *
- * Guards: 127.0.0.1 unless told otherwise, and then only with an API key (`Authorization: Bearer <key>`, compared in
- * constant time, 401 otherwise); without a key only `Host: 127.0.0.1|localhost|[::1]:<port>` is answered (a web page
- * that rebinds its DNS name to 127.0.0.1 gets 421); JSON bodies only (a cross-site form cannot post one without a
- * CORS preflight, which is never granted); bodies over {@link MAX_BODY_BYTES} get 413; every request has a time limit
+ * Guards: 127.0.0.1 unless told otherwise, and then only with API keys (apiKeys.ts: `Authorization: Bearer <key>`,
+ * compared in constant time, 401 otherwise); without keys only `Host: 127.0.0.1|localhost|[::1]:<port>` is answered (a
+ * web page that rebinds its DNS name to 127.0.0.1 gets 421); JSON bodies only (a cross-site form cannot post one
+ * without a CORS preflight, which is never granted); bodies over {@link MAX_BODY_BYTES} get 413, and a prompt whose
+ * bytes alone exceed the context is refused before it is tokenized (promptBound.ts); every request has a time limit
  * (504); a client that disconnects mid-stream stops its sequence; a full queue answers 429 with `Retry-After`.
  *
- * Conversations may outnumber the sequences: each request names its conversation (conversationKey.ts), prefers the
- * sequence still holding that conversation's KV cache, and otherwise gets it back by swap or recompute, whichever the
- * cost model (KvCostModel.ts, measured at start by calibrateKvCost.ts) predicts cheaper (ConversationKvStore.ts).
+ * Conversations may outnumber the sequences: each request names its conversation (conversationKey.ts, within its
+ * key's tenant), prefers the sequence still holding that conversation's KV cache, and otherwise gets it back by swap or
+ * recompute, whichever the cost model (KvCostModel.ts, measured at start by calibrateKvCost.ts) predicts cheaper
+ * (ConversationKvStore.ts). Nothing of one conversation is visible to another: a sequence changing hands is cleared
+ * first, and an answer's timings describe only its own conversation.
  */
-import {randomBytes, timingSafeEqual} from "node:crypto";
+import {randomBytes} from "node:crypto";
 import {isLoopbackHost, refuseOpenHost as refuseOpenHostFor, type ServedRequest} from "../contract/server.js";
 import http from "node:http";
 import type {AddressInfo} from "node:net";
@@ -33,7 +36,10 @@ import {QueueFullError, SequenceScheduler} from "./SequenceScheduler.js";
 import {chatPromptTokens, ServeSlot} from "./ServeSlot.js";
 import {calibrateKvCost} from "./calibrateKvCost.js";
 import {ConversationKvStore, type KvRestoreDecision} from "./ConversationKvStore.js";
-import {conversationKey, CONVERSATION_HEADER} from "./conversationKey.js";
+import {conversationKey, CONVERSATION_HEADER, OPEN_TENANT} from "./conversationKey.js";
+import {ApiKeyList} from "./apiKeys.js";
+import type {KvDiskBudget} from "./kvStateFolder.js";
+import {longestTokenBytes, minimumPromptTokens, refuseOverlongPrompt} from "./promptBound.js";
 import type {KvCostModel} from "./KvCostModel.js";
 import {SseWriter} from "./SseWriter.js";
 
@@ -44,12 +50,15 @@ export type OpenAiServerOptions = {
     placed: PlacedModel;
     /** The model's name in `/v1/models` and in every response (the file name, by default in the CLI). */
     modelId: string;
-    /** Defaults to `127.0.0.1`; any other address needs `apiKey`. */
+    /** Defaults to `127.0.0.1`; any other address needs `apiKeys`. */
     host?: string;
     /** Defaults to 0 (a free port; see the returned `port`). */
     port?: number;
-    /** Required as `Authorization: Bearer <key>` when set. */
-    apiKey?: string;
+    /**
+     * When not empty, every request must send one of them (`Authorization: Bearer <key>`); each key is its own tenant
+     * (one per client): conversations and KV caches are never shared between keys. Defaults to none.
+     */
+    apiKeys?: readonly string[];
     /** Requests that may wait while every sequence is busy. */
     queueLength: number;
     /** From arrival to the last token, waiting included. */
@@ -69,6 +78,8 @@ export type OpenAiServerOptions = {
         measureBoth?: boolean;
         /** Where state files go (a private folder is made inside). Defaults to the OS temp dir. */
         dir?: string;
+        /** Disk the state files may take. Defaults to kvStateFolder.ts's DEFAULT_KV_DISK_BUDGET. */
+        diskBudget?: KvDiskBudget;
         /** Called with every finished swap-vs-recompute decision (the decision log). */
         onDecision?: (decision: KvRestoreDecision) => void;
     };
@@ -95,13 +106,14 @@ class Stopped extends Error {
 }
 
 /** The sentence for a non-loopback address without a key (the CLI prints it before loading anything). */
-export function refuseOpenHost(host: string, apiKey: string | undefined): string | null {
-    return refuseOpenHostFor(host, apiKey != null && apiKey !== "", "give an --api-key that clients must send");
+export function refuseOpenHost(host: string, apiKeys: readonly string[]): string | null {
+    return refuseOpenHostFor(host, apiKeys.length > 0, "give API keys that clients must send (--api-key-file or TENSORWISE_API_KEY)");
 }
 
 export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiServer> {
     const host = options.host ?? "127.0.0.1";
-    const refused = refuseOpenHost(host, options.apiKey);
+    const keys = new ApiKeyList(options.apiKeys ?? []);
+    const refused = refuseOpenHost(host, options.apiKeys ?? []);
     if (refused != null)
         throw new Error(refused);
     const {placed} = options;
@@ -112,38 +124,30 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     const scheduler = new SequenceScheduler(slots, {policy: options.policy, queueLength: options.queueLength});
     const costModel = options.kv?.costModel
         ?? (await calibrateKvCost(slots[0]!.sequence, {maxTokens: options.kv?.calibrationTokens, dir: options.kv?.dir})).model;
+    const log = options.log ?? (() => {});
     const kv = await ConversationKvStore.create({
-        costModel, measureBoth: options.kv?.measureBoth, dir: options.kv?.dir,
+        costModel, measureBoth: options.kv?.measureBoth, dir: options.kv?.dir, diskBudget: options.kv?.diskBudget, log,
         onDecision: (decision) => {
             const {predicted, measured} = decision;
             const ms = (value: number | null) => value == null ? "—" : value.toFixed(1);
-            log(`kv ${decision.conversation}: ${predicted.path} of ${decision.tokens} tokens; predicted swap ${ms(predicted.swapMs)} ms / recompute ` +
-                `${ms(predicted.recomputeMs)} ms; measured swap ${ms(measured.swapMs)} ms / recompute ${ms(measured.recomputeMs)} ms`);
+            log(`kv ${decision.conversation}: ${decision.path} of ${decision.tokens} tokens${decision.fallback != null ? ` (${decision.fallback}, predicted ${predicted.path})` : ""}; ` +
+                `predicted swap ${ms(predicted.swapMs)} ms / recompute ${ms(predicted.recomputeMs)} ms; measured swap ${ms(measured.swapMs)} ms / recompute ${ms(measured.recomputeMs)} ms`);
             options.kv?.onDecision?.(decision);
         }
     });
-    const keyBytes = options.apiKey != null && options.apiKey !== "" ? Buffer.from(options.apiKey) : null;
+    const maxTokenBytes = longestTokenBytes(placed.model);
     const created = Math.floor(Date.now() / 1000);
-    const log = options.log ?? (() => {});
     let port = 0;
     const served = (request: http.IncomingMessage, status: number, outcome: string, details: Partial<ServedRequest> = {}) => options.onServed?.({
         at: new Date().toISOString(), path: (request.url ?? "/").split("?")[0]!.slice(0, 100), status, outcome,
         promptTokens: null, generatedTokens: null, queueMs: null, ttftMs: null, tpotMs: null, sequence: null, kv: null, ...details
     });
 
-    const authorized = (header: string | undefined): boolean => {
-        if (keyBytes == null)
-            return true;
-        const given = Buffer.from(/^Bearer (.+)$/.exec(header ?? "")?.[1] ?? "");
-        return given.length === keyBytes.length && timingSafeEqual(given, keyBytes);
-    };
-
     const route = async (request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
-        if (keyBytes == null && !isLoopbackHost(hostName(request.headers.host ?? "", port)))
+        if (keys.size === 0 && !isLoopbackHost(hostName(request.headers.host ?? "", port)))
             throw new OpenAiError(421, "This server answers only requests addressed to 127.0.0.1 or localhost.", "invalid_request_error", "bad_host");
-        if (!authorized(request.headers.authorization))
-            throw new OpenAiError(401, "Incorrect API key provided: send it as \"Authorization: Bearer <key>\" (the key given to tensorwise serve --api-key).",
-                "invalid_request_error", "invalid_api_key");
+        // without keys every client is one tenant: they cannot be told apart (and are all on this machine)
+        const tenant = keys.size === 0 ? OPEN_TENANT : keys.tenantOf(request.headers);
         const pathname = (request.url ?? "/").split("?")[0];
         const methodFor = (method: string) => {
             if (request.method !== method)
@@ -155,11 +159,11 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         } else if (pathname === "/v1/chat/completions") {
             methodFor("POST");
             const parsed = parseChatCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
-            await generate(parsed, conversationKey(parsed, request.headers[CONVERSATION_HEADER]), request, response);
+            await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response);
         } else if (pathname === "/v1/completions") {
             methodFor("POST");
             const parsed = parseCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
-            await generate(parsed, conversationKey(parsed, request.headers[CONVERSATION_HEADER]), request, response);
+            await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response);
         } else
             throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname?.slice(0, 100)}; this server has GET /v1/models, POST /v1/chat/completions and POST /v1/completions.`,
                 "invalid_request_error", "not_found");
@@ -167,13 +171,11 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
 
     const generate = async (parsed: GenerationRequest, conversation: string | null, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
         const clock = new TokenClock();
+        refuseOverlongPrompt(parsed, minimumPromptTokens(parsed, maxTokenBytes), contextSize, true);
         const promptTokens = parsed.kind === "chat"
             ? chatPromptTokens(chatWrapper, placed.model, parsed.messages)
             : placed.model.tokenize(parsed.prompt, true).length + (placed.model.tokens.bos != null ? 1 : 0);
-        const param = parsed.kind === "chat" ? "messages" : "prompt";
-        if (promptTokens + (parsed.maxTokens ?? 1) > contextSize)
-            throw OpenAiError.badRequest(`This request needs ${promptTokens} prompt tokens + ${parsed.maxTokens ?? 1} to generate, but each sequence's ` +
-                `context holds ${contextSize} tokens: shorten the ${param}, lower max_tokens, or restart the server with a larger --context.`, param, "context_length_exceeded");
+        refuseOverlongPrompt(parsed, promptTokens, contextSize, false);
         const maxTokens = parsed.maxTokens ?? contextSize - promptTokens;
         const stream = {id: `${parsed.kind === "chat" ? "chatcmpl" : "cmpl"}-${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000),
             model: options.modelId, kind: parsed.kind};
@@ -194,6 +196,9 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                     sse.send(chunkBody(stream, parsed.kind === "chat" ? {role: true} : {text: ""}));
                 }
                 const restored = await kv.prepare(slot, conversation);
+                if (restored.evicted != null)
+                    log(`kv ${restored.evicted.conversation} left sequence ${slot.index} (${restored.evicted.path}` +
+                        `${restored.evicted.swapOutMs != null ? `, saved in ${restored.evicted.swapOutMs.toFixed(1)} ms` : ""})`);
                 try {
                     const generation = await slot.generate({...parsed, maxTokens}, {
                         signal: controller.signal, clock,

@@ -5,6 +5,7 @@ import type {RuntimeSettings} from "../../contract/settings.js";
 import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.js";
 import {EngineService} from "../../engine/service/EngineService.js";
 import {schedulingPolicy, type SchedulingPolicyName} from "../../serve/schedulingPolicies.js";
+import type {KvDiskBudget} from "../../serve/kvStateFolder.js";
 import {serveOpenAi} from "../../serve/serveOpenAi.js";
 import {progressLines, type CliIo} from "../CliIo.js";
 import {loadFromFlags} from "../loadFromFlags.js";
@@ -17,7 +18,8 @@ export type ServeCommandOptions = {
     host: string;
     port: number;
     parallel: number;
-    apiKey?: string;
+    /** Every client's key (each its own tenant); empty: none required (loopback only). */
+    apiKeys: string[];
     queueLength: number;
     requestTimeoutSeconds: number;
     policy: SchedulingPolicyName;
@@ -31,6 +33,8 @@ export type ServeCommandOptions = {
     kvLogPath?: string;
     /** Measure both swap and recompute at every restore (benchmark mode). */
     kvMeasureBoth: boolean;
+    /** Disk the swapped-out KV state files may take. Defaults to a share of the temp dir's free space (kvStateFolder.ts). */
+    kvDiskBudget?: KvDiskBudget;
 };
 
 /**
@@ -58,19 +62,19 @@ export async function serveCommand(io: CliIo, modelPath: string, options: ServeC
             throw new Error("the model did not stay loaded");
         const kvLog = options.kvLogPath == null ? null : createWriteStream(path.resolve(options.kvLogPath), {flags: "a"});
         const server = await serveOpenAi({
-            placed, modelId: state.card.fileName, host: options.host, port: options.port, apiKey: options.apiKey,
+            placed, modelId: state.card.fileName, host: options.host, port: options.port, apiKeys: options.apiKeys,
             queueLength: options.queueLength, requestTimeoutMs: options.requestTimeoutSeconds * 1000,
             policy: schedulingPolicy(options.policy), log: (line) => io.err(line),
-            kv: {measureBoth: options.kvMeasureBoth, onDecision: kvLog == null ? undefined : (decision) => kvLog.write(JSON.stringify(decision) + "\n")}
+            kv: {measureBoth: options.kvMeasureBoth, diskBudget: options.kvDiskBudget, onDecision: kvLog == null ? undefined : (decision) => kvLog.write(JSON.stringify(decision) + "\n")}
         });
         const {costModel} = server.kv;
         io.err(`KV swap vs recompute (${costModel.source}): state ${Math.round(costModel.stateBytes.bytesPerToken)} B/token, ` +
             `save ${(1 / costModel.save.msPer / 1e6).toFixed(2)} GB/s, load ${(1 / costModel.load.msPer / 1e6).toFixed(2)} GB/s, ` +
-            `prefill ${(1000 / costModel.prefill.msPer).toFixed(0)} tokens/s`);
+            `prefill ${(1000 / costModel.prefill.msPer).toFixed(0)} tokens/s; state files may take ${(server.kv.diskBudgetBytes / 1024 / 1024).toFixed(0)} MiB`);
         io.err(`serving ${state.card.fileName} (${state.placement.strategy}) with ${options.parallel} parallel sequence(s) of ` +
-            `${placed.context.contextSize} tokens, queue ${options.queueLength}, ${options.policy} scheduling; Ctrl-C stops`);
+            `${placed.context.contextSize} tokens, queue ${options.queueLength}, ${options.policy} scheduling, ${options.apiKeys.length} API key(s); Ctrl-C stops`);
         io.err(`try: curl ${server.url}/chat/completions -H 'Content-Type: application/json'` +
-            `${options.apiKey != null ? " -H 'Authorization: Bearer <key>'" : ""} -d '{"messages":[{"role":"user","content":"Hello"}]}'`);
+            `${options.apiKeys.length > 0 ? " -H 'Authorization: Bearer <key>'" : ""} -d '{"messages":[{"role":"user","content":"Hello"}]}'`);
         io.out(`listening on ${server.url}`);
         await new Promise<void>((resolve) => {
             process.once("SIGINT", resolve);

@@ -1,6 +1,9 @@
 /** `tensorwise serve`'s flags, checked against the bounds table before anything loads. */
+import {readFileSync, statSync} from "node:fs";
 import type {ParseArgsConfig} from "node:util";
-import {TEXT_LIMITS} from "../../contract/limits.js";
+import {parseLimitText, type LimitName} from "../../contract/limits.js";
+import {API_KEY_ENV, badApiKey, parseApiKeys} from "../../serve/apiKeys.js";
+import type {KvDiskBudget} from "../../serve/kvStateFolder.js";
 import {SCHEDULING_POLICY_NAMES, type SchedulingPolicyName} from "../../serve/schedulingPolicies.js";
 import {refuseOpenHost} from "../../serve/serveOpenAi.js";
 import type {CliIo} from "../CliIo.js";
@@ -9,15 +12,15 @@ import {UsageError} from "../UsageError.js";
 import {serveCommand} from "./serveCommand.js";
 
 export const SERVE_USAGE = "tensorwise serve <model.gguf> [--auto [--budget MiB|N%] | --placement file.json] [--port N] [--host H] " +
-    "[--parallel N] [--api-key K] [--queue N] [--timeout S] [--policy fair|fifo] [--context N] [--batch N] [--threads N] [--gpu auto|cpu|cuda|vulkan] " +
-    `${KNOB_USAGE} [--kv-log decisions.jsonl] [--kv-measure-both]`;
+    "[--parallel N] [--api-key-file keys.txt] [--queue N] [--timeout S] [--policy fair|fifo] [--context N] [--batch N] [--threads N] [--gpu auto|cpu|cuda|vulkan] " +
+    `${KNOB_USAGE} [--kv-log decisions.jsonl] [--kv-measure-both] [--kv-disk-budget MiB|N%] (API keys also from ${API_KEY_ENV})`;
 
 export const SERVE_OPTIONS = {
     gpu: {type: "string", default: "auto"}, placement: {type: "string"}, auto: {type: "boolean", default: false}, budget: {type: "string"},
     host: {type: "string", default: "127.0.0.1"}, port: {type: "string", default: "8080"}, parallel: {type: "string", default: "4"},
-    "api-key": {type: "string"}, queue: {type: "string", default: "64"}, timeout: {type: "string", default: "600"},
+    "api-key": {type: "string"}, "api-key-file": {type: "string"}, queue: {type: "string", default: "64"}, timeout: {type: "string", default: "600"},
     policy: {type: "string", default: "fair"}, context: {type: "string"}, batch: {type: "string"}, threads: {type: "string"},
-    "kv-log": {type: "string"}, "kv-measure-both": {type: "boolean", default: false}, ...KNOB_OPTIONS
+    "kv-log": {type: "string"}, "kv-measure-both": {type: "boolean", default: false}, "kv-disk-budget": {type: "string"}, ...KNOB_OPTIONS
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
 
 /**
@@ -31,11 +34,9 @@ export function serveRun(io: CliIo, modelPath: string, values: Record<string, Fl
         throw new UsageError("give at most one of --placement and --auto");
     if (values.budget != null && values.auto !== true)
         throw new UsageError("--budget only applies to --auto (the planner's GPU budget): add --auto, or drop --budget");
-    const apiKey = typeof values["api-key"] === "string" ? values["api-key"] : undefined;
-    if (apiKey != null && (apiKey === "" || apiKey.length > TEXT_LIMITS.apiKey || /[^\x21-\x7e]/.test(apiKey)))
-        throw new UsageError(`--api-key must be 1 to ${TEXT_LIMITS.apiKey} printable characters without spaces`);
+    const apiKeys = serveApiKeys(io, values, process.env);
     const host = String(values.host);
-    const refused = refuseOpenHost(host, apiKey);
+    const refused = refuseOpenHost(host, apiKeys);
     if (refused != null)
         throw new UsageError(refused);
     const policy = String(values.policy);
@@ -49,7 +50,7 @@ export function serveRun(io: CliIo, modelPath: string, values: Record<string, Fl
         host,
         port: flagNumber(values.port, "port", "port") as number,
         parallel: flagNumber(values.parallel, "parallel", "parallel") as number,
-        apiKey,
+        apiKeys,
         queueLength: flagNumber(values.queue, "queue", "queueLength") as number,
         requestTimeoutSeconds: flagNumber(values.timeout, "timeout", "requestTimeoutSeconds") as number,
         policy: policy as SchedulingPolicyName,
@@ -58,6 +59,66 @@ export function serveRun(io: CliIo, modelPath: string, values: Record<string, Fl
         threads: flagThreads(values.threads),
         knobs: flagKnobs(values),
         kvLogPath: typeof values["kv-log"] === "string" ? values["kv-log"] : undefined,
-        kvMeasureBoth: values["kv-measure-both"] === true
+        kvMeasureBoth: values["kv-measure-both"] === true,
+        kvDiskBudget: values["kv-disk-budget"] == null ? undefined : parseKvDiskBudget(String(values["kv-disk-budget"]))
     });
+}
+
+/**
+ * The API keys from every source given: `--api-key-file` (one key a line), the {@link API_KEY_ENV} environment
+ * variable (whitespace-separated), and `--api-key` (kept for old scripts, with a warning: any user of this machine
+ * sees a process's arguments in `ps`). Each key is its own tenant; the same key twice is refused.
+ */
+export function serveApiKeys(io: CliIo, values: Record<string, FlagValue>, env: NodeJS.ProcessEnv): string[] {
+    const keys: string[] = [];
+    const add = (more: readonly string[], source: string) => {
+        for (const key of more) {
+            if (keys.includes(key))
+                throw new UsageError(`${source} repeats an API key given elsewhere; give each client its own key`);
+            keys.push(key);
+        }
+    };
+    const file = values["api-key-file"];
+    if (typeof file === "string") {
+        let text: string;
+        try {
+            text = readFileSync(file, "utf8");
+        } catch (error) {
+            throw new UsageError(`--api-key-file ${file} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        }
+        add(parseKeys(text, `--api-key-file ${file}`), "--api-key-file");
+        if (process.platform !== "win32" && (statSync(file).mode & 0o077) !== 0)
+            io.err(`warning: ${file} can be read by other users of this machine; chmod 600 it`);
+    }
+    const fromEnv = env[API_KEY_ENV];
+    if (fromEnv != null)
+        add(parseKeys(fromEnv, API_KEY_ENV), API_KEY_ENV);
+    const flag = values["api-key"];
+    if (typeof flag === "string") {
+        const bad = badApiKey(flag);
+        if (bad != null)
+            throw new UsageError(`--api-key ${bad}`);
+        io.err(`warning: --api-key is visible to every user of this machine (ps shows a process's arguments); use --api-key-file or ${API_KEY_ENV}`);
+        add([flag], "--api-key");
+    }
+    return keys;
+}
+
+function parseKeys(text: string, source: string): string[] {
+    try {
+        return parseApiKeys(text, source);
+    } catch (error) {
+        throw new UsageError((error as Error).message.replace(/\.$/, ""));
+    }
+}
+
+/** `--kv-disk-budget`: MiB (`512`, `512MiB`; 0 never swaps) or a percentage of the state folder's free space (`5%`). */
+export function parseKvDiskBudget(text: string): KvDiskBudget {
+    const percent = text.endsWith("%");
+    const number = percent ? text.slice(0, -1) : /^(.*?)(?:MiB)?$/i.exec(text)?.[1] ?? text;
+    const limit: LimitName = percent ? "kvDiskBudgetPercent" : "kvDiskBudgetMiB";
+    const checked = parseLimitText(limit, number);
+    if (!checked.ok)
+        throw new UsageError(`--kv-disk-budget must be MiB (e.g. 512) or a share of the free space (e.g. 5%): ${checked.message}`);
+    return percent ? {kind: "percent-free", percent: checked.value} : {kind: "mib", mib: checked.value};
 }

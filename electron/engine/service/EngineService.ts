@@ -204,8 +204,9 @@ export class EngineService {
             try {
                 const server = await serveOpenAi({
                     placed: loaded.placed, modelId: loaded.state.card.fileName, host: request.host, port: request.port,
-                    apiKey: request.apiKey ?? undefined, queueLength: APP_SERVER_QUEUE, requestTimeoutMs: APP_SERVER_TIMEOUT_MS,
-                    policy: fairPolicy, log: (line) => console.log(`[serve] ${line}`), onServed
+                    apiKeys: request.apiKey != null ? [request.apiKey] : [], queueLength: APP_SERVER_QUEUE, requestTimeoutMs: APP_SERVER_TIMEOUT_MS,
+                    policy: fairPolicy, log: (line) => console.log(`[serve] ${line}`), onServed,
+                    kv: request.kvDiskBudgetMiB != null ? {diskBudget: {kind: "mib", mib: request.kvDiskBudgetMiB}} : undefined
                 });
                 this.serving = {server, request};
                 return {url: server.url, port: server.port, modelId: loaded.state.card.fileName, measured: loaded.state.measured};

@@ -43,7 +43,11 @@ export type EngineRequests = {
 };
 
 /** Where and how the engine serves the loaded model. */
-export type EngineServeRequest = {host: string; port: number; apiKey: string | null; parallel: number};
+export type EngineServeRequest = {
+    host: string; port: number; apiKey: string | null; parallel: number;
+    /** Disk for swapped-out KV state files, MiB; `null`: the server's default share of free space. */
+    kvDiskBudgetMiB: number | null;
+};
 
 /** The running server: its base URL, the model name clients see, and the memory the new context measured. */
 export type EngineServeState = {url: string; port: number; modelId: string; measured: MemoryReport};

@@ -85,7 +85,8 @@ export class ServerControl {
         const current = this.settings;
         const next: ServerSettings = {
             enabled: change.enabled ?? current.enabled, port: change.port ?? current.port, bindAddress: change.bindAddress ?? current.bindAddress,
-            requireKey: change.requireKey ?? current.requireKey, parallel: change.parallel ?? current.parallel
+            requireKey: change.requireKey ?? current.requireKey, parallel: change.parallel ?? current.parallel,
+            kvDiskBudgetMiB: change.kvDiskBudgetMiB !== undefined ? change.kvDiskBudgetMiB : current.kvDiskBudgetMiB
         };
         const refused = refuseOpenHost(next.bindAddress, next.requireKey, "keep \"Require API key\" on");
         if (refused != null)
@@ -179,7 +180,8 @@ export class ServerControl {
                 refuseOpenHost(complete.bindAddress, complete.requireKey, "") != null)
                 throw new Error("not a server settings file of this version");
             this.settings = {
-                enabled: complete.enabled, port: complete.port, bindAddress: complete.bindAddress, requireKey: complete.requireKey, parallel: complete.parallel
+                enabled: complete.enabled, port: complete.port, bindAddress: complete.bindAddress, requireKey: complete.requireKey, parallel: complete.parallel,
+                kvDiskBudgetMiB: complete.kvDiskBudgetMiB
             };
             this.apiKey = kept.apiKey;
         } catch {
@@ -191,7 +193,7 @@ export class ServerControl {
     private request(): EngineServeRequest {
         return {
             host: this.settings.bindAddress, port: this.settings.port, parallel: this.settings.parallel,
-            apiKey: this.settings.requireKey ? this.apiKey : null
+            apiKey: this.settings.requireKey ? this.apiKey : null, kvDiskBudgetMiB: this.settings.kvDiskBudgetMiB
         };
     }
 }
