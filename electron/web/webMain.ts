@@ -50,6 +50,8 @@ const server = await serveWeb({
 
 process.stdout.write(`No Electron window here: tensorwise is serving web mode.\nOpen ${server.url}\n`);
 process.stdout.write(`data dir: ${dataDir}\n`);
+for (const notice of host.store.notices())
+    process.stdout.write(`${notice.message}\n`);
 process.stdout.write(modelAccess.anyPath ? "models: any path may be opened (--allow-any-path)\n" : `models open from: ${modelAccess.folders.join(", ")}\n`);
 
 let closing = false;
