@@ -16,6 +16,7 @@ import {parseRpcEndpoint} from "../engine/rpc/parseRpcEndpoint.js";
 import {isKvCacheType, KV_CACHE_TYPES, settingsConflict, type Budget, type FixedBudget, type RuntimeSettings} from "../contract/settings.js";
 import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAMES} from "../contract/strategies.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
+import {CHAT_SETTING_KEYS} from "./replySettings.js";
 
 export type Fields = Record<string, unknown>;
 
@@ -145,7 +146,7 @@ function replyOptions(fields: Fields): {maxTokens?: number; temperature?: number
 
 /** A conversation's settings: every field optional, every number within its limit, stop strings a short list. */
 export function chatSettings(value: unknown): ChatSettings {
-    const fields = object(value ?? {}, ["systemPrompt", "maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty", "seed", "stopStrings"], '"settings"');
+    const fields = object(value ?? {}, CHAT_SETTING_KEYS, '"settings"');
     const result: ChatSettings = {};
     const systemPrompt = optionalString(fields, "systemPrompt", TEXT_LIMITS.systemPrompt);
     if (systemPrompt != null)
