@@ -44,9 +44,10 @@ const LEGACY_TEMP_SUFFIX = ".tmp";
 export function checkUploadName(name: string): {ok: true; name: string} | {ok: false; message: string} {
     if (name === "" || name.length > MAX_NAME_CHARS)
         return {ok: false, message: "the file name is empty or too long"};
-    // eslint-disable-next-line no-control-regex -- control characters are exactly what this rejects
-    if (/[/\\\0]/.test(name) || name.startsWith(".") || name !== path.basename(name) || /[\u0000-\u001f]/.test(name))
-        return {ok: false, message: `"${name}" is not a plain file name`};
+    // control characters (C0, DEL, C1) and invisible format characters (bidi overrides such as U+202E, which make
+    // "x\u202Efuug.gguf" display as another name) are refused: the name is shown to the user and stored as is
+    if (/[/\\\0]/.test(name) || name.startsWith(".") || name !== path.basename(name) || /[\p{Cc}\p{Cf}]/u.test(name))
+        return {ok: false, message: `"${name.replace(/[\p{Cc}\p{Cf}]/gu, "?")}" is not a plain file name`};
     if (!name.toLowerCase().endsWith(".gguf"))
         return {ok: false, message: `"${name}" is not a .gguf file: only GGUF models can be opened`};
     return {ok: true, name};
