@@ -139,6 +139,11 @@ export type ChatSettings = SamplingSettings & {
 
 export type ConversationSummary = {id: string; title: string; updatedAt: number; messageCount: number};
 export type Conversation = ConversationSummary & {messages: ChatMessage[]; settings?: ChatSettings};
+/**
+ * Something about the saved conversations the user must be told: the data folder cannot be written (chats are not
+ * saved), or a conversation file could not be read (the message says why and where it was moved).
+ */
+export type ConversationNotice = {code: "not-writable" | "disk-full" | "damaged-conversation"; message: string};
 
 /** How a library model was last loaded: Load in the library repeats it (the request minus its path and task id). */
 export type LibraryLoad =
@@ -190,6 +195,8 @@ export type Requests = {
     "model.unload": [void, void];
     "model.current": [void, LoadedModelState | null];
     "conversations.list": [void, ConversationSummary[]];
+    /** What the user must know about the saved conversations (see {@link ConversationNotice}); empty when all is well. */
+    "conversations.notices": [void, ConversationNotice[]];
     "conversations.get": [{id: string}, Conversation];
     /** `settings`: the new conversation's system prompt and sampling (the app passes the last ones used). */
     "conversations.create": [{title?: string; settings?: ChatSettings}, Conversation];

@@ -17,6 +17,7 @@ const requestNameSet = {
     "model.current": true,
     "task.cancel": true,
     "conversations.list": true,
+    "conversations.notices": true,
     "conversations.get": true,
     "conversations.create": true,
     "conversations.delete": true,

@@ -44,7 +44,7 @@ export class ChatStream {
     async run(request: Omit<EngineChatRequest, "streamId">): Promise<void> {
         this.checkpointTimer = setInterval(() => this.checkpoint(), CHECKPOINT_MS);
         try {
-            const reply = await this.sink.chat({streamId: this.streamId, ...request});
+            const reply = await this.sink.chat({...request, streamId: this.streamId});
             this.flushDeltas();
             const stopped = reply.aborted || this.stopRequested ? "user" : undefined;
             const message: ChatMessage = {

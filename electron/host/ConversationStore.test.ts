@@ -31,9 +31,9 @@ function recordingIo(dir: string, killAt?: {step: Step; nth?: number}): {io: Ato
         calls.push(`${kind} ${target}`);
     };
     const io: AtomicWriteIo = {
-        async open(file, flags) {
+        async open(file, flags, mode) {
             await step("open", name(file));
-            const handle = await fs.open(file, flags);
+            const handle = await fs.open(file, flags, mode);
             const wrapped: AtomicWriteHandle = {
                 async writeFile(data) {
                     await step("write", name(file), () => handle.writeFile(data.slice(0, Math.floor(data.length / 2)), "utf8"));

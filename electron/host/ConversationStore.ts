@@ -3,18 +3,29 @@
  * fsync of the directory). A kill at any moment leaves each file either at its old or its new content; a leftover
  * temp file is ignored and removed on open. The index is only a cache: it is rebuilt from the conversation files
  * when missing, unreadable or out of step.
+ *
+ * Files are private to the user (0600, in a 0700 folder). A conversation file is checked like a request
+ * (checkStoredConversation.ts); one that is not valid JSON or fails the check is moved, unchanged, into
+ * `conversations/damaged/` and reported in {@link ConversationStore.notices}. A data folder that cannot be written
+ * (full disk, read-only mount) does not stop the store from opening: it serves what it can read and says why nothing
+ * is saved.
  */
 import {randomUUID} from "node:crypto";
-import {promises as fs} from "node:fs";
+import {constants as fsConstants, promises as fs} from "node:fs";
 import path from "node:path";
-import type {ChatMessage, ChatSettings, Conversation, ConversationSummary} from "../contract/ipc.js";
+import type {ChatMessage, ChatSettings, Conversation, ConversationNotice, ConversationSummary} from "../contract/ipc.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
+import {checkStoredConversation} from "./conversations/checkStoredConversation.js";
+import {PRIVATE_DIR_MODE, PRIVATE_FILE_MODE} from "./privateDataDir.js";
+import {storageFailure} from "./storageFailure.js";
 
 const INDEX_FILE = "index.json";
 const TEMP_SUFFIX = ".tmp";
 const DEFAULT_TITLE = "New chat";
 const TITLE_CHARS = 48;
 const ID_PATTERN = /^[A-Za-z0-9-]{1,64}$/;
+/** Where conversation files that cannot be read are moved, inside the conversations folder. */
+export const DAMAGED_DIR = "damaged";
 
 /** An open file, as much of `fs.promises.FileHandle` as an atomic write uses. */
 export type AtomicWriteHandle = {
@@ -28,21 +39,25 @@ export type AtomicWriteHandle = {
  * fails at a chosen step, to prove what a crash at that step leaves on disk.
  */
 export type AtomicWriteIo = {
-    open(file: string, flags: "w" | "r"): Promise<AtomicWriteHandle>;
+    /** `mode` is given for a new file ("w"): {@link PRIVATE_FILE_MODE}. */
+    open(file: string, flags: "w" | "r", mode?: number): Promise<AtomicWriteHandle>;
     rename(from: string, to: string): Promise<void>;
     rm(file: string, options: {force: true}): Promise<void>;
 };
 
 const nodeIo: AtomicWriteIo = {
-    open: (file, flags) => fs.open(file, flags),
+    open: (file, flags, mode) => fs.open(file, flags, mode),
     rename: (from, to) => fs.rename(from, to),
     rm: (file, options) => fs.rm(file, options)
 };
 
-/** Writes `data` to `file` so that a crash leaves either the old or the new content, never a torn file. */
+/**
+ * Writes `data` to `file` so that a crash leaves either the old or the new content, never a torn file. The file is
+ * readable by its owner only ({@link PRIVATE_FILE_MODE}): these files hold chats, keys and paths.
+ */
 export async function writeFileAtomic(file: string, data: string, io: AtomicWriteIo = nodeIo): Promise<void> {
     const temp = `${file}.${process.pid}.${randomUUID().slice(0, 8)}${TEMP_SUFFIX}`;
-    const handle = await io.open(temp, "w");
+    const handle = await io.open(temp, "w", PRIVATE_FILE_MODE);
     try {
         await handle.writeFile(data, "utf8");
         await handle.sync();
@@ -85,12 +100,12 @@ function summarize(conversation: Conversation): ConversationSummary {
     return {id, title, updatedAt, messageCount: messages.length};
 }
 
-function isConversation(value: unknown): value is Conversation {
-    if (value == null || typeof value !== "object")
-        return false;
-    const record = value as Record<string, unknown>;
-    return typeof record.id === "string" && typeof record.title === "string" && typeof record.updatedAt === "number" &&
-        Array.isArray(record.messages);
+/** A conversation file that cannot be read, and why (for the notice). */
+class DamagedFile extends Error {}
+
+/** A UTC time stamp that sorts and is safe in a file name: `2026-11-27T10-31-05-123Z`. */
+function fileStamp(): string {
+    return new Date().toISOString().replace(/[:.]/g, "-");
 }
 
 export class ConversationStore {
@@ -98,6 +113,8 @@ export class ConversationStore {
     /** Writes per conversation run one after another, so a slow older write never lands over a newer one. */
     private readonly queues = new Map<string, Promise<unknown>>();
     private indexQueue: Promise<unknown> = Promise.resolve();
+    /** What the user must be told about the files (see {@link notices}). */
+    private readonly noticeList: ConversationNotice[] = [];
 
     private constructor(readonly dir: string, private readonly io: AtomicWriteIo) {}
 
@@ -107,13 +124,24 @@ export class ConversationStore {
      */
     static async open(dataDir: string, io: AtomicWriteIo = nodeIo): Promise<ConversationStore> {
         const store = new ConversationStore(path.join(dataDir, "conversations"), io);
-        await fs.mkdir(store.dir, {recursive: true});
+        try {
+            await fs.mkdir(store.dir, {recursive: true, mode: PRIVATE_DIR_MODE});
+            // a read-only mount says so here, before the first chat is lost (a full disk only at the first write)
+            await fs.access(store.dir, fsConstants.W_OK);
+        } catch (error) {
+            store.noteWriteFailure(error);
+        }
         await store.load();
         return store;
     }
 
     list(): ConversationSummary[] {
         return [...this.index.values()].sort((a, b) => b.updatedAt - a.updatedAt);
+    }
+
+    /** Why chats are not being saved, and which conversation files could not be read; empty when all is well. */
+    notices(): ConversationNotice[] {
+        return [...this.noticeList];
     }
 
     async get(id: string): Promise<Conversation> {
@@ -135,11 +163,13 @@ export class ConversationStore {
 
     async delete(id: string): Promise<void> {
         this.checkId(id);
-        await this.enqueue(id, async () => {
-            await fs.rm(this.fileOf(id), {force: true});
-            this.index.delete(id);
+        await this.saving(async () => {
+            await this.enqueue(id, async () => {
+                await fs.rm(this.fileOf(id), {force: true});
+                this.index.delete(id);
+            });
+            await this.writeIndex();
         });
-        await this.writeIndex();
     }
 
     async rename(id: string, title: string): Promise<ConversationSummary> {
@@ -212,26 +242,67 @@ export class ConversationStore {
 
     private async update(id: string, change: (current: Conversation) => Conversation): Promise<Conversation> {
         this.checkId(id);
-        const next = await this.enqueue(id, async () => {
+        return await this.saving(async () => {
+            const next = await this.enqueue(id, async () => {
             const current = await this.readConversation(id);
             if (current == null)
                 throw new TensorwiseError("not-found", `no conversation with id ${id}`);
-            const changed = change(current);
-            const updated: Conversation = {...changed, updatedAt: Date.now(), messageCount: changed.messages.length};
-            await writeFileAtomic(this.fileOf(id), JSON.stringify(updated), this.io);
-            this.index.set(id, summarize(updated));
-            return updated;
+                const changed = change(current);
+                const updated: Conversation = {...changed, updatedAt: Date.now(), messageCount: changed.messages.length};
+                await writeFileAtomic(this.fileOf(id), JSON.stringify(updated), this.io);
+                this.index.set(id, summarize(updated));
+                return updated;
+            });
+            await this.writeIndex();
+            return next;
         });
-        await this.writeIndex();
-        return next;
     }
 
     private async save(conversation: Conversation): Promise<void> {
-        await this.enqueue(conversation.id, async () => {
-            await writeFileAtomic(this.fileOf(conversation.id), JSON.stringify(conversation), this.io);
-            this.index.set(conversation.id, summarize(conversation));
+        await this.saving(async () => {
+            await this.enqueue(conversation.id, async () => {
+                await writeFileAtomic(this.fileOf(conversation.id), JSON.stringify(conversation), this.io);
+                this.index.set(conversation.id, summarize(conversation));
+            });
+            await this.writeIndex();
         });
-        await this.writeIndex();
+    }
+
+    /**
+     * Runs a write; a full disk or an unwritable folder becomes a coded error whose sentence says so (and a notice),
+     * instead of a bare `ENOSPC`.
+     */
+    private async saving<T>(write: () => Promise<T>): Promise<T> {
+        try {
+            return await write();
+        } catch (error) {
+            const failure = storageFailure(error, path.dirname(this.dir));
+            if (failure == null)
+                throw error;
+            this.note(failure);
+            throw new TensorwiseError(failure.code, failure.message);
+        }
+    }
+
+    /** Records a failed write as a notice; rethrows anything that is not about the disk. */
+    private noteWriteFailure(error: unknown): void {
+        const failure = storageFailure(error, path.dirname(this.dir));
+        if (failure == null)
+            throw error;
+        this.note(failure);
+    }
+
+    /** Adds a notice once (a notice about the disk replaces the previous one about the disk). */
+    private note(notice: ConversationNotice): void {
+        if (notice.code !== "damaged-conversation") {
+            const at = this.noticeList.findIndex((entry) => entry.code !== "damaged-conversation");
+            if (at !== -1) {
+                this.noticeList[at] = notice;
+                return;
+            }
+        }
+        if (!this.noticeList.some((entry) => entry.message === notice.message))
+            this.noticeList.push(notice);
     }
 
     private enqueue<T>(id: string, job: () => Promise<T>): Promise<T> {
@@ -252,36 +323,96 @@ export class ConversationStore {
         return next;
     }
 
+    /**
+     * The conversation `id` as checked from its file, `null` when there is none. A file that cannot be read is moved
+     * aside (see {@link setAside}) and answered with a `damaged-conversation` error saying so.
+     */
     private async readConversation(id: string): Promise<Conversation | null> {
         this.checkId(id);
+        try {
+            return await this.readChecked(id);
+        } catch (error) {
+            if (!(error instanceof DamagedFile))
+                throw error;
+            const notice = await this.setAside(id, error.message);
+            this.index.delete(id);
+            await this.writeIndex().catch((indexError: unknown) => this.noteWriteFailure(indexError));
+            throw new TensorwiseError("damaged-conversation", notice.message);
+        }
+    }
+
+    /** Reads and checks one file; throws {@link DamagedFile} with the reason when it is not a conversation. */
+    private async readChecked(id: string): Promise<Conversation | null> {
         let text: string;
         try {
             text = await fs.readFile(this.fileOf(id), "utf8");
         } catch (error) {
-            if ((error as NodeJS.ErrnoException).code === "ENOENT")
+            const code = (error as NodeJS.ErrnoException).code;
+            if (code === "ENOENT")
                 return null;
-            throw error;
+            throw new DamagedFile(`it cannot be read: ${code ?? (error as Error).message}`);
         }
-        const parsed: unknown = JSON.parse(text);
-        return isConversation(parsed) ? parsed : null;
+        let parsed: unknown;
+        try {
+            parsed = JSON.parse(text);
+        } catch (error) {
+            throw new DamagedFile(`it is not valid JSON: ${(error as Error).message}`);
+        }
+        try {
+            return checkStoredConversation(parsed, id);
+        } catch (error) {
+            throw new DamagedFile(`it is not a conversation this app can show: ${(error as Error).message}`);
+        }
+    }
+
+    /**
+     * Moves the file of `id` unchanged into {@link DAMAGED_DIR} (as `<id>.<time>.json`, never over another file) and
+     * records the notice; where the folder cannot be written the file stays where it is and the notice says so.
+     */
+    private async setAside(id: string, reason: string): Promise<ConversationNotice> {
+        const file = this.fileOf(id);
+        const damagedDir = path.join(this.dir, DAMAGED_DIR);
+        const aside = path.join(damagedDir, `${id}.${fileStamp()}.json`);
+        let notice: ConversationNotice;
+        try {
+            await fs.mkdir(damagedDir, {recursive: true, mode: PRIVATE_DIR_MODE});
+            await fs.rename(file, aside);
+            notice = {code: "damaged-conversation", message: `The conversation file ${id}.json could not be read (${reason}); it was moved, unchanged, to ${aside}.`};
+        } catch (error) {
+            const code = (error as NodeJS.ErrnoException).code ?? String(error);
+            notice = {code: "damaged-conversation", message: `The conversation file ${file} could not be read (${reason}); it was left where it is (moving it failed: ${code}).`};
+        }
+        this.note(notice);
+        return notice;
     }
 
     /** Reads every conversation file (the source of truth), drops temp leftovers, and rewrites a stale index. */
     private async load(): Promise<void> {
-        const entries = await fs.readdir(this.dir);
+        let entries: string[];
+        try {
+            entries = await fs.readdir(this.dir);
+        } catch (error) {
+            // a read-only disk where the folder was never created: nothing saved yet, nothing can be
+            if ((error as NodeJS.ErrnoException).code !== "ENOENT")
+                throw error;
+            entries = [];
+        }
         for (const entry of entries.filter((name) => name.endsWith(TEMP_SUFFIX)))
-            await fs.rm(path.join(this.dir, entry), {force: true});
+            await fs.rm(path.join(this.dir, entry), {force: true}).catch((error: unknown) => this.noteWriteFailure(error));
 
         const fromIndex = await this.readIndexFile();
         const ids = entries.filter((name) => name.endsWith(".json") && name !== INDEX_FILE).map((name) => name.slice(0, -5))
             .filter((id) => ID_PATTERN.test(id));
         for (const id of ids) {
             try {
-                const conversation = await this.readConversation(id);
+                const conversation = await this.readChecked(id);
                 if (conversation != null)
                     this.index.set(id, summarize(conversation));
-            } catch {
-                // unreadable file: cannot come from our atomic writes; leave it on disk for the user, skip it here
+            } catch (error) {
+                if (!(error instanceof DamagedFile))
+                    throw error;
+                // cannot come from our atomic writes: kept for the user, out of the way, and reported
+                await this.setAside(id, error.message);
             }
         }
         const consistent = fromIndex != null && fromIndex.length === this.index.size &&
@@ -290,7 +421,7 @@ export class ConversationStore {
                 return actual != null && actual.updatedAt === entry.updatedAt && actual.messageCount === entry.messageCount;
             });
         if (!consistent)
-            await this.writeIndex();
+            await this.writeIndex().catch((error: unknown) => this.noteWriteFailure(error));
     }
 
     private async readIndexFile(): Promise<ConversationSummary[] | null> {

@@ -78,3 +78,38 @@ describe.skipIf(missing != null)("EngineClient with the real engine child", () =
         expect(client.state).toEqual({state: "stopped"});
     });
 });
+
+describe.skipIf(missing != null)("the engine child and signals", () => {
+    it("ignores SIGINT (a terminal's Ctrl-C reaches the whole process group): it keeps answering until the host stops it", async () => {
+        const exits: {code: number | null; signal: string | null}[] = [];
+        const spawner: EngineSpawner = (engineEntry, options) => {
+            const started = forkEngineProcess()(engineEntry, options);
+            started.onExit((code, signal) => exits.push({code, signal}));
+            return started;
+        };
+        const client = new EngineClient({spawner});
+        try {
+            await client.start();
+            process.kill(client.pid!, "SIGINT");
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            expect(client.state.state).toBe("running");
+            expect((await client.request("describe", undefined)).devices.length).toBeGreaterThan(0);
+        } finally {
+            await client.stop();
+        }
+        expect(exits).toEqual([{code: 0, signal: null}]);
+    });
+
+    it("on SIGTERM disposes and exits by itself (exit code 0, not killed by the signal)", async () => {
+        const client = new EngineClient();
+        try {
+            await client.start();
+            process.kill(client.pid!, "SIGTERM");
+            await expect.poll(() => client.state.state, {timeout: 10_000}).toBe("crashed");
+            const state = client.state;
+            expect(state.state === "crashed" && state.reason).toMatch(/^exit code 0/);
+        } finally {
+            await client.stop();
+        }
+    });
+});

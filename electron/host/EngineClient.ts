@@ -21,8 +21,10 @@ import {TensorwiseError} from "../contract/TensorwiseError.js";
 const STDERR_TAIL_LINES = 12;
 /** How long the child may take to say `ready`. */
 const DEFAULT_START_TIMEOUT_MS = 60_000;
-/** How long `stop()` waits for the child to exit after disconnecting before killing it. */
+/** How long `stop()` waits for the child to exit after `shutdown` before sending SIGTERM. */
 const STOP_GRACE_MS = 3_000;
+/** How long after SIGTERM `stop()` waits before SIGKILL. */
+const TERM_GRACE_MS = 2_000;
 
 export type EngineClientState =
     | {state: "stopped"}
@@ -123,7 +125,10 @@ export class EngineClient {
         await this.start();
     }
 
-    /** Asks the child to exit (disconnect → it disposes llama.cpp), killing it after a grace period. */
+    /**
+     * Asks the child to exit (`shutdown` → it disposes llama.cpp and the server's KV files), then SIGTERM after
+     * {@link STOP_GRACE_MS}, then SIGKILL after {@link TERM_GRACE_MS}. Resolves when it has exited.
+     */
     async stop(): Promise<void> {
         const child = this.child;
         if (child == null) {
@@ -137,9 +142,14 @@ export class EngineClient {
         if (child.exited)
             return;
         await new Promise<void>((resolve) => {
-            const timer = setTimeout(() => child.kill(), STOP_GRACE_MS);
+            let kill: NodeJS.Timeout | undefined;
+            const term = setTimeout(() => {
+                child.kill("SIGTERM");
+                kill = setTimeout(() => child.kill("SIGKILL"), TERM_GRACE_MS);
+            }, STOP_GRACE_MS);
             child.onExit(() => {
-                clearTimeout(timer);
+                clearTimeout(term);
+                clearTimeout(kill);
                 resolve();
             });
             // the engine disposes llama.cpp and exits on `shutdown`

@@ -33,7 +33,15 @@ export function toLibraryLoad(request: LoadRequest): LibraryLoad {
 }
 
 /** A reply to start: the history before it, the message it answers, its system prompt and sampling options. */
-export type StreamRequest = EngineChatRequest & {conversationId: string};
+export type ReplyRequest = Omit<EngineChatRequest, "streamId">;
+
+/**
+ * The one reply a conversation may have: taken atomically (check and register in one synchronous step) before the
+ * first `await` of a request that starts a reply, so two requests racing for the same conversation cannot both pass.
+ * The stream it becomes writes to `conversationId` and no other; `release` gives it back (on failure, or when the
+ * reply has ended).
+ */
+export type ReplySlot = {readonly conversationId: string; readonly streamId: string; release(): void};
 
 /** State several domains read and change. */
 export type SharedHostState = {
@@ -67,14 +75,24 @@ export type HostContext = {
     runLoad(request: LoadRequest, task: string): Promise<LoadedModelState>;
     /** Throws the coded reason why no reply can start now (a benchmark, a crashed engine, no model). */
     requireModel(): void;
-    startStream(client: HostClient, request: StreamRequest): void;
+    /**
+     * Takes the reply slot of `conversationId` for stream `streamId`; throws `busy` ("a reply is already being written
+     * in this conversation") while another request or reply holds it, and `bad-request` for a stream id in use.
+     */
+    reserveReply(conversationId: string, streamId: string): ReplySlot;
+    /** Whether a reply is being prepared or written in `conversationId`. */
+    isReplying(conversationId: string): boolean;
+    /** Starts the reply of `slot`, which it then owns (released when the reply ends). */
+    startStream(client: HostClient, slot: ReplySlot, request: ReplyRequest): void;
 };
 
+/** The refusal of a second reply, or of a change, while a reply is written in the conversation. */
+export const REPLY_RUNNING_MESSAGE = "a reply is already being written in this conversation: stop it or wait for it to finish";
+
 /** Refuses a change to a conversation while a reply is still writing to it (it would interleave its messages). */
-export function checkConversationFree(host: Pick<HostContext, "streams">, conversationId: string): void {
-    for (const stream of host.streams.values())
-        if (stream.conversationId === conversationId)
-            throw new TensorwiseError("busy", "this conversation is still replying: stop the reply or wait for it to finish");
+export function checkConversationFree(host: Pick<HostContext, "isReplying">, conversationId: string): void {
+    if (host.isReplying(conversationId))
+        throw new TensorwiseError("busy", REPLY_RUNNING_MESSAGE);
 }
 
 /** Handlers of the requests `Name`, each given its checked argument and the client that sent it. */

@@ -18,7 +18,10 @@ import {conversationRequests} from "./conversations/conversationRequests.js";
 import type {ConversationStore} from "./ConversationStore.js";
 import {dialogRequests} from "./dialogs/dialogRequests.js";
 import type {EngineClient, EngineClientState} from "./EngineClient.js";
-import {toLibraryLoad, type HostContext, type LoadRequest, type RequestHandlers, type SharedHostState, type StreamRequest} from "./HostContext.js";
+import {
+    REPLY_RUNNING_MESSAGE, toLibraryLoad, type HostContext, type LoadRequest, type ReplyRequest, type ReplySlot, type RequestHandlers,
+    type SharedHostState
+} from "./HostContext.js";
 import {modelRequests} from "./model/modelRequests.js";
 import {ModelAccess, type ModelAccessOptions} from "./ModelAccess.js";
 import {serverRequests} from "./server/serverRequests.js";
@@ -60,6 +63,8 @@ export type HostServiceOptions = {
 export class HostService {
     private readonly clients = new Map<string, HostClient>();
     private readonly streams = new Map<string, ChatStream>();
+    /** Reply slots by conversation id: taken before a reply's request reads anything, given back when it ends. */
+    private readonly replySlots = new Map<string, ReplySlot>();
     /** The loaded model and the last successful load (replayed after an engine restart). */
     private readonly shared: SharedHostState = {loaded: null, lastLoad: null};
     private busyTask: string | null = null;
@@ -176,7 +181,9 @@ export class HostService {
             broadcastState: () => this.broadcastState(),
             runLoad: (request, task) => this.runLoad(request, task),
             requireModel: () => this.requireModel(),
-            startStream: (client, request) => this.startStream(client, request)
+            reserveReply: (conversationId, streamId) => this.reserveReply(conversationId, streamId),
+            isReplying: (conversationId) => this.replySlots.has(conversationId),
+            startStream: (client, slot, request) => this.startStream(client, slot, request)
         };
     }
 
@@ -236,18 +243,39 @@ export class HostService {
         }
     }
 
-    private startStream(client: HostClient, request: StreamRequest): void {
+    /** Checks and registers in one synchronous step (no `await` between them), so a racing request sees the slot taken. */
+    private reserveReply(conversationId: string, streamId: string): ReplySlot {
+        if (this.replySlots.has(conversationId))
+            throw new TensorwiseError("busy", REPLY_RUNNING_MESSAGE);
+        if (this.streams.has(streamId) || [...this.replySlots.values()].some((slot) => slot.streamId === streamId))
+            throw new TensorwiseError("bad-request", `stream ${streamId} is already running`);
+        const slot: ReplySlot = {
+            conversationId, streamId,
+            release: () => {
+                if (this.replySlots.get(conversationId) === slot)
+                    this.replySlots.delete(conversationId);
+            }
+        };
+        this.replySlots.set(conversationId, slot);
+        return slot;
+    }
+
+    /** The reply of `slot`: its stream id and conversation id come from the slot alone, never from `request`. */
+    private startStream(client: HostClient, slot: ReplySlot, request: ReplyRequest): void {
+        const {conversationId, streamId} = slot;
         const sink: ChatStreamSink = {
             emit: (name, payload) => this.clients.get(client.id)?.emit(name, payload as never),
-            checkpoint: (message: ChatMessage) => this.store.upsert(request.conversationId, message).then(() => {}),
+            checkpoint: (message: ChatMessage) => this.store.upsert(conversationId, message).then(() => {}),
             chat: (arg) => this.engine.request("chat", arg),
-            stop: (streamId) => this.engine.request("stop", {streamId})
+            stop: (id) => this.engine.request("stop", {streamId: id})
         };
-        const stream = new ChatStream(request.streamId, request.conversationId, client.id, sink);
-        this.streams.set(request.streamId, stream);
-        const {streamId: _streamId, ...reply} = request;
-        void stream.run(reply)
-            .finally(() => this.streams.delete(request.streamId));
+        const stream = new ChatStream(streamId, conversationId, client.id, sink);
+        this.streams.set(streamId, stream);
+        void stream.run(request)
+            .finally(() => {
+                this.streams.delete(streamId);
+                slot.release();
+            });
     }
 
     private requireModel(): void {

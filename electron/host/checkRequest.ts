@@ -16,15 +16,17 @@ import {parseRpcEndpoint} from "../engine/rpc/parseRpcEndpoint.js";
 import {isKvCacheType, KV_CACHE_TYPES, settingsConflict, type Budget, type FixedBudget, type RuntimeSettings} from "../contract/settings.js";
 import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAMES} from "../contract/strategies.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
+import {CHAT_SETTING_KEYS} from "./replySettings.js";
 
-type Fields = Record<string, unknown>;
+export type Fields = Record<string, unknown>;
 
-function bad(message: string): TensorwiseError {
+/** A `bad-request` error with `message`. */
+export function bad(message: string): TensorwiseError {
     return new TensorwiseError("bad-request", message);
 }
 
 /** The argument as an object with only `allowed` keys. */
-function object(arg: unknown, allowed: readonly string[], what = "the request"): Fields {
+export function object(arg: unknown, allowed: readonly string[], what = "the request"): Fields {
     if (arg == null || typeof arg !== "object" || Array.isArray(arg))
         throw bad(`${what} needs an argument object`);
     const unknown = Object.keys(arg).filter((key) => !allowed.includes(key));
@@ -33,7 +35,8 @@ function object(arg: unknown, allowed: readonly string[], what = "the request"):
     return arg as Fields;
 }
 
-function string(fields: Fields, key: string, maxChars: number, options: {allowEmpty?: boolean} = {}): string {
+/** `fields[key]` as a string of at most `maxChars` characters (non-empty unless `allowEmpty`). */
+export function string(fields: Fields, key: string, maxChars: number, options: {allowEmpty?: boolean} = {}): string {
     const value = fields[key];
     if (typeof value !== "string" || (value === "" && options.allowEmpty !== true))
         throw bad(`"${key}" must be a${options.allowEmpty === true ? "" : " non-empty"} string`);
@@ -53,7 +56,7 @@ function number(fields: Fields, key: string, limit: LimitName, tighter?: {max: n
     return value;
 }
 
-function optionalNumber(fields: Fields, key: string, limit: LimitName): number | undefined {
+export function optionalNumber(fields: Fields, key: string, limit: LimitName): number | undefined {
     return fields[key] == null ? undefined : number(fields, key, limit);
 }
 
@@ -142,8 +145,8 @@ function replyOptions(fields: Fields): {maxTokens?: number; temperature?: number
 }
 
 /** A conversation's settings: every field optional, every number within its limit, stop strings a short list. */
-function chatSettings(value: unknown): ChatSettings {
-    const fields = object(value ?? {}, ["systemPrompt", "maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty", "seed", "stopStrings"], '"settings"');
+export function chatSettings(value: unknown): ChatSettings {
+    const fields = object(value ?? {}, CHAT_SETTING_KEYS, '"settings"');
     const result: ChatSettings = {};
     const systemPrompt = optionalString(fields, "systemPrompt", TEXT_LIMITS.systemPrompt);
     if (systemPrompt != null)
@@ -214,6 +217,7 @@ const checks: Checks = {
     "model.unload": none,
     "model.current": none,
     "conversations.list": none,
+    "conversations.notices": none,
     "dialog.openModel": none,
     "bench.list": none,
     "server.get": none,

@@ -24,8 +24,11 @@ export interface EngineProcess {
     onExit(listener: (code: number | null, signal: NodeJS.Signals | null) => void): void;
     /** Called when it could not be started. */
     onError(listener: (error: Error) => void): void;
-    /** Ends it now, without waiting for it to clean up. */
-    kill(): void;
+    /**
+     * Sends `signal` (defaults to `SIGKILL`: ends it now, without cleaning up). `SIGTERM` asks the engine to dispose
+     * and exit. A utility process has no signal choice: it is always ended at once.
+     */
+    kill(signal?: "SIGTERM" | "SIGKILL"): void;
 }
 
 /** Starts `entry` (the compiled engineMain.js) with `env`. */
@@ -57,7 +60,7 @@ export function forkEngineProcess(execPath?: string): EngineSpawner {
             onMessage: (listener) => void child.on("message", listener),
             onExit: (listener) => void child.once("exit", listener),
             onError: (listener) => void child.on("error", listener),
-            kill: () => void child.kill("SIGKILL")
+            kill: (signal = "SIGKILL") => void child.kill(signal)
         };
     };
 }

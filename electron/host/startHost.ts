@@ -1,9 +1,14 @@
-/** Wires store + engine child + host service together: what Electron main and web mode both start with. */
+/**
+ * Wires store + engine child + host service together: what Electron main and web mode both start with. The data folder
+ * is made private first (privateDataDir.ts); a folder that cannot be written still starts, and the store's notices say
+ * why nothing is saved.
+ */
 import path from "node:path";
 import {ConversationStore} from "./ConversationStore.js";
 import {EngineClient, type EngineClientOptions} from "./EngineClient.js";
 import {HostService, type HostPlatform} from "./HostService.js";
 import type {ModelAccessOptions} from "./ModelAccess.js";
+import {makeDataDirPrivate} from "./privateDataDir.js";
 
 export type StartedHost = {service: HostService; engine: EngineClient; store: ConversationStore; dispose(): Promise<void>};
 
@@ -15,6 +20,8 @@ export async function startHost(options: {
     /** Which model files clients may open. Defaults to only `<dataDir>/models`. */
     modelAccess?: ModelAccessOptions;
 }): Promise<StartedHost> {
+    // a read-only or full disk is reported by the store below; only other failures stop the start
+    await makeDataDirPrivate(options.dataDir);
     const store = await ConversationStore.open(options.dataDir);
     const engine = new EngineClient({...options.engine, onLog: options.onEngineLog});
     const service = new HostService(store, engine, options.platform, {

@@ -12,6 +12,8 @@ import {Transform, type TransformCallback} from "node:stream";
 import {pipeline} from "node:stream/promises";
 import type {ErrorCode} from "../contract/errorCodes.js";
 import type {Reply} from "../contract/envelope.js";
+import {PRIVATE_DIR_MODE, PRIVATE_FILE_MODE} from "../host/privateDataDir.js";
+import {storageFailure} from "../host/storageFailure.js";
 
 export type UploadResult = {
     status: number;
@@ -42,9 +44,10 @@ const LEGACY_TEMP_SUFFIX = ".tmp";
 export function checkUploadName(name: string): {ok: true; name: string} | {ok: false; message: string} {
     if (name === "" || name.length > MAX_NAME_CHARS)
         return {ok: false, message: "the file name is empty or too long"};
-    // eslint-disable-next-line no-control-regex -- control characters are exactly what this rejects
-    if (/[/\\\0]/.test(name) || name.startsWith(".") || name !== path.basename(name) || /[\u0000-\u001f]/.test(name))
-        return {ok: false, message: `"${name}" is not a plain file name`};
+    // control characters (C0, DEL, C1) and invisible format characters (bidi overrides such as U+202E, which make
+    // "x\u202Efuug.gguf" display as another name) are refused: the name is shown to the user and stored as is
+    if (/[/\\\0]/.test(name) || name.startsWith(".") || name !== path.basename(name) || /[\p{Cc}\p{Cf}]/u.test(name))
+        return {ok: false, message: `"${name.replace(/[\p{Cc}\p{Cf}]/gu, "?")}" is not a plain file name`};
     if (!name.toLowerCase().endsWith(".gguf"))
         return {ok: false, message: `"${name}" is not a .gguf file: only GGUF models can be opened`};
     return {ok: true, name};
@@ -68,7 +71,14 @@ export async function cleanStaleUploads(modelsDir: string): Promise<string[]> {
     for (const name of stale) {
         const file = path.join(modelsDir, name);
         if ((await fs.lstat(file)).isFile()) {
-            await fs.rm(file, {force: true});
+            try {
+                await fs.rm(file, {force: true});
+            } catch (error) {
+                // a read-only disk keeps its leftovers; web mode still starts (and says the folder cannot be written)
+                if (storageFailure(error, modelsDir) != null)
+                    continue;
+                throw error;
+            }
             deleted.push(name);
         }
     }
@@ -104,7 +114,15 @@ export async function receiveUpload(
     const checked = checkUploadName(name);
     if (!checked.ok)
         return refuseUnread(failure(400, "bad-name", checked.message));
-    await fs.mkdir(modelsDir, {recursive: true});
+    try {
+        await fs.mkdir(modelsDir, {recursive: true, mode: PRIVATE_DIR_MODE});
+    } catch (error) {
+        const storage = storageFailure(error, modelsDir);
+        if (storage == null)
+            throw error;
+        return refuseUnread(failure(507, storage.code, `${name} cannot be stored: the models folder ${modelsDir} is on a ${storage.code === "disk-full" ? "full" : "read-only"} disk. ` +
+            "Start web mode with --model-dir <the model's folder> and type its path instead: it is opened where it is, without a copy."));
+    }
 
     const probe = options.freeBytes ?? statfsFreeBytes;
     const reserve = options.reserveBytes ?? DEFAULT_RESERVE_BYTES;
@@ -138,7 +156,7 @@ export async function receiveUpload(
     });
     request.pipe(meter);
     try {
-        await pipeline(meter, createWriteStream(temp, {flags: "wx"}));
+        await pipeline(meter, createWriteStream(temp, {flags: "wx", mode: PRIVATE_FILE_MODE}));
         const received = metered.received();
         if (aborted || (hasDeclared && received !== declared))
             throw Object.assign(new Error("the upload ended early"), {code: "ECONNRESET"});

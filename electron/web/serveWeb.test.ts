@@ -129,6 +129,86 @@ describe("serveWeb", () => {
         expect((await rawRequest({path: "/api/events?token=nope"})).status).toBe(401);
     });
 
+    describe("from the attacker's side", () => {
+        const requestPath = "/api/request/engine.state";
+        /** Wrong tokens of every shape, the same length as the right one included. */
+        const wrongTokens = (): [string, string][] => {
+            const token = server.token;
+            const flipped = token.slice(0, -1) + (token.endsWith("A") ? "B" : "A");
+            return [
+                ["same length, last character changed", flipped],
+                ["same length, first character changed", (token.startsWith("A") ? "B" : "A") + token.slice(1)],
+                ["same length, all one character", "A".repeat(token.length)],
+                ["one character short", token.slice(0, -1)],
+                ["one character more", token + "A"],
+                ["the token twice", token + token],
+                ["empty", ""],
+                ["upper-cased", token.toUpperCase() === token ? token.toLowerCase() : token.toUpperCase()],
+                // the same number of characters but not of bytes: compared as bytes, never as a prefix
+                ["same length in characters, multi-byte", "é".repeat(token.length)]
+            ];
+        };
+
+        it("refuses every shape of wrong token, in the header and on the event stream", async () => {
+            for (const [shape, wrong] of wrongTokens()) {
+                const header = await rawRequest({method: "POST", path: requestPath, body: "{}", headers: {authorization: `Bearer ${wrong}`}});
+                expect(header.status, shape).toBe(401);
+                expect(JSON.parse(header.body), shape).toMatchObject({ok: false, error: {code: "bad-token"}});
+                const events = await rawRequest({path: `/api/events?token=${encodeURIComponent(wrong)}`});
+                expect(events.status, shape).toBe(401);
+                const download = await rawRequest({path: `/api/bench/bench-1/csv?token=${encodeURIComponent(wrong)}`});
+                expect(download.status, shape).toBe(401);
+            }
+            // other schemes and spellings of the header
+            for (const authorization of [`bearer ${server.token}`, `Basic ${server.token}`, `Bearer  ${server.token}`, server.token])
+                expect((await rawRequest({method: "POST", path: requestPath, body: "{}", headers: {authorization}})).status, authorization).toBe(401);
+        });
+
+        it("refuses the right token in the URL on every route but the event stream and downloads", async () => {
+            const events = await openEvents();
+            try {
+                const headers = {"x-tensorwise-client": events.clientId, "content-type": "application/json"};
+                const inQuery = await rawRequest({method: "POST", path: `${requestPath}?token=${server.token}`, body: "{}", headers});
+                expect(inQuery.status).toBe(401);
+                expect(JSON.parse(inQuery.body)).toMatchObject({ok: false, error: {code: "bad-token", message: expect.stringContaining("Authorization header")}});
+                // not even beside the right header: a token in a URL is refused wherever it is not needed
+                const both = await rawRequest({method: "POST", path: `${requestPath}?token=${server.token}`, body: "{}",
+                    headers: {...headers, authorization: `Bearer ${server.token}`}});
+                expect(both.status).toBe(401);
+                const upload = await rawRequest({method: "PUT", path: `/api/upload?name=q.gguf&token=${server.token}`, body: "GGUF"});
+                expect(upload.status).toBe(401);
+                await expect(fs.stat(path.join(dir, "data/models/q.gguf"))).rejects.toMatchObject({code: "ENOENT"});
+                // where a URL must carry it, it still works
+                expect((await rawRequest({path: `/api/bench/bench-1/csv?token=${server.token}`})).status).toBe(200);
+            } finally {
+                events.close();
+            }
+        });
+
+        it("answers only the exact loopback Host names", async () => {
+            for (const host of [`127.0.0.1:${server.port}.`, `127.0.0.1.:${server.port}`, `LOCALHOST:${server.port}`, `[::1]:${server.port}`,
+                `127.0.0.2:${server.port}`, `0.0.0.0:${server.port}`, "127.0.0.1", `127.0.0.1:${server.port + 1}`, `localhost.evil.example:${server.port}`])
+                expect((await rawRequest({path: "/", headers: {host}})).status, host).toBe(421);
+        });
+
+        it("refuses every foreign or odd Origin, even with the right token", async () => {
+            const headers = {authorization: `Bearer ${server.token}`};
+            for (const origin of ["null", `http://localhost:${server.port}`, `https://127.0.0.1:${server.port}`, `http://127.0.0.1:${server.port}/`,
+                `http://127.0.0.1:${server.port}.evil.example`, `http://127.0.0.1:${server.port + 1}`, "http://127.0.0.1", ""])
+                expect((await rawRequest({method: "POST", path: requestPath, body: "{}", headers: {...headers, origin}})).status, origin).toBe(403);
+        });
+
+        it("refuses upload names that would hide what they are, with the name shown safely", async () => {
+            const auth = {authorization: `Bearer ${server.token}`};
+            for (const name of ["x\u202Efuug.gguf", "a\u007f.gguf", "a\u0085.gguf", "a\u200b.gguf", "a\u2066b\u2069.gguf", "a\u0000.gguf"]) {
+                const response = await rawRequest({method: "PUT", path: `/api/upload?name=${encodeURIComponent(name)}`, headers: auth, body: "GGUF"});
+                expect(response.status, JSON.stringify(name)).toBe(400);
+                expect(JSON.parse(response.body).error.message, JSON.stringify(name)).not.toMatch(/[\p{Cc}\p{Cf}]/u);
+            }
+            expect((await fs.readdir(path.join(dir, "data/models"))).filter((entry) => entry.includes("\u202E"))).toEqual([]);
+        });
+    });
+
     it("refuses cross-origin calls even with the token", async () => {
         const response = await rawRequest({method: "POST", path: "/api/request/engine.state", body: "{}",
             headers: {authorization: `Bearer ${server.token}`, origin: "http://evil.example"}});

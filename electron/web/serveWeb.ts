@@ -1,8 +1,10 @@
 /**
  * Web mode: the renderer and the contract served on 127.0.0.1 for a browser, where no Electron binary exists.
  * - Only `Host: 127.0.0.1:<port>` / `localhost:<port>` is answered (DNS-rebinding defence).
- * - Every API call carries the per-launch token (`Authorization: Bearer …`, or `?token=` for the event stream, which
- *   `EventSource` cannot give headers). The page gets it from the URL fragment, which never reaches a server log.
+ * - Every API call carries the per-launch token in `Authorization: Bearer …`. Only the two routes a browser opens
+ *   without headers take it as `?token=` instead: the event stream (`EventSource` cannot send headers) and a report
+ *   download (a plain link); anywhere else a token in the URL is refused, so it is not left in history or logs for
+ *   requests that never needed it. The page gets it from the URL fragment, which never reaches a server log.
  * - Requests: `POST /api/request/<name>` with `{"arg": …}`, answered with a `Reply`; events: Server-Sent Events on
  *   `GET /api/events`, first `event: hello` with the client id, then one `data:` line per event holding its
  *   `EventEnvelope` (both in electron/contract/envelope.ts).
@@ -199,11 +201,21 @@ function authorizeApiCall(state: WebState, request: http.IncomingMessage, respon
         return false;
     }
     const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1];
-    if (!state.tokenMatches(bearer ?? url.searchParams.get("token"))) {
+    const inQuery = url.searchParams.get("token");
+    if (inQuery != null && !tokenMayBeInQuery(request, url)) {
+        sendJson(response, 401, {ok: false, error: {code: "bad-token", message: "the token goes in the Authorization header on this route, not in the URL"}});
+        return false;
+    }
+    if (!state.tokenMatches(bearer ?? inQuery)) {
         sendJson(response, 401, {ok: false, error: {code: "bad-token", message: "missing or wrong token"}});
         return false;
     }
     return true;
+}
+
+/** The routes a browser opens without headers: the event stream (`EventSource`) and a report download (a link). */
+function tokenMayBeInQuery(request: http.IncomingMessage, url: URL): boolean {
+    return request.method === "GET" && (url.pathname === "/api/events" || url.pathname.startsWith("/api/bench/"));
 }
 
 /** `GET /api/events`: attaches a host client whose events go down this stream until the browser closes it. */
@@ -263,17 +275,24 @@ async function handleRequest(state: WebState, encodedName: string, request: http
         const entry = typeof clientId === "string" ? state.clients.get(clientId) : undefined;
         if (entry == null)
             throw new TensorwiseError("no-event-stream", "open the event stream first (GET /api/events) and send its client id");
-        const body = await readBody(request);
-        const parsed: unknown = body === "" ? {} : JSON.parse(body);
+        const parsed = parseBody(await readBody(request));
         if (parsed == null || typeof parsed !== "object" || Array.isArray(parsed))
             throw new TensorwiseError("bad-request", "the request body must be a JSON object: {\"arg\": …}");
         const result = await state.options.host.handle(name, (parsed as {arg?: unknown}).arg, entry.client);
         sendJson(response, 200, {ok: true, result: result ?? null});
     } catch (error) {
-        const contractError: ContractError = error instanceof SyntaxError
-            ? {code: "bad-request", message: "the request body is not JSON"}
-            : toContractError(error);
-        sendJson(response, 200, {ok: false, error: contractError});
+        sendJson(response, 200, {ok: false, error: toContractError(error)});
+    }
+}
+
+/** A request body as JSON (`{}` when empty); only a body that is not JSON gets the error saying so. */
+function parseBody(body: string): unknown {
+    if (body === "")
+        return {};
+    try {
+        return JSON.parse(body) as unknown;
+    } catch {
+        throw new TensorwiseError("bad-request", "the request body is not JSON");
     }
 }
 

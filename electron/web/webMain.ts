@@ -50,17 +50,31 @@ const server = await serveWeb({
 
 process.stdout.write(`No Electron window here: tensorwise is serving web mode.\nOpen ${server.url}\n`);
 process.stdout.write(`data dir: ${dataDir}\n`);
+for (const notice of host.store.notices())
+    process.stdout.write(`${notice.message}\n`);
 process.stdout.write(modelAccess.anyPath ? "models: any path may be opened (--allow-any-path)\n" : `models open from: ${modelAccess.folders.join(", ")}\n`);
 
+/** Longest a shutdown may take (the engine's own stop escalates to SIGKILL within 5 s) before the host exits anyway. */
+const SHUTDOWN_DEADLINE_MS = 10_000;
 let closing = false;
-async function shutdown(): Promise<void> {
-    if (closing)
-        return;
+/**
+ * Ctrl-C (SIGINT, which the engine child ignores: see engineMain.ts) or SIGTERM: closes the server, then the engine
+ * cleanly (its server and KV files are cleaned up), then exits. A second signal exits at once; the engine child then
+ * sees its channel close and exits by itself.
+ */
+function shutdown(signal: NodeJS.Signals): void {
+    if (closing) {
+        process.exit(130);
+    }
     closing = true;
-    process.stdout.write("\nstopping…\n");
-    await server.close();
-    await host.dispose();
-    process.exit(0);
+    process.stdout.write(`\n${signal}: stopping…\n`);
+    setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
+    void server.close()
+        .then(() => host.dispose())
+        .then(() => process.exit(0), (error: unknown) => {
+            process.stderr.write(`stopping failed: ${error instanceof Error ? error.message : String(error)}\n`);
+            process.exit(1);
+        });
 }
-process.on("SIGINT", () => void shutdown());
-process.on("SIGTERM", () => void shutdown());
+process.on("SIGINT", shutdown);
+process.on("SIGTERM", shutdown);

@@ -1,5 +1,4 @@
 import type {ServedRequest} from "../../contract/server.js";
-import {stat} from "node:fs/promises";
 import type {
     Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, PlacementView, RuntimeSettings, TaskProgress
 } from "../../contract/ipc.js";
@@ -12,7 +11,8 @@ import type {Placement} from "../placement/Placement.js";
 import {loadFailure} from "../runtime/loadFailure.js";
 import {PlacedModel, settingsLoadOptions} from "../runtime/PlacedModel.js";
 import {streamChatReply, type ChatReply, type PromptProgress} from "../runtime/streamChatReply.js";
-import {inspectModelFile, toModelCard} from "./modelCard.js";
+import {inspectModelHeader, toModelCard} from "./modelCard.js";
+import {ValidatedFileCache} from "../gguf/ValidatedFileCache.js";
 import type {
     EngineBenchProgress, EngineBenchRequest, EngineBenchResult, EngineChatRequest, EngineServeRequest, EngineServeState
 } from "./engineProtocol.js";
@@ -44,7 +44,7 @@ export class EngineService {
     private loaded: Loaded | null = null;
     /** Replies being written, by stream id: how to stop each, and when it has really stopped using the context. */
     private readonly streams = new Map<string, {controller: AbortController; settled: Promise<unknown>}>();
-    private readonly inspected = new Map<string, InspectedModel>();
+    private readonly inspected = new ValidatedFileCache<InspectedModel>();
     /** Running auto-offloads by task id, for {@link cancelTask}. */
     private readonly tasks = new Map<string, AbortController>();
     /** The benchmark running in this process; it loads its own models, so chat and loads wait for it. */
@@ -396,15 +396,9 @@ export class EngineService {
         return model;
     }
 
+    /** Validated once per file content: a file swapped in place is validated again (ValidatedFileCache.ts). */
     private async inspectCached(modelPath: string): Promise<InspectedModel> {
-        const {size, mtimeMs} = await stat(modelPath);
-        const key = `${modelPath}\0${size}\0${mtimeMs}`;
-        const cached = this.inspected.get(key);
-        if (cached != null)
-            return cached;
-        const model = await inspectModelFile(modelPath);
-        this.inspected.set(key, model);
-        return model;
+        return await this.inspected.get(modelPath, inspectModelHeader);
     }
 
     private progress(taskId: string, step: string, progress: number | null, detail?: string): void {

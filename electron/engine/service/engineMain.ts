@@ -3,6 +3,11 @@
  * {@link EngineMessage} with its parent: over Node's IPC channel when forked by `child_process.fork` (web mode, CLI,
  * tests), over `process.parentPort` when Electron main started it with `utilityProcess.fork`.
  *
+ * Signals: SIGINT is ignored — a Ctrl-C in the terminal reaches the whole process group, and the host, not the
+ * terminal, decides when the engine stops (it sends `shutdown`, so the server's KV files and llama.cpp are cleaned
+ * up). SIGTERM, `shutdown` and a lost parent (the IPC channel disconnects: the host was killed) all dispose and exit,
+ * within {@link EXIT_DEADLINE_MS} even if disposing hangs.
+ *
  * Env: TENSORWISE_GPU (auto|cpu|cuda|vulkan, default auto), TENSORWISE_THREADS, TENSORWISE_RPC (rpc-servers as
  * `host:port,host:port`, registered before any model loads).
  */
@@ -11,6 +16,9 @@ import {toContractError} from "../../contract/TensorwiseError.js";
 import type {EngineGpu} from "../native/getEngineLlama.js";
 import {EngineService} from "./EngineService.js";
 import {ENGINE_RPC_ENV, type EngineEvents, type EngineMessage, type EngineRequestName, type EngineRequests} from "./engineProtocol.js";
+
+/** How long disposing may take before the process exits anyway. */
+const EXIT_DEADLINE_MS = 5_000;
 
 type Handler<Name extends EngineRequestName> = (arg: EngineRequests[Name][0]) => Promise<EngineRequests[Name][1]> | EngineRequests[Name][1];
 
@@ -39,17 +47,41 @@ function emit<Name extends keyof EngineEvents>(name: Name, payload: EngineEvents
     send(eventEnvelope(name, payload));
 }
 
+/** Where the engine's end begins: `dispose` once the service exists (until then there is nothing to clean up). */
+let dispose: (() => Promise<void>) | null = null;
+let exiting = false;
+
+/** Disposes (bounded by {@link EXIT_DEADLINE_MS}) and exits; once only. */
+function exit(): void {
+    if (exiting)
+        return;
+    exiting = true;
+    const deadline = setTimeout(() => process.exit(0), EXIT_DEADLINE_MS);
+    deadline.unref();
+    void (dispose?.() ?? Promise.resolve()).catch(() => {}).finally(() => process.exit(0));
+}
+
 async function main(): Promise<void> {
     if (process.send == null && parentPort == null) {
         console.error("engineMain must be started as a child process with an IPC channel, or as an Electron utility process");
         process.exit(2);
     }
+    process.on("SIGINT", () => {});
+    process.on("SIGTERM", exit);
+    // the parent went away (Node IPC only; Electron ends a utility process together with its parent)
+    process.on("disconnect", exit);
     const service = await EngineService.create({
         gpu: (process.env.TENSORWISE_GPU as EngineGpu | undefined) ?? "auto",
         maxThreads: process.env.TENSORWISE_THREADS != null ? Number(process.env.TENSORWISE_THREADS) : undefined,
         rpcServers: (process.env[ENGINE_RPC_ENV] ?? "").split(",").filter((entry) => entry !== ""),
         onProgress: (progress) => emit("progress", progress)
     });
+    dispose = () => service.dispose();
+    // the parent may have gone while llama.cpp was starting (an exit then already ran without a service to dispose)
+    if (parentPort == null && process.connected !== true) {
+        exit();
+        return;
+    }
 
     const handlers: {[Name in EngineRequestName]: Handler<Name>} = {
         describe: () => service.describe(),
@@ -68,13 +100,6 @@ async function main(): Promise<void> {
         serveStop: () => service.serveStop()
     };
 
-    let exiting = false;
-    const exit = () => {
-        if (exiting)
-            return;
-        exiting = true;
-        void service.dispose().finally(() => process.exit(0));
-    };
     onParentMessage((raw: unknown) => {
         const message = raw as EngineMessage;
         if (message?.kind === "shutdown")
@@ -96,8 +121,6 @@ async function main(): Promise<void> {
                 })
             );
     });
-    // the parent went away (Node IPC only; Electron ends a utility process together with its parent)
-    process.on("disconnect", exit);
     send({kind: "ready"});
 }
 

@@ -3,10 +3,17 @@ import type {ModelCard} from "../../contract/ipc.js";
 import type {InspectedModel} from "../gguf/inspectGguf.js";
 import {validateGgufOutOfProcess} from "../gguf/validateGgufOutOfProcess.js";
 import {inspectGguf} from "../gguf/inspectGguf.js";
+import type {Validated} from "../gguf/ValidatedFileCache.js";
 
 /** Validates a GGUF file out of process (bounded, hostile-safe), then inspects it. */
 export async function inspectModelFile(modelPath: string): Promise<InspectedModel> {
-    return inspectGguf(await validateGgufOutOfProcess(modelPath));
+    return (await inspectModelHeader(modelPath)).value;
+}
+
+/** {@link inspectModelFile}, with the length of the header the validator read (for ValidatedFileCache.ts). */
+export async function inspectModelHeader(modelPath: string): Promise<Validated<InspectedModel>> {
+    const validated = await validateGgufOutOfProcess(modelPath);
+    return {value: inspectGguf(validated), headerBytes: Number(validated.dataOffset)};
 }
 
 /** The model card the UI shows. */

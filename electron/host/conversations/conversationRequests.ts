@@ -5,12 +5,13 @@
 import {checkConversationFree, type HostContext, type RequestHandlers} from "../HostContext.js";
 
 type ConversationRequestName =
-    | "conversations.list" | "conversations.get" | "conversations.create" | "conversations.delete" | "conversations.rename"
+    | "conversations.list" | "conversations.notices" | "conversations.get" | "conversations.create" | "conversations.delete" | "conversations.rename"
     | "conversations.setSettings" | "conversations.deleteMessage";
 
 export function conversationRequests(host: HostContext): RequestHandlers<ConversationRequestName> {
     return {
         "conversations.list": async () => host.store.list(),
+        "conversations.notices": async () => host.store.notices(),
         "conversations.get": async (arg) => await host.store.get(arg.id),
         "conversations.create": async (arg) => await host.store.create(arg.title, arg.settings),
         "conversations.delete": async ({id}) => {

@@ -1,5 +1,6 @@
 import {useEffect} from "react";
 import {CrashBanner} from "../components/CrashBanner/CrashBanner";
+import {ErrorBoundary} from "../components/ErrorBoundary/ErrorBoundary";
 import {DropOverlay} from "../components/DropOverlay/DropOverlay";
 import {Sidebar} from "../components/Sidebar/Sidebar";
 import {Benchmark} from "../screens/Benchmark/Benchmark";
@@ -9,6 +10,7 @@ import {Memory} from "../screens/Memory/Memory";
 import {Model} from "../screens/Model/Model";
 import {Offload} from "../screens/Offload/Offload";
 import {Server} from "../screens/Server/Server";
+import {useChatStore} from "../stores/chatStore";
 import {useUiStore} from "../stores/uiStore";
 import {useTheme} from "./useTheme";
 import {useWindowDrop} from "./useWindowDrop";
@@ -27,13 +29,18 @@ export function App() {
             <main className="app-main">
                 <CrashBanner/>
                 <div className="app-screen" data-screen={screen}>
-                    {screen === "chat" && <Chat/>}
-                    {screen === "model" && <Model/>}
-                    {screen === "offload" && <Offload/>}
-                    {screen === "memory" && <Memory/>}
-                    {screen === "dashboards" && <Dashboards/>}
-                    {screen === "benchmark" && <Benchmark/>}
-                    {screen === "server" && <Server/>}
+                    {/* one screen that fails to render shows an error panel; the sidebar and the other screens stay */}
+                    <ErrorBoundary key={screen} what={`The ${screen} screen`}
+                        backLabel={screen === "chat" ? "Close this conversation" : "Back to Chat"}
+                        onBack={() => screen === "chat" ? useChatStore.getState().setActive(null) : useUiStore.getState().show("chat")}>
+                        {screen === "chat" && <Chat/>}
+                        {screen === "model" && <Model/>}
+                        {screen === "offload" && <Offload/>}
+                        {screen === "memory" && <Memory/>}
+                        {screen === "dashboards" && <Dashboards/>}
+                        {screen === "benchmark" && <Benchmark/>}
+                        {screen === "server" && <Server/>}
+                    </ErrorBoundary>
                 </div>
             </main>
             <DropOverlay/>

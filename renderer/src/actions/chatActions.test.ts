@@ -15,6 +15,7 @@ beforeAll(() => {
     window.tensorwise = fake.bridge;
     initTransport();
     fake.handle("conversations.list", () => []);
+    fake.handle("conversations.notices", () => []);
     useChatStore.getState().putConversation(conversation);
     useChatStore.getState().setActive("c1");
 });

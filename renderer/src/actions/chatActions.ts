@@ -2,16 +2,32 @@ import type {ChatSettings} from "../../../electron/contract/ipc";
 import {useChatStore} from "../stores/chatStore";
 import {getTransport} from "../transport/getTransport";
 import {errorMessage} from "../transport/Transport";
+import {TensorwiseError} from "../../../electron/contract/TensorwiseError";
 import {newId} from "./ids";
 
+/** The conversation list and what the host says about the saved files (shown above the list). */
 export async function refreshConversations(): Promise<void> {
-    useChatStore.getState().setSummaries(await getTransport().request("conversations.list"));
+    const [summaries, notices] = await Promise.all([
+        getTransport().request("conversations.list"), getTransport().request("conversations.notices")
+    ]);
+    useChatStore.getState().setSummaries(summaries);
+    useChatStore.getState().setNotices(notices);
 }
 
 export async function openConversation(id: string): Promise<void> {
     const store = useChatStore.getState();
     store.setActive(id);
-    store.putConversation(await getTransport().request("conversations.get", {id}));
+    try {
+        store.putConversation(await getTransport().request("conversations.get", {id}));
+    } catch (error) {
+        // a file damaged since the list was read: the host moved it aside, and its notice (shown above the list) says why
+        if (error instanceof TensorwiseError && error.code === "damaged-conversation") {
+            useChatStore.getState().removeConversation(id);
+            await refreshConversations();
+            return;
+        }
+        throw error;
+    }
 }
 
 /** Re-reads a conversation from the host without changing which one is shown. */

@@ -12,7 +12,7 @@ const fake = fakeBridge();
 
 beforeAll(() => {
     window.tensorwise = fake.bridge;
-    for (const name of ["conversations.list", "bench.list"] as const) fake.handle(name, () => []);
+    for (const name of ["conversations.list", "conversations.notices", "bench.list"] as const) fake.handle(name, () => []);
     fake.handle("model.current", () => null);
 });
 

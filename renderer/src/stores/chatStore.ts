@@ -1,5 +1,5 @@
 import {create} from "zustand";
-import type {ChatMessage, ChatSettings, Conversation, ConversationSummary, PromptProgress} from "../../../electron/contract/ipc";
+import type {ChatMessage, ChatSettings, Conversation, ConversationNotice, ConversationSummary, PromptProgress} from "../../../electron/contract/ipc";
 
 /**
  * A reply being streamed: text so far, engine token count and engine clock; `prompt` is the engine's prompt processing
@@ -15,6 +15,8 @@ export const DEFAULT_CHAT_SETTINGS: ChatSettings = {maxTokens: 256, temperature:
 
 export type ChatStore = {
     summaries: ConversationSummary[];
+    /** What the host says about the saved conversations: not being saved, or a file it could not read and moved aside. */
+    notices: ConversationNotice[];
     activeId: string | null;
     conversations: Record<string, Conversation>;
     streams: Record<string, LiveStream>;
@@ -23,6 +25,7 @@ export type ChatStore = {
     /** Settings a new conversation starts with: the last ones the user chose. */
     options: ChatSettings;
     setSummaries(summaries: ConversationSummary[]): void;
+    setNotices(notices: ConversationNotice[]): void;
     setActive(id: string | null): void;
     putConversation(conversation: Conversation): void;
     removeConversation(id: string): void;
@@ -44,12 +47,14 @@ export type ChatStore = {
 
 export const useChatStore = create<ChatStore>((set) => ({
     summaries: [],
+    notices: [],
     activeId: null,
     conversations: {},
     streams: {},
     errors: {},
     options: DEFAULT_CHAT_SETTINGS,
     setSummaries: (summaries) => set({summaries}),
+    setNotices: (notices) => set({notices}),
     setActive: (activeId) => set({activeId}),
     putConversation: (conversation) => set((state) => ({conversations: {...state.conversations, [conversation.id]: conversation}})),
     removeConversation: (id) => set((state) => {

@@ -8,6 +8,7 @@ export function ConversationList() {
     const summaries = useChatStore((state) => state.summaries);
     const activeId = useChatStore((state) => state.activeId);
     const streams = useChatStore((state) => state.streams);
+    const notices = useChatStore((state) => state.notices);
     const [editing, setEditing] = useState<{id: string; title: string} | null>(null);
     const streaming = new Set(Object.values(streams).map((stream) => stream.conversationId));
     return (
@@ -15,6 +16,10 @@ export function ConversationList() {
             <button className="button primary conversations-new" data-testid="new-conversation" onClick={() => void newConversation()}>
                 + New chat
             </button>
+            {notices.map((notice) => (
+                <div key={notice.message} className="error-box conversations-notice" role="alert" data-testid="conversation-notice"
+                    data-code={notice.code}>{notice.message}</div>
+            ))}
             <ul className="conversations-list" data-testid="conversation-list">
                 {summaries.length === 0 && <li className="faint conversations-empty">No conversations yet</li>}
                 {summaries.map((summary) => (
