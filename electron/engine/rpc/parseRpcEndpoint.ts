@@ -23,7 +23,8 @@ export function parseRpcEndpoint(text: unknown): RpcEndpoint {
     if (typeof text !== "string")
         throw new Error(`an rpc-server address must be text: ${EXPECTED}`);
     const trimmed = text.trim();
-    if (/^\[[^\]]*\](?::|$)/.test(trimmed) || (trimmed.match(/:/g)?.length ?? 0) > 1)
+    const ipv6 = /^\[[^\]]*\](?::|$)/.test(trimmed) || (/^[0-9A-Fa-f:.]+$/.test(trimmed) && (trimmed.match(/:/g)?.length ?? 0) > 1);
+    if (ipv6)
         throw new Error(`"${trimmed.slice(0, 80)}" is an IPv6 address, and llama.cpp's RPC client connects over IPv4 only: ` +
             "use the machine's IPv4 address or a host name that resolves to one");
     const match = /^([^:]+):([0-9]{1,5})$/.exec(trimmed);
