@@ -15,7 +15,7 @@ import {STRATEGY_NAMES} from "../engine/planner/planStrategy.js";
 import type {StrategyName} from "../contract/strategies.js";
 import {TEXT_LIMITS} from "../contract/limits.js";
 import {flagKnobs, flagNumber, flagProfileTime, flagThreads, KNOB_OPTIONS, KNOB_USAGE, parseBudget, parseGpu, PROFILE_SECONDS_OPTION} from "./flags.js";
-import {flagPort, flagRpc, flagRpcDevice, flagRpcHost} from "./rpcFlags.js";
+import {flagMaxMessageMib, flagPort, flagRpc, flagRpcDevice, flagRpcHost} from "./rpcFlags.js";
 import {DEFAULT_RUNTIME_SETTINGS} from "../contract/settings.js";
 import {DEFAULT_WORKLOAD} from "../engine/planner/types.js";
 
@@ -39,13 +39,15 @@ const commands: Record<string, Command> = {
     },
     "rpc-server": {
         summary: "serve this machine's devices to another tensorwise over llama.cpp's RPC protocol (no authentication)",
-        usage: "tensorwise rpc-server [--host 127.0.0.1] [--port 50052] [--device CPU|Vulkan0|CUDA0] [--threads N]",
-        options: {host: {type: "string", default: "127.0.0.1"}, port: {type: "string", default: "50052"}, device: {type: "string"}, threads: {type: "string"}},
+        usage: "tensorwise rpc-server [--host 127.0.0.1] [--port 50052] [--device CPU|Vulkan0|CUDA0] [--threads N] [--max-message-mib 1024]",
+        options: {host: {type: "string", default: "127.0.0.1"}, port: {type: "string", default: "50052"}, device: {type: "string"}, threads: {type: "string"},
+            "max-message-mib": {type: "string"}},
         run: (io, values) => rpcServerCommand(io, {
             host: flagRpcHost(values.host),
             port: flagPort(values.port),
             device: typeof values.device === "string" ? flagRpcDevice(values.device) : undefined,
-            threads: flagThreads(values.threads)
+            threads: flagThreads(values.threads),
+            maxMessageBytes: flagMaxMessageMib(values["max-message-mib"])
         })
     },
     inspect: {

@@ -41,3 +41,20 @@ export function flagRpcDevice(value: string): string {
         throw new UsageError(`--device must name devices as \`tensorwise devices\` lists them, e.g. CPU or Vulkan0 (got "${value.slice(0, 40)}")`);
     return value;
 }
+
+/** Largest `--max-message-mib`: 64 GiB, beyond any single tensor of a model a machine can hold. */
+const MAX_MESSAGE_MIB = 65_536;
+
+/**
+ * `--max-message-mib N`: the largest request the rpc-server's front accepts, in MiB (RPC_MAX_MESSAGE_BYTES in
+ * electron/engine/rpc/RpcFront.ts explains the default); returned in bytes, `undefined` when absent.
+ */
+export function flagMaxMessageMib(value: FlagValue): number | undefined {
+    if (value == null || value === false)
+        return undefined;
+    const text = String(value);
+    const mib = /^[0-9]{1,5}$/.test(text) ? Number(text) : NaN;
+    if (!(mib >= 1 && mib <= MAX_MESSAGE_MIB))
+        throw new UsageError(`--max-message-mib must be a whole number of MiB from 1 to ${MAX_MESSAGE_MIB} (got "${text.slice(0, 20)}")`);
+    return mib * 2 ** 20;
+}

@@ -2,7 +2,8 @@
 // (llama.cpp's tools/rpc/rpc-server.cpp, killed after), the real engine child, the list kept in the data folder. Needs
 // the engine (npm run build) and the RPC build (native/buildRpc.mjs); skipped, with the reason, without them.
 import {existsSync} from "node:fs";
-import {mkdtemp, readFile, rm} from "node:fs/promises";
+import {mkdtemp, readFile, rm, writeFile} from "node:fs/promises";
+import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -101,5 +102,41 @@ describe.skipIf(missing != null)("rpc-servers added in the settings join the eng
         const listed = await host.handle("rpc.list", undefined, client);
         expect(listed.servers).toMatchObject([{endpoint: stopped.endpoint.text, reachable: false}]);
         expect(listed.servers[0]!.problem).toMatch(/no rpc-server answers at/);
+    }, 120_000);
+
+    it("keeps an HTTP server and a silent port in the list, marked not reachable with the reason, and starts the engine without them", async () => {
+        const web = http.createServer((_request, response) => response.end("not rpc"));
+        const silentSockets: net.Socket[] = [];
+        const silent = net.createServer((socket) => silentSockets.push(socket));
+        for (const listener of [web, silent])
+            await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+        const endpointOf = (listener: net.Server) => `127.0.0.1:${(listener.address() as net.AddressInfo).port}`;
+        const servers = [endpointOf(web), endpointOf(silent), server.endpoint.text];
+        const otherDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-host-rpc-foreign-"));
+        await writeFile(path.join(otherDir, RPC_SERVERS_FILE), JSON.stringify({version: 1, servers}));
+        const otherEngine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1", XDG_CACHE_HOME: path.join(otherDir, "cache")}});
+        const other = new HostService(await ConversationStore.open(otherDir), otherEngine);
+        try {
+            const started = performance.now();
+            await other.startEngine();
+            expect(otherEngine.state.state).toBe("running");
+            // both probes run at once, each bounded by RPC_PROBE_TIMEOUT_MS (3 s), then the engine starts (a few s here)
+            expect(performance.now() - started).toBeLessThan(30_000);
+            const devices = (await other.handle("machine.describe", undefined, client)).devices.map((device) => device.name);
+            expect(devices.filter((name) => name.startsWith("RPC"))).toEqual(["RPC0"]);
+            const listed = (await other.handle("rpc.list", undefined, client)).servers;
+            expect(listed.map((entry) => [entry.endpoint, entry.reachable])).toEqual([[servers[0], false], [servers[1], false], [servers[2], true]]);
+            expect(listed[0]!.problem).toMatch(/^127\.0\.0\.1:\d+ is not an rpc-server: it answered a hello with a reply that is not an RPC hello \(it starts with "HTTP\/1\.1 400/);
+            expect(listed[1]!.problem).toMatch(/^127\.0\.0\.1:\d+ accepted the connection but sent no RPC hello reply within 3000 ms/);
+            // kept, for when they answer again
+            expect(JSON.parse(await readFile(path.join(otherDir, RPC_SERVERS_FILE), "utf8")).servers).toEqual(servers);
+        } finally {
+            await other.dispose();
+            await otherEngine.stop();
+            silentSockets.forEach((socket) => socket.destroy());
+            web.closeAllConnections();
+            await Promise.all([web, silent].map((listener) => new Promise((resolve) => listener.close(resolve))));
+            await rm(otherDir, {recursive: true, force: true});
+        }
     }, 120_000);
 });

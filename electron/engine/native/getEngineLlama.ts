@@ -20,6 +20,11 @@ export type EngineLlamaOptions = {
      * (electron/engine/rpc/addRpcServers.ts). Defaults to none.
      */
     rpcServers?: readonly string[];
+    /**
+     * Given, an rpc-server that fails its probe is left out of this engine and reported here (the app's engine must
+     * start without it); absent, it fails the start with its reason (the CLI's `--rpc` names it explicitly).
+     */
+    onRpcUnreachable?: (endpoint: string, problem: string) => void;
 };
 
 export type EngineLlama = {
@@ -55,7 +60,7 @@ export async function getEngineLlama(options: EngineLlamaOptions = {}): Promise<
     try {
         const engine = {llama, bindings: getTensorwiseBindings(llama)};
         if (options.rpcServers != null && options.rpcServers.length > 0)
-            await addRpcServers(engine, options.rpcServers);
+            await addRpcServers(engine, options.rpcServers, options.onRpcUnreachable);
         return engine;
     } catch (error) {
         await llama.dispose();

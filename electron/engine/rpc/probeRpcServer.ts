@@ -1,30 +1,62 @@
 import net from "node:net";
 import type {RpcEndpoint} from "./parseRpcEndpoint.js";
-
-/** How long to wait for an rpc-server to accept a connection. */
-export const RPC_CONNECT_TIMEOUT_MS = 3000;
+import {helloRequest, readHelloReply, RPC_HELLO_REPLY_BYTES, RPC_REPLY_HEADER_BYTES, type RpcVersion} from "./rpcProtocol.js";
 
 /**
- * Resolves when `endpoint` accepts a TCP connection, rejects with a sentence the user can act on otherwise.
- * Needed before handing the endpoint to llama.cpp: ggml-rpc aborts the process when it cannot connect
- * (rpc_dispatcher::start, "Failed to connect to …").
+ * How long the probe waits for the connection and the hello reply together. An rpc-server answers a hello in well
+ * under a millisecond on a LAN; 3 s leaves room for a slow link and keeps an engine start that skips a silent port short.
  */
-export function probeRpcServer(endpoint: RpcEndpoint, timeoutMs = RPC_CONNECT_TIMEOUT_MS): Promise<void> {
+export const RPC_PROBE_TIMEOUT_MS = 3000;
+
+/** The error a failed probe rejects with: `code` `"rpc-unreachable"`, the message one sentence naming the endpoint. */
+export type RpcUnreachableError = Error & {code: "rpc-unreachable"};
+
+/**
+ * Resolves with the server's protocol version when `endpoint` answers a real RPC hello (rpcProtocol.ts) with a version
+ * this build's client accepts, within `timeoutMs` from the connect. Rejects with a sentence the user can act on
+ * otherwise: nothing listens, the port stays silent (not an rpc-server, or one busy with another client: llama.cpp's
+ * rpc-server serves one at a time), something else answers (an HTTP server), or the version differs.
+ * Needed before handing the endpoint to llama.cpp: ggml-rpc aborts the process when it cannot connect or the hello
+ * fails (rpc_dispatcher::start), and waits forever on a port that accepts and stays silent.
+ */
+export function probeRpcServer(endpoint: RpcEndpoint, timeoutMs = RPC_PROBE_TIMEOUT_MS): Promise<RpcVersion> {
     return new Promise((resolve, reject) => {
-        const socket = net.connect({host: endpoint.host, port: endpoint.port});
+        // IPv4, as ggml-rpc connects (socket_t::connect: AF_INET, gethostbyname): a name must resolve to what llama.cpp will reach
+        const socket = net.connect({host: endpoint.host, port: endpoint.port, family: 4});
+        let connected = false;
+        let reply = Buffer.alloc(0);
         const fail = (why: string): void => {
+            clearTimeout(timer);
             socket.destroy();
-            reject(Object.assign(
-                new Error(`no rpc-server answers at ${endpoint.text} (${why}): start one there with \`tensorwise rpc-server --port ${endpoint.port}\` or check the address`),
-                {code: "rpc-unreachable"}
-            ));
+            reject(Object.assign(new Error(why), {code: "rpc-unreachable" as const}));
         };
-        socket.setTimeout(timeoutMs, () => fail(`no answer within ${timeoutMs} ms`));
-        socket.once("error", (error: NodeJS.ErrnoException) => fail(error.code ?? error.message));
+        const timer = setTimeout(() => fail(connected
+            ? `${endpoint.text} accepted the connection but sent no RPC hello reply within ${timeoutMs} ms: it is not an rpc-server, or one busy serving another client (rpc-server serves one at a time)`
+            : `no rpc-server answers at ${endpoint.text} (no connection within ${timeoutMs} ms): check the address and that nothing blocks the port`), timeoutMs);
+        socket.once("error", (error: NodeJS.ErrnoException) => fail(
+            `no rpc-server answers at ${endpoint.text} (${error.code ?? error.message}): start one there with \`tensorwise rpc-server --port ${endpoint.port}\` or check the address`));
         socket.once("connect", () => {
-            socket.end();
-            socket.destroy();
-            resolve();
+            connected = true;
+            socket.write(helloRequest());
         });
+        socket.on("data", (chunk: Buffer) => {
+            reply = Buffer.concat([reply, chunk]);
+            if (reply.length < RPC_REPLY_HEADER_BYTES)
+                return;
+            const read = readHelloReply(reply);
+            if (read.version == null && reply.length < RPC_REPLY_HEADER_BYTES + RPC_HELLO_REPLY_BYTES && read.problem === "a hello reply cut short")
+                return;
+            if (read.problem != null) {
+                fail(read.version == null
+                    ? `${endpoint.text} is not an rpc-server: it answered a hello with ${read.problem}`
+                    : `the rpc-server at ${endpoint.text} speaks ${read.problem}: run the rpc-server of this tensorwise's llama.cpp there`);
+                return;
+            }
+            clearTimeout(timer);
+            socket.destroy();
+            resolve(read.version);
+        });
+        socket.once("end", () => fail(
+            `${endpoint.text} closed the connection without an RPC hello reply: it is not an rpc-server of this protocol, or it refused this client`));
     });
 }

@@ -1,8 +1,10 @@
 import {spawn, type ChildProcess} from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import {parseRpcEndpoint, type RpcEndpoint} from "./parseRpcEndpoint.js";
 import {probeRpcServer} from "./probeRpcServer.js";
 import {rpcBuildPaths} from "./rpcBuildPaths.js";
+import {RpcFront, type RpcFrontOptions} from "./RpcFront.js";
 
 /** How long a starting rpc-server may take to accept connections. */
 export const RPC_START_TIMEOUT_MS = 30_000;
@@ -10,6 +12,8 @@ export const RPC_START_TIMEOUT_MS = 30_000;
 const READY_POLL_MS = 100;
 /** Lines of the server's stderr kept for an error message. */
 const STDERR_LINES = 8;
+/** Where the stock worker listens: loopback only, behind the front (RpcFront.ts). */
+const WORKER_HOST = "127.0.0.1";
 
 export type RpcServerOptions = {
     /** Defaults to `"127.0.0.1"`: the protocol has no authentication, so any other address lets that network run code on it. */
@@ -24,12 +28,19 @@ export type RpcServerOptions = {
     stdio?: "inherit" | "pipe";
     /** Extra environment, e.g. `GGML_VK_VISIBLE_DEVICES`. */
     env?: NodeJS.ProcessEnv;
+    /** The front's deadlines and limits (RpcFront.ts); each defaults to the constant named there. */
+    front?: Pick<RpcFrontOptions, "helloTimeoutMs" | "messageIdleTimeoutMs" | "maxMessageBytes" | "maxWaitingClients" | "onLog">;
 };
 
 export type RunningRpcServer = {
+    /** The public address (the front's). */
     endpoint: RpcEndpoint;
+    /** The stock rpc-server's private loopback address; clients use {@link endpoint}. */
+    workerEndpoint: RpcEndpoint;
+    /** The stock rpc-server process (SIGPIPE ignored, so a client that leaves cannot kill it). */
     child: ChildProcess;
-    /** Resolves with the exit code (or signal) when the server process ends. */
+    front: RpcFront;
+    /** Resolves with the worker's exit code, or the signal that ended it, when it ends; the front closes then. */
     exited: Promise<number | NodeJS.Signals | null>;
     /** Stops the server (SIGTERM, then SIGKILL after 2 s) and waits for it. */
     stop(): Promise<void>;
@@ -49,10 +60,22 @@ function buildFor(device: string | undefined): "cpu" | "vulkan" | "cuda" {
     return "cpu";
 }
 
+/** A loopback port nobody listens on now (the kernel's choice). */
+async function freeLoopbackPort(): Promise<number> {
+    const server = net.createServer();
+    await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(0, WORKER_HOST, resolve);
+    });
+    const {port} = server.address() as net.AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    return port;
+}
+
 /**
- * Starts llama.cpp's rpc-server (built by native/buildRpc.mjs) and resolves once it accepts connections. Rejects with
- * a sentence the user can act on when the binary is missing or the server ends before it listens (port taken, no
- * such device).
+ * Starts llama.cpp's rpc-server (built by native/buildRpc.mjs) on a private loopback port behind an {@link RpcFront}
+ * on the public address, and resolves once both accept connections. Rejects with a sentence the user can act on when
+ * the binary is missing, the public port is taken, or the server ends before it listens (no such device).
  */
 export async function startRpcServer(options: RpcServerOptions = {}): Promise<RunningRpcServer> {
     const host = options.host ?? "127.0.0.1";
@@ -61,15 +84,16 @@ export async function startRpcServer(options: RpcServerOptions = {}): Promise<Ru
     const {server} = rpcBuildPaths(buildFor(options.device));
     if (!fs.existsSync(server))
         throw new Error(`rpc-server is not built (${server} is missing): run \`npm run native\` to build it`);
-    const taken = await probeRpcServer(endpoint, 500).then(() => true, () => false);
-    if (taken)
-        throw new Error(`something already listens on ${endpoint.text}: stop it or choose another --port`);
-    const args = ["--host", endpoint.host, "--port", String(port)];
+    const workerEndpoint = parseRpcEndpoint(`${WORKER_HOST}:${await freeLoopbackPort()}`);
+    const args = ["--host", workerEndpoint.host, "--port", String(workerEndpoint.port)];
     if (options.device != null)
         args.push("--device", options.device);
     if (options.threads != null)
         args.push("--threads", String(options.threads));
-    const child = spawn(server, args, {
+    // rpc-server writes replies with send() and no MSG_NOSIGNAL (ggml-rpc/transport.cpp), so a peer that is gone kills
+    // it with SIGPIPE. Node resets every signal to its default in a spawned child; a disposition set to "ignore" by
+    // the shell survives exec, so the stock binary runs with SIGPIPE ignored and sees EPIPE instead.
+    const child = spawn("/bin/sh", ["-c", "trap '' PIPE; exec \"$0\" \"$@\"", server, ...args], {
         stdio: options.stdio === "inherit" ? "inherit" : ["ignore", "pipe", "pipe"],
         env: {...process.env, ...options.env}
     });
@@ -79,18 +103,19 @@ export async function startRpcServer(options: RpcServerOptions = {}): Promise<Ru
         stderrTail.splice(0, Math.max(0, stderrTail.length - STDERR_LINES));
     });
     child.stdout?.resume();
+    let front: RpcFront | null = null;
     let exitedWith: number | NodeJS.Signals | null | undefined;
     const exited = new Promise<number | NodeJS.Signals | null>((resolve) => {
-        child.once("exit", (code, signal) => {
-            exitedWith = signal ?? code;
-            resolve(exitedWith);
-        });
-        child.once("error", () => {
-            exitedWith = null;
-            resolve(null);
-        });
+        const done = (result: number | NodeJS.Signals | null): void => {
+            exitedWith = result;
+            void front?.close();
+            resolve(result);
+        };
+        child.once("exit", (code, signal) => done(signal ?? code));
+        child.once("error", () => done(null));
     });
     const stop = async (): Promise<void> => {
+        await front?.close();
         if (exitedWith !== undefined)
             return;
         child.kill("SIGTERM");
@@ -102,17 +127,29 @@ export async function startRpcServer(options: RpcServerOptions = {}): Promise<Ru
     const deadline = Date.now() + RPC_START_TIMEOUT_MS;
     for (;;) {
         if (exitedWith !== undefined)
-            throw new Error(`rpc-server ended before it listened on ${endpoint.text} (${String(exitedWith)})` +
+            throw new Error(`rpc-server ended before it listened on ${workerEndpoint.text} (${String(exitedWith)})` +
                 (stderrTail.length > 0 ? `: ${stderrTail.join(" / ")}` : ""));
         try {
-            await probeRpcServer(endpoint, 500);
-            return {endpoint, child, exited, stop};
+            await probeRpcServer(workerEndpoint, 500);
+            break;
         } catch {
             if (Date.now() > deadline) {
                 await stop();
-                throw new Error(`rpc-server did not listen on ${endpoint.text} within ${RPC_START_TIMEOUT_MS / 1000} s`);
+                throw new Error(`rpc-server did not listen on ${workerEndpoint.text} within ${RPC_START_TIMEOUT_MS / 1000} s`);
             }
             await new Promise((resolve) => setTimeout(resolve, READY_POLL_MS));
         }
     }
+    try {
+        front = await RpcFront.listen({...options.front, host: endpoint.host, port: endpoint.port, worker: workerEndpoint});
+    } catch (error) {
+        await stop();
+        const code = (error as NodeJS.ErrnoException).code;
+        throw new Error(code === "EADDRINUSE"
+            ? `something already listens on ${endpoint.text}: stop it or choose another --port`
+            : `cannot listen on ${endpoint.text} (${code ?? (error as Error).message}): check --host and --port`);
+    }
+    if (exitedWith !== undefined)
+        await front.close();
+    return {endpoint, workerEndpoint, child, front, exited, stop};
 }

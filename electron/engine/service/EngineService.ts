@@ -61,10 +61,11 @@ export class EngineService {
     static async create(options: {
         gpu?: EngineGpu; maxThreads?: number; onProgress?: (progress: TaskProgress) => void;
         onLog?: EngineLlamaOptions["onLog"]; logLevel?: EngineLlamaOptions["logLevel"]; sequences?: number;
-        rpcServers?: EngineLlamaOptions["rpcServers"];
+        rpcServers?: EngineLlamaOptions["rpcServers"]; onRpcUnreachable?: EngineLlamaOptions["onRpcUnreachable"];
     } = {}): Promise<EngineService> {
         const engine = await getEngineLlama({
-            gpu: options.gpu, maxThreads: options.maxThreads, onLog: options.onLog, logLevel: options.logLevel, rpcServers: options.rpcServers
+            gpu: options.gpu, maxThreads: options.maxThreads, onLog: options.onLog, logLevel: options.logLevel, rpcServers: options.rpcServers,
+            onRpcUnreachable: options.onRpcUnreachable
         });
         return new EngineService(engine, options.onProgress ?? (() => {}), options.sequences ?? 1);
     }

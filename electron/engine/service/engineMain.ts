@@ -74,6 +74,8 @@ async function main(): Promise<void> {
         gpu: (process.env.TENSORWISE_GPU as EngineGpu | undefined) ?? "auto",
         maxThreads: process.env.TENSORWISE_THREADS != null ? Number(process.env.TENSORWISE_THREADS) : undefined,
         rpcServers: (process.env[ENGINE_RPC_ENV] ?? "").split(",").filter((entry) => entry !== ""),
+        // the host probed them just before; one that stopped answering since is left out, not a failed start
+        onRpcUnreachable: (endpoint, problem) => console.error(`rpc-server ${endpoint} left out of this engine: ${problem}`),
         onProgress: (progress) => emit("progress", progress)
     });
     dispose = () => service.dispose();

@@ -11,9 +11,11 @@ export function modelRequests(host: HostContext): RequestHandlers<ModelRequestNa
         "engine.state": async () => host.engineState(),
         "engine.restart": async () => {
             host.shared.loaded = null;
-            // rpc-servers are probed again: one started since the last start joins, a stopped one is left out
+            // rpc-servers are probed again once the engine let go of them (each serves one client at a time): one
+            // started since the last start joins, one that stopped or no longer answers is left out
+            await host.engine.stop();
             await host.rpc.prepareEngine().catch(() => {});
-            await host.engine.restart();
+            await host.engine.start();
             const replay = host.shared.lastLoad;
             if (replay != null)
                 void host.runLoad(replay, "reloading the model").catch(() => {});

@@ -1,7 +1,9 @@
 /**
  * The rpc-servers of the settings, as the host runs them: the persisted list ({@link RpcServerList}), each entry probed
- * for reachability (probeRpcServer.ts), and the engine child started with the reachable ones. A stopped rpc-server is
- * left out rather than passed on: ggml-rpc aborts the engine when it cannot connect (rpc_dispatcher::start).
+ * with a real RPC hello (probeRpcServer.ts), and the engine child started with the ones that answered. One that does
+ * not (stopped, silent, not an rpc-server, another protocol version) stays in the list, marked not reachable with the
+ * reason, and is left out until it answers again: ggml-rpc aborts the engine on a server it cannot use
+ * (rpc_dispatcher::start) and waits forever on a silent one.
  */
 import type {RpcServerEntry, RpcServersState} from "../../contract/rpc.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
@@ -18,10 +20,15 @@ export class RpcServers {
         this.list = new RpcServerList(file);
     }
 
-    /** Every added rpc-server, probed now. */
+    /**
+     * Every added rpc-server, probed now — except those the running engine is connected to: an rpc-server serves one
+     * client at a time, so a probe would wait behind the engine; the engine's connection is the better evidence.
+     */
     async state(): Promise<RpcServersState> {
         const endpoints = await this.list.list();
-        return {servers: await Promise.all(endpoints.map(probe))};
+        const inUse = this.engine.state.state === "running" ? this.engine.rpcServers : [];
+        return {servers: await Promise.all(endpoints.map((endpoint) =>
+            inUse.includes(endpoint) ? {endpoint, reachable: true, problem: null} : probe(endpoint)))};
     }
 
     /**
