@@ -153,9 +153,9 @@ export function startServeTraffic({call, tmpDir, random, noteError, sleep}) {
                 if (answer.status !== 400 && answer.status !== 413 && answer.status !== 0 && answer.status !== 503)
                     noteError("oversize body not refused", `${answer.status} ${answer.text}`);
             }
-            // wrong keys: absent, empty, the right length but wrong, a prefix, another case
+            // wrong keys: absent, empty, the right length but wrong (all, or the last character), a prefix, one character more (HTTP strips spaces at the ends)
             const key = state.apiKey;
-            for (const wrong of [null, "", "x".repeat(key.length), key.slice(0, -1), key.toUpperCase(), `${key} `]) {
+            for (const wrong of [null, "", "x".repeat(key.length), key.slice(0, -1), `${key.slice(0, -1)}x`, `${key}x`]) {
                 const answer = await apiRequest(state.url, "POST", "/chat/completions", {key: wrong, body: chat()});
                 counts.hostile++;
                 count(answer.status);

@@ -169,6 +169,8 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                 "invalid_request_error", "not_found");
     };
 
+    /** Requests holding or waiting for a sequence, so {@link OpenAiServer.close} can wait until each has left it. */
+    const running = new Set<Promise<unknown>>();
     const generate = async (parsed: GenerationRequest, conversation: string | null, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
         const clock = new TokenClock();
         refuseOverlongPrompt(parsed, minimumPromptTokens(parsed, maxTokenBytes), contextSize, true);
@@ -190,7 +192,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         let sse: SseWriter | null = null;
         try {
             const job = {promptTokens, signal: controller.signal, affinity: kv.affinity(conversation)};
-            const {generation, slot, waitedMs, restored} = await scheduler.run(job, async (slot, waitedMs) => {
+            const run = scheduler.run(job, async (slot, waitedMs) => {
                 if (parsed.stream) {
                     sse = new SseWriter(response);
                     sse.send(chunkBody(stream, parsed.kind === "chat" ? {role: true} : {text: ""}));
@@ -212,6 +214,8 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                     kv.finished(slot, conversation);
                 }
             });
+            running.add(run);
+            const {generation, slot, waitedMs, restored} = await run.finally(() => running.delete(run));
             if (generation.finishReason === "abort")
                 throw controller.signal.reason;
             const finished: Finished = {
@@ -291,6 +295,9 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             const closed = new Promise<void>((resolve) => server.close(() => resolve()));
             server.closeAllConnections();
             await closed;
+            // each closed connection stopped its generation; one still evaluating its batch must finish before the
+            // sequences it uses are disposed (disposing under it ends the engine with SIGSEGV)
+            await Promise.allSettled([...running]);
             for (const slot of slots)
                 slot.dispose();
             await kv.close();

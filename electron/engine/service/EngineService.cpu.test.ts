@@ -54,6 +54,29 @@ describe.skipIf(probe.reason != null)("replies in flight when the model or the c
         expect(after.timing.generatedTokens).toBeGreaterThan(0);
     }, 300_000);
 
+    it("replies sent while the server starts (it calibrates on the new context's first sequence) wait for it and are answered", async () => {
+        if (service.current() == null)
+            await load();
+        for (let round = 0; round < 2; round++) {
+            let started = false;
+            const starting = service.serveStart({host: "127.0.0.1", port: 0, apiKey: null, parallel: 2, kvDiskBudgetMiB: null})
+                .finally(() => started = true);
+            const replies: Promise<{generatedTokens: number}>[] = [];
+            while (!started) {
+                replies.push(service.chat({streamId: `during-start-${round}-${replies.length}`, conversationId: `c${replies.length % 3}`, history: [],
+                    message: "Hello there", maxTokens: 4, temperature: 0}, () => {}).then((reply) => reply.timing));
+                await new Promise((resolve) => setTimeout(resolve, 25));
+            }
+            await starting;
+            const outcomes = await Promise.allSettled(replies);
+            expect(outcomes.filter((outcome) => outcome.status === "rejected").map((outcome) => String((outcome as PromiseRejectedResult).reason))).toEqual([]);
+            expect(replies.length).toBeGreaterThan(0);
+            await service.serveStop();
+        }
+        const after = await service.chat({streamId: "after-start", history: [], message: "Hello", maxTokens: 8, temperature: 0}, () => {});
+        expect(after.timing.generatedTokens).toBeGreaterThan(0);
+    }, 300_000);
+
     it("starting the server, and unloading, in the middle of a reply stop it and keep the engine alive", async () => {
         await load();
         for (let round = 0; round < ROUNDS; round++) {

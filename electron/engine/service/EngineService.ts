@@ -267,17 +267,27 @@ export class EngineService {
     async chat(request: EngineChatRequest, onDelta: (text: string, elapsedMs: number, tokens: number) => void,
         onPromptProgress?: (progress: PromptProgress) => void): Promise<ChatReply> {
         this.refuseWhileBenching("chat");
-        const loaded = this.loaded;
-        if (loaded == null)
-            throw new TensorwiseError("no-model", "no model is loaded: load one first");
         const controller = new AbortController();
-        const {streamId: _streamId, conversationId, ...options} = request;
-        // while the server is on, the app's reply shares its sequences and scheduler with the API clients
-        const writing = this.serving != null
-            ? scheduledChatReply(this.serving.server, loaded.placed.model, {...options, conversationId, signal: controller.signal, onText: onDelta})
-            : streamChatReply(loaded.placed, {...options, signal: controller.signal, onText: onDelta, onPromptProgress});
-        this.streams.set(request.streamId, {controller, settled: writing});
+        // stoppable while it waits; nothing to wait for until it writes (a lifecycle step waiting on it would deadlock)
+        this.streams.set(request.streamId, {controller, settled: Promise.resolve()});
         try {
+            // a load, unload or server start/stop in progress replaces the model or its context (a server start
+            // calibrates on the new context's first sequence, which the app's own replies also use): start after it
+            for (let pending = this.lifecycle; ; pending = this.lifecycle) {
+                await pending.catch(() => undefined);
+                if (pending === this.lifecycle)
+                    break;
+            }
+            this.refuseWhileBenching("chat");
+            const loaded = this.loaded;
+            if (loaded == null)
+                throw new TensorwiseError("no-model", "no model is loaded: load one first");
+            const {streamId: _streamId, conversationId, ...options} = request;
+            // while the server is on, the app's reply shares its sequences and scheduler with the API clients
+            const writing = this.serving != null
+                ? scheduledChatReply(this.serving.server, loaded.placed.model, {...options, conversationId, signal: controller.signal, onText: onDelta})
+                : streamChatReply(loaded.placed, {...options, signal: controller.signal, onText: onDelta, onPromptProgress});
+            this.streams.set(request.streamId, {controller, settled: writing});
             const reply = await writing;
             if (loaded.predictRequest == null)
                 return reply;
