@@ -95,7 +95,9 @@ export const TEXT_LIMITS = {
     /** An address to listen on (an IPv6 literal is at most 45 characters). */
     host: 64,
     /** An rpc-server's `host:port`: a DNS name (at most 253 characters) and `:65535`. */
-    rpcEndpoint: 259
+    rpcEndpoint: 259,
+    /** A client key's name on the Server screen (contract/server.ts CLIENT_KEY_NAME_PATTERN). */
+    clientKeyName: 40
 } as const;
 
 /** A context may exceed the model's trained context by this factor (RoPE scaling); beyond it output is garbage. */

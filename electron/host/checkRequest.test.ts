@@ -181,4 +181,14 @@ describe("checkRequest: every request is checked at the trust boundary", () => {
         for (const bad of [-1, 1.5, "512", 1e12, Number.NaN, true, [512]])
             expect(rejects("server.set", {kvDiskBudgetMiB: bad}), String(bad)).toMatch(/"kvDiskBudgetMiB"/);
     });
+
+    it("server.set: a client key's name to add or revoke is 1 to 40 letters, digits, spaces, dots, dashes or underscores", () => {
+        expect(checkRequest("server.set", {addClientKey: "editor"})).toEqual({addClientKey: "editor"});
+        expect(checkRequest("server.set", {revokeClientKey: "agent 2"})).toEqual({revokeClientKey: "agent 2"});
+        expect(checkRequest("server.set", {addClientKey: "Zed-1.0_b"})).toEqual({addClientKey: "Zed-1.0_b"});
+        expect(checkRequest("server.set", {addClientKey: "é".repeat(40)})).toEqual({addClientKey: "é".repeat(40)});
+        for (const key of ["addClientKey", "revokeClientKey"])
+            for (const bad of ["", " lead", "-dash", "a".repeat(41), "x/y", "../up", "tab\tname", "new\nline", "\u202eeditor", "zero\u200bwidth", "<b>", 7, true, ["editor"], {name: "x"}])
+                expect(rejects("server.set", {[key]: bad}), `${key} ${JSON.stringify(bad)}`).toMatch(new RegExp(`"${key}"`));
+    });
 });

@@ -11,7 +11,7 @@ import {availableParallelism} from "node:os";
 import {BENCH_EXPORT_FORMATS, isBenchExportFormat, type BenchExportFormat, type BenchStartRequest} from "../contract/bench.js";
 import type {ChatSettings, RequestArg, RequestName} from "../contract/ipc.js";
 import {LIMITS, limitMessage, TEXT_LIMITS, withinLimit, type LimitName} from "../contract/limits.js";
-import type {ServerChange} from "../contract/server.js";
+import {CLIENT_KEY_NAME_PATTERN, type ServerChange} from "../contract/server.js";
 import {parseRpcEndpoint} from "../engine/rpc/parseRpcEndpoint.js";
 import {isKvCacheType, KV_CACHE_TYPES, settingsConflict, type Budget, type FixedBudget, type RuntimeSettings} from "../contract/settings.js";
 import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAMES} from "../contract/strategies.js";
@@ -167,7 +167,7 @@ export function chatSettings(value: unknown): ChatSettings {
 
 /** A change to the server's settings: each field optional, the port and parallel sequences within their limits. */
 function serverChange(arg: unknown): ServerChange {
-    const fields = object(arg, ["enabled", "port", "bindAddress", "requireKey", "parallel", "kvDiskBudgetMiB", "regenerateKey"]);
+    const fields = object(arg, ["enabled", "port", "bindAddress", "requireKey", "parallel", "kvDiskBudgetMiB", "regenerateKey", "addClientKey", "revokeClientKey"]);
     const change: ServerChange = {};
     for (const key of ["enabled", "requireKey", "regenerateKey"] as const) {
         const value = boolean(fields, key);
@@ -181,6 +181,13 @@ function serverChange(arg: unknown): ServerChange {
     // null: back to the default share of free space
     if (fields.kvDiskBudgetMiB !== undefined)
         change.kvDiskBudgetMiB = fields.kvDiskBudgetMiB === null ? null : number(fields, "kvDiskBudgetMiB", "kvDiskBudgetMiB");
+    for (const key of ["addClientKey", "revokeClientKey"] as const)
+        if (fields[key] != null) {
+            const name = string(fields, key, TEXT_LIMITS.clientKeyName);
+            if (!CLIENT_KEY_NAME_PATTERN.test(name))
+                throw bad(`"${key}" must be a name of 1 to 40 letters, digits, spaces, dots, dashes or underscores, starting with a letter or digit`);
+            change[key] = name;
+        }
     if (fields.bindAddress != null) {
         const address = string(fields, "bindAddress", TEXT_LIMITS.host);
         if (address !== "localhost" && isIP(address) === 0)

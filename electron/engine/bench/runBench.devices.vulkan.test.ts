@@ -7,7 +7,7 @@ import path from "node:path";
 import {afterAll, describe, expect, it} from "vitest";
 import {DEVICE_PLAN_KINDS} from "../../contract/strategies.js";
 import {rpcBuildPaths} from "../rpc/rpcBuildPaths.js";
-import {startRpcServer, type RunningRpcServer} from "../rpc/startRpcServer.js";
+import {rpcServerProcessMissing, startRpcServerProcess, type RpcServerProcess} from "../rpc/testing/rpcServerProcess.js";
 import {probeEngine, type EngineProbe} from "../testing/probeEngine.js";
 import {requiredOrSkip} from "../testing/requiredOrSkip.js";
 import {makeTestModel} from "../testing/testModels.js";
@@ -22,11 +22,12 @@ async function freePort(): Promise<number> {
 }
 
 const missing = [rpcBuildPaths("cpu").server, rpcBuildPaths("vulkan").library].find((file) => !fs.existsSync(file));
-const buildReason = requiredOrSkip("the multi-device bench test", missing == null ? null : `${missing} is not built (npm run native)`);
-let server: RunningRpcServer | null = null;
+const buildReason = requiredOrSkip("the multi-device bench test", missing == null ? rpcServerProcessMissing() : `${missing} is not built (npm run native)`);
+let server: RpcServerProcess | null = null;
 let probe: EngineProbe = {engine: null, reason: buildReason ?? ""};
 if (buildReason == null) {
-    server = await startRpcServer({port: await freePort(), device: "CPU", threads: 1});
+    // in its own process: the engine below runs in this one (rpcServerProcess.ts says why)
+    server = await startRpcServerProcess({port: await freePort(), device: "CPU", threads: 1});
     probe = await probeEngine("vulkan", {rpcServers: [server.endpoint.text]});
     if (probe.reason != null)
         console.warn(`[skip] multi-device bench: ${probe.reason}`);

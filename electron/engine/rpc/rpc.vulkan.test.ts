@@ -20,7 +20,8 @@ import {requiredOrSkip} from "../testing/requiredOrSkip.js";
 import {makeTestModel} from "../testing/testModels.js";
 import {explainRpcAbort} from "./explainRpcAbort.js";
 import {rpcBuildPaths} from "./rpcBuildPaths.js";
-import {startRpcServer, type RunningRpcServer} from "./startRpcServer.js";
+import {startRpcServer} from "./startRpcServer.js";
+import {rpcServerProcessMissing, startRpcServerProcess, type RpcServerProcess} from "./testing/rpcServerProcess.js";
 import type {GenerateInChildRequest} from "./testing/generateInChild.js";
 
 const PROMPT = "The quick brown fox jumps over the lazy dog";
@@ -36,11 +37,12 @@ async function freePort(): Promise<number> {
 }
 
 const missing = [rpcBuildPaths("cpu").server, rpcBuildPaths("vulkan").library].find((file) => !fs.existsSync(file));
-const buildReason = requiredOrSkip("the RPC tests", missing == null ? null : `${missing} is not built (npm run native)`);
-let server: RunningRpcServer | null = null;
+const buildReason = requiredOrSkip("the RPC tests", missing == null ? rpcServerProcessMissing() : `${missing} is not built (npm run native)`);
+let server: RpcServerProcess | null = null;
 let probe: EngineProbe = {engine: null, reason: buildReason ?? ""};
 if (buildReason == null) {
-    server = await startRpcServer({port: await freePort(), device: "CPU", threads: 1});
+    // in its own process: the engine below runs in this one (rpcServerProcess.ts says why)
+    server = await startRpcServerProcess({port: await freePort(), device: "CPU", threads: 1});
     probe = await probeEngine("vulkan", {rpcServers: [server.endpoint.text]});
     if (probe.reason != null)
         console.warn(`[skip] RPC tests: ${probe.reason}`);

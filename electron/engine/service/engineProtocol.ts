@@ -44,7 +44,9 @@ export type EngineRequests = {
 
 /** Where and how the engine serves the loaded model. */
 export type EngineServeRequest = {
-    host: string; port: number; apiKey: string | null; parallel: number;
+    host: string; port: number; parallel: number;
+    /** Keys clients must send, each its own tenant; empty: no key required (loopback only). */
+    apiKeys: string[];
     /** Disk for swapped-out KV state files, MiB; `null`: the server's default share of free space. */
     kvDiskBudgetMiB: number | null;
 };

@@ -10,7 +10,7 @@ import {randomBytes} from "node:crypto";
 import {promises as fs} from "node:fs";
 import type {LoadedModelState} from "../../contract/ipc.js";
 import {
-    DEFAULT_SERVER_SETTINGS, RECENT_SERVED_REQUESTS, refuseOpenHost, type ServedRequest, type ServerChange, type ServerSettings, type ServerState, type ServerStatus
+    CLIENT_KEY_NAME_PATTERN, DEFAULT_SERVER_SETTINGS, MAX_CLIENT_KEYS, RECENT_SERVED_REQUESTS, refuseOpenHost, type ClientKey, type ServedRequest, type ServerChange, type ServerSettings, type ServerState, type ServerStatus
 } from "../../contract/server.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import type {EngineServeRequest} from "../../engine/service/engineProtocol.js";
@@ -44,6 +44,7 @@ type Running = {request: EngineServeRequest; model: LoadedModelState; url: strin
 export class ServerControl {
     private settings: ServerSettings = {...DEFAULT_SERVER_SETTINGS};
     private apiKey = generateApiKey();
+    private clientKeys: ClientKey[] = [];
     private running: Running | null = null;
     private status: ServerStatus = "off";
     private error: string | null = null;
@@ -64,7 +65,7 @@ export class ServerControl {
 
     get state(): ServerState {
         return {
-            ...this.settings, apiKey: this.apiKey, status: this.status, url: this.running?.url ?? null,
+            ...this.settings, apiKey: this.apiKey, clientKeys: this.clientKeys.map((entry) => ({...entry})), status: this.status, url: this.running?.url ?? null,
             modelId: this.running?.modelId ?? null, error: this.error, recent: [...this.recent], served: this.served
         };
     }
@@ -92,10 +93,12 @@ export class ServerControl {
         if (refused != null)
             throw new TensorwiseError("bad-request", refused);
         const apiKey = change.regenerateKey === true ? generateApiKey() : this.apiKey;
+        const clientKeys = changedClientKeys(this.clientKeys, change);
         // kept before it takes effect: a change that cannot be saved (a full disk) is refused, not half made
-        await this.save(next, apiKey);
+        await this.save(next, apiKey, clientKeys);
         this.settings = next;
         this.apiKey = apiKey;
+        this.clientKeys = clientKeys;
         this.failed = null;
         await this.reconcile();
         return this.state;
@@ -150,10 +153,10 @@ export class ServerControl {
             this.options.broadcast(this.state);
     }
 
-    private async save(settings: ServerSettings, apiKey: string): Promise<void> {
+    private async save(settings: ServerSettings, apiKey: string, clientKeys: ClientKey[]): Promise<void> {
         if (this.options.file == null) return;
         try {
-            await writeFileAtomic(this.options.file, JSON.stringify({version: FORMAT_VERSION, settings, apiKey}, null, 1));
+            await writeFileAtomic(this.options.file, JSON.stringify({version: FORMAT_VERSION, settings, apiKey, clientKeys}, null, 1));
         } catch (error) {
             throw new TensorwiseError("io-error", `the server settings cannot be saved to ${this.options.file}: ${(error as Error).message}`);
         }
@@ -172,18 +175,21 @@ export class ServerControl {
             throw new TensorwiseError("io-error", `the server settings ${file} cannot be read: ${(error as Error).message}`);
         }
         try {
-            const kept = JSON.parse(text) as {version?: unknown; settings?: unknown; apiKey?: unknown};
+            const kept = JSON.parse(text) as {version?: unknown; settings?: unknown; apiKey?: unknown; clientKeys?: unknown};
             // the same checks as a change from the Server screen
             const settings = checkRequest("server.set", kept.settings);
             const complete = {...DEFAULT_SERVER_SETTINGS, ...settings};
             if (kept.version !== FORMAT_VERSION || typeof kept.apiKey !== "string" || !API_KEY_PATTERN.test(kept.apiKey) ||
                 refuseOpenHost(complete.bindAddress, complete.requireKey, "") != null)
                 throw new Error("not a server settings file of this version");
+            // a file from before client keys has none
+            const clientKeys = kept.clientKeys === undefined ? [] : readClientKeys(kept.clientKeys);
             this.settings = {
                 enabled: complete.enabled, port: complete.port, bindAddress: complete.bindAddress, requireKey: complete.requireKey, parallel: complete.parallel,
                 kvDiskBudgetMiB: complete.kvDiskBudgetMiB
             };
             this.apiKey = kept.apiKey;
+            this.clientKeys = clientKeys;
         } catch {
             // not written by this code: keep it for the user to look at, and start from the defaults beside it
             await moveAsideUnreadable(file);
@@ -193,9 +199,45 @@ export class ServerControl {
     private request(): EngineServeRequest {
         return {
             host: this.settings.bindAddress, port: this.settings.port, parallel: this.settings.parallel,
-            apiKey: this.settings.requireKey ? this.apiKey : null, kvDiskBudgetMiB: this.settings.kvDiskBudgetMiB
+            apiKeys: this.settings.requireKey ? [this.apiKey, ...this.clientKeys.map((entry) => entry.key)] : [],
+            kvDiskBudgetMiB: this.settings.kvDiskBudgetMiB
         };
     }
+}
+
+/** The client keys after `change` (a key added, one revoked); a name taken, unknown or one key too many is refused by name. */
+function changedClientKeys(current: readonly ClientKey[], change: ServerChange): ClientKey[] {
+    let keys = [...current];
+    if (change.revokeClientKey != null) {
+        const name = change.revokeClientKey;
+        if (!keys.some((entry) => entry.name === name))
+            throw new TensorwiseError("bad-request", `There is no client key named "${name}" to revoke.`);
+        keys = keys.filter((entry) => entry.name !== name);
+    }
+    if (change.addClientKey != null) {
+        const name = change.addClientKey;
+        if (keys.some((entry) => entry.name === name))
+            throw new TensorwiseError("bad-request", `A client key named "${name}" exists already: revoke it first, or choose another name.`);
+        if (keys.length >= MAX_CLIENT_KEYS)
+            throw new TensorwiseError("bad-request", `The server keeps at most ${MAX_CLIENT_KEYS} client keys: revoke one first.`);
+        keys.push({name, key: generateApiKey()});
+    }
+    return keys;
+}
+
+/** Client keys as kept in the settings file, checked as the Server screen's changes are; anything else throws. */
+function readClientKeys(value: unknown): ClientKey[] {
+    if (!Array.isArray(value) || value.length > MAX_CLIENT_KEYS)
+        throw new Error("clientKeys is not a list of at most " + MAX_CLIENT_KEYS);
+    const keys = value.map((entry: unknown) => {
+        const {name, key} = (entry ?? {}) as {name?: unknown; key?: unknown};
+        if (typeof name !== "string" || !CLIENT_KEY_NAME_PATTERN.test(name) || typeof key !== "string" || !API_KEY_PATTERN.test(key))
+            throw new Error("a client key is not {name, key}");
+        return {name, key};
+    });
+    if (new Set(keys.map((entry) => entry.name)).size !== keys.length || new Set(keys.map((entry) => entry.key)).size !== keys.length)
+        throw new Error("client keys repeat a name or a key");
+    return keys;
 }
 
 /** A fresh random key (base64url, no characters a shell or a header would mangle). */

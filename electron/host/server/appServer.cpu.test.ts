@@ -128,6 +128,49 @@ describe.skipIf(missing != null)("the app's OpenAI-compatible server through the
         expect(resident.restore?.path).toBe("resident");
     }, 180_000);
 
+    it("takes a key per client program from the Server screen: each works, a revoked one gets 401, names are checked, and they are kept", async () => {
+        const chat = (url: string, key: string, conversation: string) => fetch(`${url}/chat/completions`, {
+            method: "POST",
+            headers: {"Content-Type": "application/json", "Authorization": `Bearer ${key}`, "X-Conversation-Id": conversation},
+            body: JSON.stringify({messages: [{role: "user", content: "Tell me about the harbour"}], max_tokens: 4, temperature: 0})
+        });
+        await host.handle("server.set", {addClientKey: "editor"}, client);
+        const withKeys = await host.handle("server.set", {addClientKey: "agent 2"}, client);
+        expect(withKeys.status, withKeys.error ?? "").toBe("serving");
+        expect(withKeys.clientKeys.map((entry) => entry.name)).toEqual(["editor", "agent 2"]);
+        const [editor, agent] = withKeys.clientKeys;
+        for (const entry of withKeys.clientKeys) {
+            expect(entry.key).toMatch(/^tw-[A-Za-z0-9_-]{32}$/);
+            expect(entry.key).not.toBe(withKeys.apiKey);
+        }
+        expect(editor!.key).not.toBe(agent!.key);
+        await expect(host.handle("server.set", {addClientKey: "editor"}, client)).rejects.toThrow(/^A client key named "editor" exists already/);
+        await expect(host.handle("server.set", {revokeClientKey: "nobody"}, client)).rejects.toThrow(/^There is no client key named "nobody"/);
+        for (const name of ["", " editor", "a".repeat(41), "x/y", "tab\tname", "\u202eeditor", 7])
+            await expect(host.handle("server.set", {addClientKey: name}, client)).rejects.toThrow(/addClientKey/);
+        // the same conversation id under two keys is two conversations: the second evaluates its whole prompt again
+        const first = await chat(withKeys.url!, editor!.key, "shared-id");
+        expect(first.status).toBe(200);
+        const own = await chat(withKeys.url!, editor!.key, "shared-id");
+        const other = await chat(withKeys.url!, agent!.key, "shared-id");
+        expect([own.status, other.status]).toEqual([200, 200]);
+        type Timed = {usage: {prompt_tokens: number}; timings: {prompt_tokens_evaluated: number}};
+        const [ownBody, otherBody] = [await own.json() as Timed, await other.json() as Timed];
+        expect(ownBody.timings.prompt_tokens_evaluated).toBeLessThan(ownBody.usage.prompt_tokens);
+        expect(otherBody.timings.prompt_tokens_evaluated).toBe(otherBody.usage.prompt_tokens);
+
+        const revoked = await host.handle("server.set", {revokeClientKey: "agent 2"}, client);
+        expect(revoked.clientKeys.map((entry) => entry.name)).toEqual(["editor"]);
+        expect((await chat(revoked.url!, agent!.key, "after-revoke")).status).toBe(401);
+        expect((await chat(revoked.url!, editor!.key, "after-revoke")).status).toBe(200);
+        const again = new HostService(await ConversationStore.open(dir), engine);
+        try {
+            expect((await again.handle("server.get", undefined, client)).clientKeys).toEqual([editor]);
+        } finally {
+            await again.dispose();
+        }
+    }, 240_000);
+
     it("closes the port when turned off, and the app's chat goes on without the scheduler", async () => {
         const off = await host.handle("server.set", {enabled: false}, client);
         expect(off).toMatchObject({enabled: false, status: "off", url: null});

@@ -36,6 +36,8 @@ export function Server() {
     const [port, setPort] = useState("");
     const [address, setAddress] = useState("");
     const [parallel, setParallel] = useState("");
+    const [kvDisk, setKvDisk] = useState("");
+    const [clientName, setClientName] = useState("");
     useEffect(() => {
         void refreshServer();
     }, []);
@@ -43,6 +45,7 @@ export function Server() {
     const savedPort = server?.port;
     const savedAddress = server?.bindAddress;
     const savedParallel = server?.parallel;
+    const savedKvDisk = server?.kvDiskBudgetMiB;
     useEffect(() => {
         if (savedPort != null)
             setPort(String(savedPort));
@@ -50,12 +53,21 @@ export function Server() {
             setAddress(savedAddress);
         if (savedParallel != null)
             setParallel(String(savedParallel));
-    }, [savedPort, savedAddress, savedParallel]);
+        if (savedKvDisk !== undefined)
+            setKvDisk(savedKvDisk == null ? "" : String(savedKvDisk));
+    }, [savedPort, savedAddress, savedParallel, savedKvDisk]);
     if (server == null)
         return <div className="screen"><div className="notice">Reading the server's settings…</div></div>;
     const open = !isLoopbackHost(address);
-    const edited = port !== String(server.port) || address !== server.bindAddress || parallel !== String(server.parallel);
-    const apply = () => void changeServer({port: Number(port), bindAddress: address.trim(), parallel: Number(parallel)});
+    const savedKvDiskText = server.kvDiskBudgetMiB == null ? "" : String(server.kvDiskBudgetMiB);
+    const edited = port !== String(server.port) || address !== server.bindAddress || parallel !== String(server.parallel) || kvDisk.trim() !== savedKvDiskText;
+    // an empty KV budget is the default share of free space; anything else is sent as typed, for the host to check
+    const apply = () => void changeServer({port: Number(port), bindAddress: address.trim(), parallel: Number(parallel),
+        kvDiskBudgetMiB: kvDisk.trim() === "" ? null : Number(kvDisk.trim())});
+    const addClientKey = () => {
+        void changeServer({addClientKey: clientName.trim()});
+        setClientName("");
+    };
 
     return (
         <div className="screen server-screen">
@@ -95,6 +107,9 @@ export function Server() {
                         <label className="stack-tight">Parallel sequences
                             <input className="input" data-testid="server-parallel" inputMode="numeric" value={parallel} onChange={(event) => setParallel(event.target.value)}/>
                         </label>
+                        <label className="stack-tight" title="Conversations beyond the sequences keep their KV cache in files up to this size; beyond it the oldest are recomputed when they return. Empty: 10% of the free space.">KV state on disk (MiB)
+                            <input className="input" data-testid="server-kv-disk" inputMode="numeric" placeholder="10% of free space" value={kvDisk} onChange={(event) => setKvDisk(event.target.value)}/>
+                        </label>
                         <button className="button primary" data-testid="server-apply" disabled={!edited} onClick={apply}>Apply</button>
                     </div>
                     {open && <div className="faint">Other machines can reach {address}: clients must send the API key.</div>}
@@ -110,6 +125,26 @@ export function Server() {
                         <code data-testid="server-key">{server.apiKey}</code>
                         <CopyButton text={server.apiKey} testId="server-copy-key"/>
                         <button className="button small ghost" data-testid="server-regenerate" onClick={() => void changeServer({regenerateKey: true})}>New key</button>
+                    </div>
+                    <div className="stack-tight" data-testid="client-keys">
+                        <b>Client keys</b>
+                        <span className="faint">One key per program: each is its own tenant (its conversations and their cached prompts are its alone) and can be revoked on its own.</span>
+                        {server.clientKeys.map((entry) => (
+                            <div className="row server-key" key={entry.name} data-testid="client-key" data-name={entry.name}>
+                                <span>{entry.name}</span>
+                                <code>{entry.key}</code>
+                                <CopyButton text={entry.key} testId="client-key-copy"/>
+                                <button className="button small ghost" data-testid="client-key-revoke" onClick={() => void changeServer({revokeClientKey: entry.name})}>Revoke</button>
+                            </div>
+                        ))}
+                        <form className="row" onSubmit={(event) => {
+                            event.preventDefault();
+                            addClientKey();
+                        }}>
+                            <input className="input" data-testid="client-key-name" placeholder="Name, e.g. editor" maxLength={40} value={clientName}
+                                onChange={(event) => setClientName(event.target.value)}/>
+                            <button className="button small" type="submit" data-testid="client-key-add" disabled={clientName.trim() === ""}>Add key</button>
+                        </form>
                     </div>
                 </section>
                 {error != null && <div className="error-box" data-testid="server-error">{error}</div>}
