@@ -7,7 +7,8 @@
  * The bound: every token of the model's vocabulary stands for at most {@link longestTokenBytes} bytes of text, so a text
  * of B bytes (UTF-8) takes at least ⌈B ÷ L⌉ tokens, whatever the tokenizer does; the chat template only adds tokens.
  * A request whose bound already exceeds the context is refused with no tokenization at all; what is left to tokenize
- * is at most a context's worth of the vocabulary's longest tokens.
+ * is at most a context's worth of the vocabulary's longest tokens — for a long context still megabytes, which are
+ * counted on a worker thread first (TokenCounter.ts), so only a prompt that fits is tokenized on the server's thread.
  */
 import type {LlamaModel} from "node-llama-cpp";
 import {OpenAiError} from "./OpenAiError.js";
@@ -32,12 +33,16 @@ export function longestTokenBytes(model: Pick<LlamaModel, "fileInfo">): number {
     return longest;
 }
 
-/** The fewest tokens the request's text can take, from its UTF-8 bytes alone (see the module comment). */
-export function minimumPromptTokens(request: GenerationRequest, maxTokenBytes: number): number {
-    const bytes = request.kind === "chat"
+/** Bytes of text in a request (UTF-8, its messages' or its prompt's). */
+export function promptTextBytes(request: GenerationRequest): number {
+    return request.kind === "chat"
         ? request.messages.reduce((sum, message) => sum + Buffer.byteLength(message.text, "utf8"), 0)
         : Buffer.byteLength(request.prompt, "utf8");
-    return Math.ceil(bytes / maxTokenBytes);
+}
+
+/** The fewest tokens the request's text can take, from its UTF-8 bytes alone (see the module comment). */
+export function minimumPromptTokens(request: GenerationRequest, maxTokenBytes: number): number {
+    return Math.ceil(promptTextBytes(request) / maxTokenBytes);
 }
 
 /** Throws the 400 for a prompt of `promptTokens` (counted, or "at least") that leaves no room in a context of `contextSize`. */

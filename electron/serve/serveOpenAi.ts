@@ -39,7 +39,8 @@ import {ConversationKvStore, type KvRestoreDecision} from "./ConversationKvStore
 import {conversationKey, CONVERSATION_HEADER, OPEN_TENANT} from "./conversationKey.js";
 import {ApiKeyList} from "./apiKeys.js";
 import type {KvDiskBudget} from "./kvStateFolder.js";
-import {longestTokenBytes, minimumPromptTokens, refuseOverlongPrompt} from "./promptBound.js";
+import {longestTokenBytes, minimumPromptTokens, promptTextBytes, refuseOverlongPrompt} from "./promptBound.js";
+import {countedPromptTokens, SYNC_TOKENIZE_BYTES, TokenCounter} from "./TokenCounter.js";
 import type {KvCostModel} from "./KvCostModel.js";
 import {SseWriter} from "./SseWriter.js";
 
@@ -136,6 +137,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         }
     });
     const maxTokenBytes = longestTokenBytes(placed.model);
+    const tokenCounter = new TokenCounter(placed.options.modelPath);
     const created = Math.floor(Date.now() / 1000);
     let port = 0;
     const served = (request: http.IncomingMessage, status: number, outcome: string, details: Partial<ServedRequest> = {}) => options.onServed?.({
@@ -174,6 +176,9 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     const generate = async (parsed: GenerationRequest, conversation: string | null, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
         const clock = new TokenClock();
         refuseOverlongPrompt(parsed, minimumPromptTokens(parsed, maxTokenBytes), contextSize, true);
+        // a long text is counted on a worker first: only one that fits is tokenized on this thread (TokenCounter.ts)
+        if (promptTextBytes(parsed) > SYNC_TOKENIZE_BYTES)
+            refuseOverlongPrompt(parsed, await countedPromptTokens(tokenCounter, parsed, placed.model.tokens.bos != null), contextSize, true);
         const promptTokens = parsed.kind === "chat"
             ? chatPromptTokens(chatWrapper, placed.model, parsed.messages)
             : placed.model.tokenize(parsed.prompt, true).length + (placed.model.tokens.bos != null ? 1 : 0);
@@ -298,6 +303,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             // each closed connection stopped its generation; one still evaluating its batch must finish before the
             // sequences it uses are disposed (disposing under it ends the engine with SIGSEGV)
             await Promise.allSettled([...running]);
+            await tokenCounter.close();
             for (const slot of slots)
                 slot.dispose();
             await kv.close();

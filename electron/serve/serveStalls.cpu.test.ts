@@ -13,6 +13,7 @@ import {TEXT_LIMITS} from "../contract/limits.js";
 import type {KvCostModel} from "./KvCostModel.js";
 import {scheduledChatReply} from "./scheduledChatReply.js";
 import {fifoPolicy} from "./schedulingPolicies.js";
+import {longestTokenBytes} from "./promptBound.js";
 import {serveOpenAi, type OpenAiServer} from "./serveOpenAi.js";
 
 const probe = await probeEngine("cpu", {maxThreads: 1});
@@ -26,6 +27,41 @@ const recomputeCheap: KvCostModel = {
 /** Bodies the attacker sends at once, each just under the 4 MiB body limit. */
 const FLOOD = 8;
 const MESSAGES_PER_BODY = 12;
+
+type FloodAnswer = {status: number; body: {error: {code: string; message: string; param: string}}};
+
+/**
+ * Starts a long stream, and once it flows sends {@link FLOOD} copies of `body` at once. Returns their answers, the gaps
+ * between the stream's chunks (ms), and how many chunks came after every flood request was answered.
+ */
+async function floodWhileStreaming(client: OpenAI, url: string, body: string, streamTokens = 400): Promise<{answers: FloodAnswer[]; gaps: number[]; chunksAfterFlood: number}> {
+    const gaps: number[] = [];
+    let floodStarted!: () => void;
+    const streaming = new Promise<void>((resolve) => (floodStarted = resolve));
+    let floodAnswered = false;
+    let chunksAfterFlood = 0;
+    const stream = (async () => {
+        let last = performance.now();
+        for await (const _chunk of await client.chat.completions.create({model: "m", messages: [{role: "user", content: "Tell a long story"}],
+            max_tokens: streamTokens, temperature: 0, stream: true})) {
+            gaps.push(performance.now() - last);
+            last = performance.now();
+            if (gaps.length === 3)
+                floodStarted();
+            // a few chunks after the flood show the stream outlived it; then it may stop
+            if (floodAnswered && ++chunksAfterFlood >= 3)
+                break;
+        }
+    })();
+    await streaming;
+    const answers = await Promise.all(Array.from({length: FLOOD}, async () => {
+        const response = await fetch(`${url}/chat/completions`, {method: "POST", headers: {"Content-Type": "application/json"}, body});
+        return {status: response.status, body: await response.json() as FloodAnswer["body"]};
+    }));
+    floodAnswered = true;
+    await stream;
+    return {answers, gaps, chunksAfterFlood};
+}
 
 describe.skipIf(probe.reason != null)("floods of API requests (CPU, generated model, 1 sequence)", () => {
     let engine: EngineLlama;
@@ -44,7 +80,6 @@ describe.skipIf(probe.reason != null)("floods of API requests (CPU, generated mo
     afterAll(async () => {
         await server?.close();
         await placed?.dispose();
-        await engine?.llama.dispose();
     });
 
     it("refuses megabyte prompts before tokenizing them, so a running stream keeps flowing", async () => {
@@ -52,31 +87,7 @@ describe.skipIf(probe.reason != null)("floods of API requests (CPU, generated mo
             max_tokens: 2};
         const body = JSON.stringify(huge);
         expect(body.length).toBeGreaterThan(3_000_000);
-        const gaps: number[] = [];
-        let floodStarted!: () => void;
-        const streaming = new Promise<void>((resolve) => (floodStarted = resolve));
-        let floodAnswered = false;
-        let chunksAfterFlood = 0;
-        const stream = (async () => {
-            let last = performance.now();
-            for await (const _chunk of await client.chat.completions.create({model: "m", messages: [{role: "user", content: "Tell a long story"}],
-                max_tokens: 400, temperature: 0, stream: true})) {
-                gaps.push(performance.now() - last);
-                last = performance.now();
-                if (gaps.length === 3)
-                    floodStarted();
-                if (floodAnswered)
-                    chunksAfterFlood++;
-            }
-        })();
-        // once the stream runs, the flood arrives
-        await streaming;
-        const answers = await Promise.all(Array.from({length: FLOOD}, async () => {
-            const response = await fetch(`${server.url}/chat/completions`, {method: "POST", headers: {"Content-Type": "application/json"}, body});
-            return {status: response.status, body: await response.json() as {error: {code: string; message: string; param: string}}};
-        }));
-        floodAnswered = true;
-        await stream;
+        const {answers, gaps, chunksAfterFlood} = await floodWhileStreaming(client, server.url, body);
         // the stream was still running when the flood was answered: every refusal happened between two of its tokens
         expect(chunksAfterFlood).toBeGreaterThan(0);
         for (const answer of answers) {
@@ -118,4 +129,55 @@ describe.skipIf(probe.reason != null)("floods of API requests (CPU, generated mo
         expect(answer.text.length).toBeGreaterThan(0);
         expect(finished).toEqual(["api running", "app", "api queued"]);
     }, 120_000);
+});
+
+afterAll(async () => {
+    await probe.engine?.llama.dispose();
+});
+
+/** A context long enough that megabytes of text pass the byte bound (promptBound.ts) and must really be counted. */
+const LONG_CONTEXT = 262_144;
+
+describe.skipIf(probe.reason != null)("a long context: prompts the byte bound lets through are counted off the server's thread (CPU, generated model)", () => {
+    let placed: PlacedModel;
+    let server: OpenAiServer;
+    let client: OpenAI;
+
+    beforeAll(async () => {
+        const modelPath = await makeTestModel("kv-tiny-long", {preset: "tiny", type: "q8_0", contextLength: LONG_CONTEXT});
+        // flash attention keeps the scratch of so long a context small (272 MiB instead of 2.6 GiB)
+        placed = await PlacedModel.load(probe.engine!, {modelPath, contextSize: LONG_CONTEXT, threads: 1, sequences: 1, flashAttention: true});
+        server = await serveOpenAi({placed, modelId: "kv-tiny-long", queueLength: 1, requestTimeoutMs: 120_000, policy: fifoPolicy,
+            kv: {costModel: recomputeCheap}});
+        client = new OpenAI({baseURL: server.url, apiKey: "unused", maxRetries: 0});
+    });
+    afterAll(async () => {
+        await server?.close();
+        await placed?.dispose();
+    });
+
+    it("refuses megabyte prompts by their real count, counted on a worker while a running stream keeps flowing", async () => {
+        const longest = longestTokenBytes(placed.model);
+        // under the byte bound (so it must be counted), yet far beyond the context in tokens: one or two characters a token
+        const bytes = Math.min(LONG_CONTEXT * longest, 3_900_000) - 4096;
+        expect(bytes).toBeGreaterThan(4 * LONG_CONTEXT);
+        const perMessage = TEXT_LIMITS.message - 16;
+        const messages = [];
+        for (let left = bytes, index = 0; left > 0; left -= perMessage, index++)
+            messages.push({role: "user", content: "a b c d e f g h ".repeat(Math.ceil(Math.min(left, perMessage) / 16)).slice(0, Math.min(left, perMessage))});
+        const body = JSON.stringify({messages, max_tokens: 2});
+        // counting the eight bodies on one worker takes seconds: a stream long enough to outlast them
+        const {answers, gaps, chunksAfterFlood} = await floodWhileStreaming(client, server.url, body, 20_000);
+        expect(chunksAfterFlood).toBeGreaterThan(0);
+        // tokenizing each body on the server's thread stalled the stream for 1.3–1.6 s on this VM
+        expect(Math.max(...gaps.slice(1))).toBeLessThan(1000);
+        for (const answer of answers) {
+            expect(answer.status).toBe(400);
+            expect(answer.body.error.message).toMatch(/^This request needs at least \d+ prompt tokens/);
+            const counted = Number(/needs at least (\d+) prompt tokens/.exec(answer.body.error.message)?.[1]);
+            // refused by the count, not the byte bound: far more tokens than the bytes alone prove
+            expect(counted).toBeGreaterThan(LONG_CONTEXT);
+            expect(counted).toBeGreaterThan(2 * Math.ceil(bytes / longest));
+        }
+    }, 240_000);
 });
