@@ -41,10 +41,12 @@ export class ChatStream {
         private readonly sink: ChatStreamSink
     ) {}
 
-    async run(request: Omit<EngineChatRequest, "streamId">): Promise<void> {
+    async run(request: Omit<EngineChatRequest, "streamId" | "conversationId">): Promise<void> {
         this.checkpointTimer = setInterval(() => this.checkpoint(), CHECKPOINT_MS);
         try {
-            const reply = await this.sink.chat({...request, streamId: this.streamId});
+            // the conversation goes with the reply, so the engine keeps its KV cache per conversation (and, with the
+            // server on, in the app's own tenant); both ids are this stream's own, never the request's
+            const reply = await this.sink.chat({...request, streamId: this.streamId, conversationId: this.conversationId});
             this.flushDeltas();
             const stopped = reply.aborted || this.stopRequested ? "user" : undefined;
             const message: ChatMessage = {

@@ -33,7 +33,7 @@ export function toLibraryLoad(request: LoadRequest): LibraryLoad {
 }
 
 /** A reply to start: the history before it, the message it answers, its system prompt and sampling options. */
-export type ReplyRequest = Omit<EngineChatRequest, "streamId">;
+export type ReplyRequest = Omit<EngineChatRequest, "streamId" | "conversationId">;
 
 /**
  * The one reply a conversation may have: taken atomically (check and register in one synchronous step) before the
