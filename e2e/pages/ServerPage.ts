@@ -34,6 +34,26 @@ export class ServerPage {
             rows.map((row) => ({status: row.getAttribute("data-status") ?? "", text: row.textContent ?? ""})));
     }
 
+    /** Adds a client key by name (the form's Enter) and returns it once listed. */
+    async addClientKey(name: string): Promise<string> {
+        await this.page.getByTestId("client-key-name").fill(name);
+        await this.page.getByTestId("client-key-name").press("Enter");
+        const row = this.page.locator(`[data-testid='client-key'][data-name='${name}']`);
+        await row.waitFor();
+        return (await row.locator("code").textContent()) ?? "";
+    }
+
+    async revokeClientKey(name: string): Promise<void> {
+        const row = this.page.locator(`[data-testid='client-key'][data-name='${name}']`);
+        await row.getByTestId("client-key-revoke").click();
+        await row.waitFor({state: "detached"});
+    }
+
+    /** The client keys listed, by name. */
+    async clientKeyNames(): Promise<string[]> {
+        return await this.page.getByTestId("client-key").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-name") ?? ""));
+    }
+
     async curl(): Promise<string> {
         return (await this.page.getByTestId("server-curl").textContent()) ?? "";
     }

@@ -470,6 +470,19 @@ export function defineJourney(mode: string, launch: (dataDir: string, modelsDir:
                 {status: "401", text: expect.stringContaining("wrong or missing key")}
             ]);
             await shot("server");
+
+            // a key for one client program: it works as soon as it is listed, and stops working once revoked
+            const editorKey = await server.addClientKey("editor");
+            expect(editorKey).toMatch(/^tw-[A-Za-z0-9_-]{32}$/);
+            expect(editorKey).not.toBe(key);
+            await server.waitForStatus("serving");
+            const asEditor = () => fetch(`${url}/models`, {headers: {"Authorization": `Bearer ${editorKey}`}});
+            expect((await asEditor()).status).toBe(200);
+            await server.revokeClientKey("editor");
+            await server.waitForStatus("serving");
+            expect(await server.clientKeyNames()).toEqual([]);
+            expect((await asEditor()).status).toBe(401);
+            expect((await fetch(`${url}/models`, {headers: {"Authorization": `Bearer ${key}`}})).status).toBe(200);
             await server.setEnabled(false);
             await server.waitForStatus("off");
             await shell.waitForEngineState("ready");

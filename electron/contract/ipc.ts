@@ -100,6 +100,8 @@ export type LoadedModelState = {
     memory: MemoryComparison;
     settings: RuntimeSettings;
     loadMs: number;
+    /** Which load this is (new at every load, kept while the model stays): the state may be read again as a new object. */
+    loadId: string;
 };
 
 export type EngineState =

@@ -19,6 +19,12 @@ export type ChatStreamSink = {
     checkpoint(message: ChatMessage): Promise<void>;
     chat(arg: EngineRequests["chat"][0]): Promise<EngineRequests["chat"][1]>;
     stop(streamId: string): Promise<void>;
+    /**
+     * The reply is saved and about to be reported: the conversation is free for the next send. Called once, before
+     * `chat.done` or `chat.error`, so a client that sends again as soon as it hears of the end is never told a reply
+     * is still being written.
+     */
+    settled?(): void;
 };
 
 export class ChatStream {
@@ -56,6 +62,7 @@ export class ChatStream {
                 ...(stopped != null ? {stopped} : {})
             };
             await this.finish(message);
+            this.sink.settled?.();
             this.sink.emit("chat.done", {streamId: this.streamId, conversationId: this.conversationId, message});
         } catch (error) {
             this.flushDeltas();
@@ -65,6 +72,7 @@ export class ChatStream {
                 stopped: crashed ? "crash" : "user", ...(crashed ? {} : {stopReason: "stopped" as const})
             };
             await this.finish(message).catch(() => {});
+            this.sink.settled?.();
             // the user's own stop that landed before the first token (the engine answers it with an abort error) is
             // a stopped reply like any other, not an error
             if (this.stopRequested && !crashed) {

@@ -66,6 +66,35 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
         expect(saved.title).toBe("Hello");
     });
 
+    it("a conversation is free for the next send as soon as its reply's end is reported, finished or stopped", async () => {
+        const {id} = await host.handle("conversations.create", {}, client);
+        const followUps: Promise<unknown>[] = [];
+        const ended: string[] = [];
+        // a client that sends again the moment it hears a reply ended, as the app's composer lets the user do
+        const eager: HostClient = {
+            id: "eager-client",
+            emit: (name, payload) => {
+                const end = payload as {streamId?: string};
+                if ((name === "chat.done" || name === "chat.error") && end.streamId != null && !ended.includes(end.streamId)) {
+                    ended.push(end.streamId);
+                    if (ended.length < 3)
+                        followUps.push(host.handle("chat.send", {conversationId: id, text: "again", streamId: `eager-${ended.length}`, maxTokens: 200, temperature: 0}, eager));
+                }
+            }
+        };
+        host.attach(eager);
+        await host.handle("chat.send", {conversationId: id, text: "Hello", streamId: "eager-0", maxTokens: 4, temperature: 0}, eager);
+        while (ended.length < 1)
+            await new Promise((resolve) => setTimeout(resolve, 10));
+        // the second reply (200 tokens) is stopped mid-way; its end starts the third
+        await followUps[0];
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await host.handle("chat.stop", {streamId: "eager-1"}, eager);
+        while (ended.length < 3)
+            await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(await Promise.allSettled(followUps)).toEqual([{status: "fulfilled", value: undefined}, {status: "fulfilled", value: undefined}]);
+    });
+
     it("Auto-offload again reuses the machine profile, sends the explained plan before loading it, and predicts the same", async () => {
         const tiny = path.join(dir, "models", "tiny.gguf");
         const press = async (taskId: string) => {

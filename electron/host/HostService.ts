@@ -267,13 +267,18 @@ export class HostService {
             emit: (name, payload) => this.clients.get(client.id)?.emit(name, payload as never),
             checkpoint: (message: ChatMessage) => this.store.upsert(conversationId, message).then(() => {}),
             chat: (arg) => this.engine.request("chat", arg),
-            stop: (id) => this.engine.request("stop", {streamId: id})
+            stop: (id) => this.engine.request("stop", {streamId: id}),
+            settled: () => {
+                this.streams.delete(streamId);
+                slot.release();
+            }
         };
         const stream = new ChatStream(streamId, conversationId, client.id, sink);
         this.streams.set(streamId, stream);
         void stream.run(request)
             .finally(() => {
-                this.streams.delete(streamId);
+                if (this.streams.get(streamId) === stream)
+                    this.streams.delete(streamId);
                 slot.release();
             });
     }

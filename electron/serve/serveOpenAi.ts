@@ -96,6 +96,12 @@ export type OpenAiServer = {
     contextSize: number;
     /** Conversations' KV caches, the cost model in use and its decision log. */
     kv: ConversationKvStore;
+    /**
+     * Replaces the accepted keys at once, without a restart (the Server screen adds or revokes a client key): the
+     * next request is checked against the new list. Throws, changing nothing, when that would leave a non-loopback
+     * address without a key.
+     */
+    setApiKeys(apiKeys: readonly string[]): void;
     close(): Promise<void>;
 };
 
@@ -113,7 +119,7 @@ export function refuseOpenHost(host: string, apiKeys: readonly string[]): string
 
 export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiServer> {
     const host = options.host ?? "127.0.0.1";
-    const keys = new ApiKeyList(options.apiKeys ?? []);
+    let keys = new ApiKeyList(options.apiKeys ?? []);
     const refused = refuseOpenHost(host, options.apiKeys ?? []);
     if (refused != null)
         throw new Error(refused);
@@ -296,6 +302,12 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         chatWrapper,
         contextSize,
         kv,
+        setApiKeys: (apiKeys) => {
+            const refusedNow = refuseOpenHost(host, apiKeys);
+            if (refusedNow != null)
+                throw new Error(refusedNow);
+            keys = new ApiKeyList(apiKeys);
+        },
         close: async () => {
             const closed = new Promise<void>((resolve) => server.close(() => resolve()));
             server.closeAllConnections();

@@ -1,3 +1,4 @@
+import {randomUUID} from "node:crypto";
 import type {ServedRequest} from "../../contract/server.js";
 import type {
     Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, PlacementView, RuntimeSettings, TaskProgress
@@ -218,6 +219,15 @@ export class EngineService {
         });
     }
 
+    /** Replaces the running server's keys without a restart; throws when no server runs. */
+    serveKeys(apiKeys: string[]): void {
+        const serving = this.serving;
+        if (serving == null)
+            throw new TensorwiseError("server-failed", "the server is not running: its keys change with the next start");
+        serving.server.setApiKeys(apiKeys);
+        serving.request = {...serving.request, apiKeys};
+    }
+
     /** Stops the server; the model gets its one sequence for the app's replies back. */
     async serveStop(): Promise<void> {
         await this.exclusive(async () => {
@@ -389,7 +399,8 @@ export class EngineService {
                 machine: this.describe(), budgetBytes: options.budgetBytes ?? null
             }),
             settings: options.settings,
-            loadMs: placed.loadMs
+            loadMs: placed.loadMs,
+            loadId: randomUUID()
         };
         this.loaded = {placed, state, ...(options.predictRequest != null ? {predictRequest: options.predictRequest} : {})};
         return state;

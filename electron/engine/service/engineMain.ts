@@ -99,7 +99,8 @@ async function main(): Promise<void> {
         bench: (arg) => service.bench(arg, (progress) => emit("benchProgress", progress)),
         benchStop: ({benchId}) => service.benchStop(benchId),
         serveStart: (arg) => service.serveStart(arg, (served) => emit("served", served)),
-        serveStop: () => service.serveStop()
+        serveStop: () => service.serveStop(),
+        serveKeys: (arg) => service.serveKeys(arg.apiKeys)
     };
 
     onParentMessage((raw: unknown) => {

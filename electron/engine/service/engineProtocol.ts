@@ -40,6 +40,8 @@ export type EngineRequests = {
     serveStart: [EngineServeRequest, EngineServeState];
     /** Stops the server; the model keeps one sequence for the app's replies again. */
     serveStop: [void, void];
+    /** The running server's keys, replaced without a restart (a client key added or revoked on the Server screen). */
+    serveKeys: [{apiKeys: string[]}, void];
 };
 
 /** Where and how the engine serves the loaded model. */

@@ -123,13 +123,23 @@ export class ServerControl {
         const engineUp = this.options.engine.state.state === "running";
         const wanted = this.settings.enabled && model != null && engineUp && !this.options.busy() ? this.request() : null;
         const signature = JSON.stringify(wanted);
-        if (this.running != null && (wanted == null || JSON.stringify(this.running.request) !== signature || this.running.model !== model)) {
+        // keys alone change without a restart (same port, no new calibration): a client key added or revoked
+        if (this.running != null && wanted != null && this.running.model.loadId === model?.loadId && this.running.request.apiKeys.length > 0 === wanted.apiKeys.length > 0 &&
+            restartSignature(this.running.request) === restartSignature(wanted) && JSON.stringify(this.running.request.apiKeys) !== JSON.stringify(wanted.apiKeys)) {
+            try {
+                await this.options.engine.request("serveKeys", {apiKeys: wanted.apiKeys});
+                this.running = {...this.running, request: wanted};
+            } catch {
+                // the engine's server could not take them: start it again with them below
+            }
+        }
+        if (this.running != null && (wanted == null || JSON.stringify(this.running.request) !== signature || this.running.model.loadId !== model?.loadId)) {
             this.running = null;
             // a crashed engine took its server with it; a loading one closes it itself
             if (engineUp)
                 await this.options.engine.request("serveStop", undefined).catch(() => {});
         }
-        if (wanted != null && model != null && this.running == null && !(this.failed?.signature === signature && this.failed.model === model)) {
+        if (wanted != null && model != null && this.running == null && !(this.failed?.signature === signature && this.failed.model.loadId === model.loadId)) {
             this.status = "starting";
             this.error = null;
             this.options.broadcast(this.state);
@@ -203,6 +213,12 @@ export class ServerControl {
             kvDiskBudgetMiB: this.settings.kvDiskBudgetMiB
         };
     }
+}
+
+/** What makes a running server start again when it changes: everything but the keys themselves. */
+function restartSignature(request: EngineServeRequest): string {
+    const {apiKeys: _keys, ...rest} = request;
+    return JSON.stringify(rest);
 }
 
 /** The client keys after `change` (a key added, one revoked); a name taken, unknown or one key too many is refused by name. */

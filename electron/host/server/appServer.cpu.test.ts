@@ -138,6 +138,8 @@ describe.skipIf(missing != null)("the app's OpenAI-compatible server through the
         const withKeys = await host.handle("server.set", {addClientKey: "agent 2"}, client);
         expect(withKeys.status, withKeys.error ?? "").toBe("serving");
         expect(withKeys.clientKeys.map((entry) => entry.name)).toEqual(["editor", "agent 2"]);
+        // keys change without a restart: the same port, nothing calibrated again
+        expect(withKeys.url).toBe(state.url);
         const [editor, agent] = withKeys.clientKeys;
         for (const entry of withKeys.clientKeys) {
             expect(entry.key).toMatch(/^tw-[A-Za-z0-9_-]{32}$/);
@@ -162,6 +164,7 @@ describe.skipIf(missing != null)("the app's OpenAI-compatible server through the
 
         const revoked = await host.handle("server.set", {revokeClientKey: "agent 2"}, client);
         expect(revoked.clientKeys.map((entry) => entry.name)).toEqual(["editor"]);
+        expect(revoked.url).toBe(state.url);
         expect((await chat(revoked.url!, agent!.key, "after-revoke")).status).toBe(401);
         expect((await chat(revoked.url!, editor!.key, "after-revoke")).status).toBe(200);
         const again = new HostService(await ConversationStore.open(dir), engine);
