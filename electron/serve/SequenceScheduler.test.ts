@@ -32,6 +32,40 @@ describe("SequenceScheduler", () => {
         expect(scheduler.busyCount).toBe(0);
     });
 
+    it("keeps the reserved slots for priority jobs: API jobs queue while one is free, the app's chat starts at once", async () => {
+        const scheduler = new SequenceScheduler(["a", "b", "c"], {policy: fifoPolicy, queueLength: 4, reservedForPriority: 1});
+        const gates = Array.from({length: 4}, () => gate());
+        const started: string[] = [];
+        const job = (index: number, priority: boolean) => scheduler.run({promptTokens: 10, priority}, async (slot) => {
+            started.push(`${index}@${slot}`);
+            await gates[index]!.opened;
+            return index;
+        });
+        const api = [job(0, false), job(1, false), job(2, false)];
+        await Promise.resolve();
+        expect(started).toEqual(["0@a", "1@b"]);
+        expect(scheduler.waitingCount).toBe(1);
+        const app = job(3, true);
+        await Promise.resolve();
+        expect(started).toEqual(["0@a", "1@b", "3@c"]);
+        // the app's chat ending frees its slot, but not for an API job beyond the two it may hold
+        gates[3]!.open();
+        expect(await app).toBe(3);
+        await Promise.resolve();
+        expect(started).toEqual(["0@a", "1@b", "3@c"]);
+        gates[0]!.open();
+        expect(await api[0]).toBe(0);
+        await Promise.resolve();
+        expect(started.slice(3)).toEqual([expect.stringMatching(/^2@[ac]$/)]);
+        gates[1]!.open();
+        gates[2]!.open();
+        expect(await Promise.all(api)).toEqual([0, 1, 2]);
+        expect(scheduler.busyCount).toBe(0);
+        // one slot: nothing can be reserved, API jobs use it
+        const single = new SequenceScheduler(["only"], {policy: fifoPolicy, queueLength: 1, reservedForPriority: 1});
+        expect(await single.run({promptTokens: 1}, async (slot) => slot)).toBe("only");
+    });
+
     it("gives a job the free slot its affinity scores highest, also when it was waiting", async () => {
         const scheduler = new SequenceScheduler(["a", "b", "c"], {policy: fifoPolicy, queueLength: 4});
         const prefer = (wanted: string) => (slot: string) => slot === wanted ? 1 : 0;

@@ -4,7 +4,7 @@ import type {SchedulingPolicy, WaitingRequest} from "./schedulingPolicies.js";
 export class QueueFullError extends Error {
     readonly code = "queue-full";
     constructor(readonly retryAfterSeconds: number, queueLength: number) {
-        super(`The server is busy: every sequence is generating and all ${queueLength} queue places are taken; retry in about ${retryAfterSeconds} s.`);
+        super(`The server is busy: every sequence open to API requests is generating and all ${queueLength} queue places are taken; retry in about ${retryAfterSeconds} s.`);
     }
 }
 
@@ -37,15 +37,19 @@ const SERVICE_TIME_SMOOTHING = 0.2;
 export class SequenceScheduler<Slot> {
     private readonly free: number[];
     private readonly waiting: Waiting<Slot>[] = [];
+    /** Slots running jobs without priority (API requests). */
+    private busyOthers = 0;
     private meanServiceMs: number | null = null;
 
     /**
      * @param slots one per sequence.
      * @param options.queueLength requests that may wait when every slot is busy (0: none).
+     * @param options.reservedForPriority slots jobs without priority never take, so the app's own chat starts at once
+     *   however many API requests run (at most all slots but one). Defaults to 0.
      * @param options.now the clock; defaults to `performance.now`.
      */
     constructor(private readonly slots: readonly Slot[], private readonly options: {
-        policy: SchedulingPolicy; queueLength: number; now?: () => number;
+        policy: SchedulingPolicy; queueLength: number; reservedForPriority?: number; now?: () => number;
     }) {
         this.free = slots.map((_slot, index) => index);
     }
@@ -72,17 +76,25 @@ export class SequenceScheduler<Slot> {
     async run<T>(job: ScheduledJob<Slot>, work: (slot: Slot, waitedMs: number) => Promise<T>): Promise<T> {
         const now = this.now();
         job.signal?.throwIfAborted();
-        const slotIndex = this.free.length > 0 && (this.waiting.length === 0 || job.priority === true)
-            ? this.takeFree(job.affinity)
-            : await this.enqueue(job, now);
+        const priority = job.priority === true;
+        const slotIndex = priority ? (this.free.length > 0 ? this.takeFree(job.affinity) : await this.enqueue(job, now))
+            : this.waiting.length === 0 && this.roomForOthers() ? this.takeFree(job.affinity, false) : await this.enqueue(job, now);
         const admitted = this.now();
         try {
             return await work(this.slots[slotIndex]!, admitted - now);
         } finally {
             this.recordService(this.now() - admitted);
+            if (!priority)
+                this.busyOthers--;
             this.free.push(slotIndex);
             this.dispatch();
         }
+    }
+
+    /** Whether a job without priority may take a free slot now: one is free beyond the slots kept for priority. */
+    private roomForOthers(): boolean {
+        const reserved = Math.min(this.options.reservedForPriority ?? 0, this.slots.length - 1);
+        return this.free.length > 0 && this.busyOthers < this.slots.length - reserved;
     }
 
     private enqueue(job: ScheduledJob<Slot>, arrivalMs: number): Promise<number> {
@@ -111,15 +123,19 @@ export class SequenceScheduler<Slot> {
     private dispatch(): void {
         while (this.free.length > 0 && this.waiting.length > 0) {
             const first = this.waiting.filter((entry) => entry.priority);
+            if (first.length === 0 && !this.roomForOthers())
+                return;
             const candidates = first.length > 0 ? first : this.waiting;
             const chosen = candidates[this.options.policy.pick(candidates, this.now())]!;
             const [entry] = this.waiting.splice(this.waiting.indexOf(chosen), 1);
-            entry!.admit(this.takeFree(entry!.affinity));
+            entry!.admit(this.takeFree(entry!.affinity, entry!.priority));
         }
     }
 
-    /** Removes and returns the free slot `affinity` scores highest (the longest-free among equals). */
-    private takeFree(affinity: ((slot: Slot) => number) | undefined): number {
+    /** Removes and returns the free slot `affinity` scores highest (the longest-free among equals), for a job of `priority`. */
+    private takeFree(affinity: ((slot: Slot) => number) | undefined, priority = true): number {
+        if (!priority)
+            this.busyOthers++;
         let best = 0;
         if (affinity != null) {
             let bestScore = -Infinity;

@@ -62,6 +62,11 @@ export type OpenAiServerOptions = {
     apiKeys?: readonly string[];
     /** Requests that may wait while every sequence is busy. */
     queueLength: number;
+    /**
+     * Sequences API requests never take, kept for the app's own chat (scheduledChatReply.ts) so it starts at once
+     * however many API requests run; at most all but one. Defaults to 0 (`tensorwise serve` has no app chat).
+     */
+    reservedForApp?: number;
     /** From arrival to the last token, waiting included. */
     requestTimeoutMs: number;
     policy: SchedulingPolicy;
@@ -128,7 +133,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     const contextSize = placed.context.contextSize;
     const slots = Array.from({length: placed.context.totalSequences}, (_unused, index) =>
         new ServeSlot(index, placed.context.getSequence(), chatWrapper));
-    const scheduler = new SequenceScheduler(slots, {policy: options.policy, queueLength: options.queueLength});
+    const scheduler = new SequenceScheduler(slots, {policy: options.policy, queueLength: options.queueLength, reservedForPriority: options.reservedForApp});
     const costModel = options.kv?.costModel
         ?? (await calibrateKvCost(slots[0]!.sequence, {maxTokens: options.kv?.calibrationTokens, dir: options.kv?.dir})).model;
     const log = options.log ?? (() => {});

@@ -33,6 +33,8 @@ import {serveOpenAi, type OpenAiServer} from "../../serve/serveOpenAi.js";
 
 /** The app's server: requests that may wait for a sequence, and each one's time limit (as `tensorwise serve`'s defaults). */
 const APP_SERVER_QUEUE = 64;
+/** Sequences kept for the app's own chat while the server is on (none when there is only one). */
+const APP_RESERVED_SEQUENCES = 1;
 const APP_SERVER_TIMEOUT_MS = 600_000;
 import type {RequestPredictor} from "../planner/requestPredictor.js";
 
@@ -206,7 +208,7 @@ export class EngineService {
             try {
                 const server = await serveOpenAi({
                     placed: loaded.placed, modelId: loaded.state.card.fileName, host: request.host, port: request.port,
-                    apiKeys: request.apiKeys, queueLength: APP_SERVER_QUEUE, requestTimeoutMs: APP_SERVER_TIMEOUT_MS,
+                    apiKeys: request.apiKeys, queueLength: APP_SERVER_QUEUE, reservedForApp: APP_RESERVED_SEQUENCES, requestTimeoutMs: APP_SERVER_TIMEOUT_MS,
                     policy: fairPolicy, log: (line) => console.log(`[serve] ${line}`), onServed,
                     kv: request.kvDiskBudgetMiB != null ? {diskBudget: {kind: "mib", mib: request.kvDiskBudgetMiB}} : undefined
                 });

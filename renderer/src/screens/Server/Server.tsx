@@ -113,7 +113,7 @@ export function Server() {
                         <button className="button primary" data-testid="server-apply" disabled={!edited} onClick={apply}>Apply</button>
                     </div>
                     {open && <div className="faint">Other machines can reach {address}: clients must send the API key.</div>}
-                    <div className="faint">Each sequence holds the loaded context size of KV cache; turning the server on makes the context again with them.</div>
+                    <div className="faint">Each sequence holds the loaded context size of KV cache; turning the server on makes the context again with them. With two or more, one is kept for this app's own chat, so it never waits behind API clients.</div>
                 </section>
                 <section className="panel stack">
                     <label className="row">
