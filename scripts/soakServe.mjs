@@ -128,6 +128,8 @@ export function startServeTraffic({call, tmpDir, random, noteError, sleep}) {
                     reply = JSON.parse(answer.text).choices[0].message.content;
                 histories[index] = [...messages, {role: "assistant", content: reply}].slice(-2 * KEPT_TURNS);
             } else if (answer.status === 0 || answer.status === 503) {
+                // the engine is restarting after a kill: wait for the server rather than spin on a closed port
+                await sleep(250);
                 await current();
             } else if (answer.status >= 500)
                 noteError(`api ${answer.status}`, answer.text);
@@ -190,10 +192,11 @@ export function startServeTraffic({call, tmpDir, random, noteError, sleep}) {
     }, 2_000);
     // the server starts in the background (its first start calibrates the KV cost model), while the soak goes on
     const running = (async () => {
+        // turning it on answers once the server started (its first start calibrates): timed from the request
+        const started = Date.now();
         const enabled = await call("server.set", {enabled: true, port: 0});
         if (!enabled.ok)
             throw new Error(`could not turn the server on: ${enabled.error?.message}`);
-        const started = Date.now();
         server = await serving(Number.POSITIVE_INFINITY);
         if (server == null)
             return;
