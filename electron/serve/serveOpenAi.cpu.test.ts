@@ -160,9 +160,27 @@ describe.skipIf(missing != null)("tensorwise serve with the openai client (CPU, 
         expect(Math.max(...firsts), server.log.filter((line) => line.includes(" 200 seq ")).join("\n")).toBeLessThan(Math.min(...lasts));
     });
 
-    it("lists the loaded model", async () => {
+    it("lists the loaded model, and answers it by id (404 for any other id, 401 without the key)", async () => {
         const models = await client.models.list();
         expect(models.data.map((model) => model.id)).toEqual(["serve-small.gguf"]);
+        expect(await client.models.retrieve("serve-small.gguf")).toMatchObject({id: "serve-small.gguf", object: "model", owned_by: "tensorwise"});
+        for (const id of ["serve-small", "serve-small.ggufx", "SERVE-SMALL.GGUF", "x".repeat(16), "serve-small.gguf/extra"])
+            await expect(client.models.retrieve(id), id).rejects.toMatchObject({status: 404, code: "model_not_found"});
+        const get = (target: string, key: string | null = API_KEY) => fetch(`${server.url}${target}`, {headers: key == null ? {} : {Authorization: `Bearer ${key}`}});
+        expect((await get("/models/serve-small%2Egguf")).status).toBe(200);
+        expect((await get("/models/%E0%A4%A")).status).toBe(400);
+        expect((await get("/models/serve-small.gguf", null)).status).toBe(401);
+        expect((await get("/models/serve-small.gguf", "x".repeat(API_KEY.length))).status).toBe(401);
+    });
+
+    it("answers GET /health without a key, saying nothing but that it is up; other methods get 405", async () => {
+        const root = server.url.replace(/\/v1$/, "");
+        const health = await fetch(`${root}/health`);
+        expect(health.status).toBe(200);
+        expect(await health.json()).toEqual({status: "ok"});
+        expect((await fetch(`${root}/health`, {method: "POST"})).status).toBe(405);
+        // a path beside it is not public
+        expect((await fetch(`${root}/healthz`)).status).toBe(401);
     });
 
     it("answers a chat non-streamed and streamed alike at temperature 0, with usage and engine timings, as `tensorwise chat` does", async () => {

@@ -159,16 +159,35 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     const route = async (request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
         if (keys.size === 0 && !isLoopbackHost(hostName(request.headers.host ?? "", port)))
             throw new OpenAiError(421, "This server answers only requests addressed to 127.0.0.1 or localhost.", "invalid_request_error", "bad_host");
-        // without keys every client is one tenant: they cannot be told apart (and are all on this machine)
-        const tenant = keys.size === 0 ? OPEN_TENANT : keys.tenantOf(request.headers);
-        const pathname = (request.url ?? "/").split("?")[0];
+        const pathname = (request.url ?? "/").split("?")[0]!;
         const methodFor = (method: string) => {
             if (request.method !== method)
                 throw new OpenAiError(405, `${pathname} takes ${method} requests.`, "invalid_request_error", "method_not_allowed");
         };
+        // whether the server is up, for load balancers and scripts: no key needed (as llama-server's /health), nothing told
+        if (pathname === "/health") {
+            methodFor("GET");
+            sendJson(response, 200, {status: "ok"});
+            return;
+        }
+        // without keys every client is one tenant: they cannot be told apart (and are all on this machine)
+        const tenant = keys.size === 0 ? OPEN_TENANT : keys.tenantOf(request.headers);
+        const model = {id: options.modelId, object: "model", created, owned_by: "tensorwise"};
         if (pathname === "/v1/models") {
             methodFor("GET");
-            sendJson(response, 200, {object: "list", data: [{id: options.modelId, object: "model", created, owned_by: "tensorwise"}]});
+            sendJson(response, 200, {object: "list", data: [model]});
+        } else if (pathname.startsWith("/v1/models/")) {
+            methodFor("GET");
+            let id: string;
+            try {
+                id = decodeURIComponent(pathname.slice("/v1/models/".length));
+            } catch {
+                throw new OpenAiError(400, "The model id in the path is not valid percent-encoding.", "invalid_request_error", "invalid_model_id");
+            }
+            if (id !== options.modelId)
+                throw new OpenAiError(404, `This server serves one model, ${JSON.stringify(options.modelId)}; there is no model ${JSON.stringify(id.slice(0, 100))}.`,
+                    "invalid_request_error", "model_not_found", "model");
+            sendJson(response, 200, model);
         } else if (pathname === "/v1/chat/completions") {
             methodFor("POST");
             const parsed = parseChatCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
@@ -178,7 +197,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             const parsed = parseCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
             await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response);
         } else
-            throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname?.slice(0, 100)}; this server has GET /v1/models, POST /v1/chat/completions and POST /v1/completions.`,
+            throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname.slice(0, 100)}; this server has GET /health, GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions and POST /v1/completions.`,
                 "invalid_request_error", "not_found");
     };
 
