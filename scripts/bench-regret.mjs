@@ -22,7 +22,7 @@
 //        [--placements hidden,layers,ffn-cpu,experts-cpu] [--ngl 1,2] [--ubatches 16,128,512,2048] [--nopo 0,1]
 //        [--ctk f16,q8_0] [--ctv f16,q8_0] [--fa 0,1] [--nkvo 0] [--threads 1,2] [--mmap 0,1]
 //        [--plan-args "…"] [--bench-args "…"] [--no-runtime] [--dry-run] [--quick] [--out DIR]
-// --models: make-model presets (tiny, small, mixtral-mini, llama3-8b, qwen3-30b-a3b; written once to the temp folder)
+// --models: make-model presets (tiny, small, mixtral-mini, llama3.2-3b, llama3-8b, qwen3-30b-a3b; written once to the temp folder)
 //   or .gguf paths. --budget: a share of the weights (50%) or MiB, as `tensorwise plan --budget`.
 // --quick: a CI-sized smoke (model tiny, prompt 64, gen 8, -ub 16/512, f16 KV, -fa 0, no mmap, -ngl 0/all, all cores,
 //   1 repeat, 1 round, 1 finalist); any option given explicitly wins over it.

@@ -58,7 +58,7 @@ const commands: Record<string, Command> = {
     },
     "make-model": {
         summary: "write a synthetic llama or qwen3moe GGUF model, dense or mixture-of-experts (random weights), for tests and benchmarks",
-        usage: "tensorwise make-model <out.gguf> [--preset tiny|small|llama3-8b|mixtral-mini|qwen3-30b-a3b] [--arch llama|qwen3moe] [--layers N --embd N --ff N --heads N --kv-heads N --head-dim N --vocab N] [--experts N --experts-used K --expert-ff N] [--type f32|f16|bf16|q8_0|q4_0] [--seed N] [--json]",
+        usage: "tensorwise make-model <out.gguf> [--preset tiny|small|llama3.2-3b|llama3-8b|mixtral-mini|qwen3-30b-a3b] [--arch llama|qwen3moe] [--layers N --embd N --ff N --heads N --kv-heads N --head-dim N --vocab N] [--experts N --experts-used K --expert-ff N] [--type f32|f16|bf16|q8_0|q4_0] [--seed N] [--json]",
         options: {
             ...jsonOption, preset: {type: "string"}, layers: {type: "string"}, embd: {type: "string"}, ff: {type: "string"},
             heads: {type: "string"}, "kv-heads": {type: "string"}, vocab: {type: "string"},

@@ -45,18 +45,23 @@ export type SyntheticModelShape = {
 };
 
 /** Names of {@link syntheticModelPresets}. */
-export type SyntheticModelPresetName = "tiny" | "small" | "llama3-8b" | "mixtral-mini" | "qwen3-30b-a3b";
+export type SyntheticModelPresetName = "tiny" | "small" | "llama3.2-3b" | "llama3-8b" | "mixtral-mini" | "qwen3-30b-a3b";
 
 const shapeDefaults = {contextLength: 4096, ropeFreqBase: 10000, rmsEps: 1e-5} as const;
 
 /**
- * Ready-made shapes: `tiny` (~1 MB, for tests), `small` (~200 MB at F16), Llama-3-8B's real shapes, `mixtral-mini` (a
+ * Ready-made shapes: `tiny` (~1 MB, for tests), `small` (~200 MB at F16), Llama-3.2-3B's real shapes (with a separate
+ * output matrix instead of tied embeddings; ~6.7 GB at F16), Llama-3-8B's real shapes, `mixtral-mini` (a
  * Mixtral-style `llama` MoE, 8 experts of which 2 are used, ~27 MiB at F16, for tests) and `qwen3-30b-a3b` (the shapes
  * of Qwen3-30B-A3B: 48 layers, 128 experts of width 768, 8 used, head size 128; ~57 GiB at F16).
  */
 export const syntheticModelPresets: Readonly<Record<SyntheticModelPresetName, SyntheticModelShape>> = {
     tiny: {...shapeDefaults, layers: 2, embd: 128, ff: 384, heads: 4, kvHeads: 2, vocab: 1024},
     small: {...shapeDefaults, layers: 8, embd: 1024, ff: 2816, heads: 16, kvHeads: 4, vocab: 4096},
+    "llama3.2-3b": {
+        layers: 28, embd: 3072, ff: 8192, heads: 24, kvHeads: 8, vocab: 128256,
+        contextLength: 8192, ropeFreqBase: 500000, rmsEps: 1e-5
+    },
     "llama3-8b": {
         layers: 32, embd: 4096, ff: 14336, heads: 32, kvHeads: 8, vocab: 128256,
         contextLength: 8192, ropeFreqBase: 500000, rmsEps: 1e-5

@@ -107,7 +107,7 @@ describe("checkModelHparams accepts real model layouts", () => {
         expect(rejection(path).message).toBe('tensor "blk.0.ffn_down_exps.weight" holds 3 experts, but "arctic.expert_count" is 2');
     });
 
-    it.each(["tiny", "small", "llama3-8b", "mixtral-mini", "qwen3-30b-a3b"] as const)("accepts what makeSyntheticModel writes for the %s preset", async (preset: SyntheticModelPresetName) => {
+    it.each(["tiny", "small", "llama3.2-3b", "llama3-8b", "mixtral-mini", "qwen3-30b-a3b"] as const)("accepts what makeSyntheticModel writes for the %s preset", async (preset: SyntheticModelPresetName) => {
         // The preset's real widths and head counts; one layer and a small vocabulary keep the file small (and for
         // Qwen3-30B-A3B 16 of its 128 experts: one layer of all of them is 600 MiB at q4_0).
         const path = join(dir, `synthetic-${preset}.gguf`);
