@@ -83,6 +83,8 @@ if [ -f "$META" ]; then cp "$META" "$BUNDLE/nlc-build-metadata.json"; else
     echo "{\"buildOptions\":{\"customCmakeOptions\":{},\"progressLogs\":true,\"platform\":\"linux\",\"platformInfo\":{\"name\":\"Ubuntu\",\"version\":\"22.04\"},\"arch\":\"x64\",\"gpu\":\"cuda\",\"llamaCpp\":{\"repo\":\"ggml-org/llama.cpp\",\"release\":\"$RELEASE\"}}}" > "$BUNDLE/nlc-build-metadata.json"
 fi
 cp "$ROOT/bench/gpu/run-on-gpu.sh" "$BUNDLE/run-on-gpu.sh"
+# GNU patch (libc only), used by bench/gpu/device-call.sh when the device image has none.
+mkdir -p "$BUNDLE/bin" && cp "$(command -v patch)" "$BUNDLE/bin/patch"
 
 # 5. Manifest and the size check.
 {
