@@ -169,7 +169,7 @@ async function cacheFacts(engine: EngineLlama, ops: readonly OperatorShape[], re
  * weights timed in the buffer type llama.cpp loads them into, repacked on a CPU-only load; 5: with a GPU visible, in
  * its pinned host buffer, as llama.cpp loads them), so older cached profiles are re-measured.
  */
-const PROFILE_VERSION = 5;
+export const PROFILE_VERSION = 5;
 
 /**
  * The cached profile for `key`, marked with the file it came from. A profile cut short by its time limit is reused
