@@ -75,6 +75,12 @@ export type BenchPlan = {
     readonly gpuWeightBytes: number;
     readonly predictedVramBytes: number;
     readonly notes: readonly string[];
+    /**
+     * GPU compute-buffer bytes per scratch key that llama.cpp's no-alloc simulation measured on this machine while
+     * planning (CostInputs.scratchByKey, electron/engine/planner/costModel.ts), so a recorded machine's plan can be
+     * replayed without its GPU. Absent without a GPU.
+     */
+    readonly scratchByKey?: Readonly<Record<string, number>>;
 };
 
 /** How to reproduce a run with stock llama.cpp tools. */

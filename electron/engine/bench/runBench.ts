@@ -262,7 +262,8 @@ async function planStrategyRun(cx: RunContext, planSettings: {contextSize: numbe
         knobs: contextKnobs(result.settings),
         hostWeightBytes: result.prediction.hostWeightBytes,
         gpuWeightBytes: cx.cost.model.weightBytes - result.prediction.hostWeightBytes,
-        predictedVramBytes: result.prediction.vram.total, notes: result.notes
+        predictedVramBytes: result.prediction.vram.total, notes: result.notes,
+        ...(cost.scratchByKey != null ? {scratchByKey: Object.fromEntries(cost.scratchByKey)} : {})
     };
     const predictSettings = {...result.settings, useMmap};
     const predictPoint = (kind: PointKind, tokens: number): number | null => {
