@@ -9,6 +9,10 @@
 import http from "node:http";
 import {existsSync, readdirSync, statSync} from "node:fs";
 import path from "node:path";
+import {fileURLToPath} from "node:url";
+
+// the state folders' name prefix, from the server's own module (needs `npm run build`, as the soak does)
+const {KV_FOLDER_PREFIX} = await import(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "dist", "electron", "serve", "kvStateFolder.js"));
 
 /** Conversations the clients take turns in (more than the server's 4 sequences, so state leaves and comes back). */
 const CONVERSATIONS = 24;
@@ -36,7 +40,7 @@ export function kvStateOnDisk(dir) {
     if (!existsSync(dir))
         return {bytes, folders};
     for (const entry of readdirSync(dir, {withFileTypes: true}))
-        if (entry.isDirectory() && entry.name.startsWith("tensorwise-kv-")) {
+        if (entry.isDirectory() && entry.name.startsWith(KV_FOLDER_PREFIX)) {
             folders++;
             try {
                 walk(path.join(dir, entry.name));
