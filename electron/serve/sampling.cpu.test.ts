@@ -92,12 +92,15 @@ describe.skipIf(probe.reason != null)("sampling fields (CPU, generated model)", 
     it("answers json_object with one JSON object; an unfinished one ends with finish_reason \"length\"", async () => {
         const reply = await greedy({response_format: {type: "json_object"}}, USER, 300);
         const content = reply.choices[0]!.message.content!;
+        // the grammar allows only JSON from the first token: an object, finished ("stop") or cut at max_tokens ("length")
+        expect(content.trimStart().startsWith("{"), content.slice(0, 40)).toBe(true);
         if (reply.choices[0]!.finish_reason === "stop")
             expect(typeof JSON.parse(content)).toBe("object");
         else
             expect(reply.choices[0]!.finish_reason).toBe("length");
         const cut = await greedy({response_format: {type: "json_schema", json_schema: {name: "sea", schema: SCHEMA}}}, USER, 3);
         expect(cut.choices[0]!.finish_reason).toBe("length");
+        expect(cut.choices[0]!.message.content!.trimStart().startsWith("{")).toBe(true);
         expect(() => JSON.parse(cut.choices[0]!.message.content!)).toThrow();
     }, 120_000);
 
