@@ -66,6 +66,14 @@ export const LIMITS = {
     topP: {label: "top-p", integer: false, min: 0, max: 1},
     minP: {label: "min-p", integer: false, min: 0, max: 1},
     repeatPenalty: {label: "repeat penalty", integer: false, min: 0, max: 10},
+    /** Tokens the repeat, frequency and presence penalties look back over (llama.cpp's `--repeat-last-n`). */
+    repeatLastN: {label: "repeat-last-n", integer: true, min: 0, max: 1_048_576, unit: "tokens"},
+    /** OpenAI's `frequency_penalty` and `presence_penalty` (its API's range; llama.cpp's `--frequency-penalty`, `--presence-penalty`). */
+    penalty: {label: "penalty", integer: false, min: -2, max: 2},
+    /** One `logit_bias` value (OpenAI's range: −100 bans the token, 100 makes it the only choice in practice). */
+    logitBias: {label: "logit bias", integer: false, min: -100, max: 100},
+    /** Tokens one `logit_bias` may name (OpenAI's API allows 300). */
+    logitBiasCount: {label: "number of logit_bias entries", integer: true, min: 0, max: 300},
     /** Stop strings of one conversation in the app. */
     stopStrings: {label: "stop string count", integer: true, min: 0, max: 16},
     /** Stop sequences of one OpenAI-compatible request (OpenAI's API allows up to 4). */

@@ -1,6 +1,7 @@
-import {LlamaChatSession, LlamaCompletion, type ChatHistoryItem, type ChatWrapper, type LlamaContextSequence, type LlamaModel} from "node-llama-cpp";
+import {LlamaChatSession, LlamaCompletion, type ChatHistoryItem, type ChatWrapper, type LlamaContextSequence, type LlamaModel, type Token} from "node-llama-cpp";
 import type {TokenClock} from "../engine/runtime/generationTiming.js";
 import type {ChatMessage, GenerationRequest} from "./parseGenerationRequest.js";
+import {penaltiesOf, type SamplerOptions} from "./samplingOptions.js";
 
 /** How one generation ended, in OpenAI's words (`abort`: the client left or the time limit passed). */
 export type FinishReason = "stop" | "length" | "abort";
@@ -29,10 +30,22 @@ export class ServeSlot {
      * Generates the reply to `request`, streaming text through `onText` and ticking `clock` per token. Sampling is
      * node-llama-cpp's (temperature 0 is greedy), the same as the app's chat (`electron/engine/runtime/streamChatReply.ts`).
      */
-    async generate(request: GenerationRequest & {maxTokens: number; minP?: number; repeatPenalty?: number},
-        options: {signal: AbortSignal; clock: TokenClock; onText: (text: string) => void}): Promise<SlotGeneration> {
+    async generate(request: GenerationRequest & {maxTokens: number}, options: {
+        signal: AbortSignal; clock: TokenClock; onText: (text: string) => void;
+        /** Token bias and grammar (samplingOptions.ts); the penalties come from `request`. */
+        sampler?: Omit<SamplerOptions, "repeatPenalty">;
+    }): Promise<SlotGeneration> {
         const {signal, clock, onText} = options;
         const inputBefore = this.sequence.tokenMeter.usedInputTokens;
+        const {history, last, prefix} = splitMessages(request.kind === "chat" ? request.messages : []);
+        // a continued assistant message: node-llama-cpp reports its prefix as the first text and tokens; the reply is
+        // only what follows it. LlamaChat detokenizes the first token after the prefix without the prefix as context, so a
+        // SentencePiece vocabulary loses that token's leading space ("fin" + "▁5" → "fin5"): it is rendered again here.
+        let skipPrefix = prefix !== "";
+        let prefixTokens: readonly Token[] | null = null;
+        let firstTokens: readonly Token[] | null = null;
+        let lead = "";
+        const repeatPenalty = penaltiesOf(request, request.maxTokens);
         const sampling = {
             maxTokens: request.maxTokens,
             temperature: request.temperature,
@@ -40,23 +53,42 @@ export class ServeSlot {
             topK: request.topK,
             seed: request.seed,
             minP: request.minP,
-            ...(request.repeatPenalty != null ? {repeatPenalty: {penalty: request.repeatPenalty}} : {}),
+            ...(repeatPenalty != null ? {repeatPenalty} : {}),
+            ...options.sampler,
             customStopTriggers: request.stop.length > 0 ? request.stop : undefined,
             signal,
             stopOnAbortSignal: true,
-            onToken: (tokens: readonly unknown[]) => {
+            onToken: (tokens: readonly Token[]) => {
+                if (skipPrefix) {
+                    prefixTokens = tokens;
+                    return;
+                }
+                firstTokens ??= tokens;
                 clock.tick(tokens.length);
             },
-            onTextChunk: onText
+            onTextChunk: (text: string) => {
+                if (skipPrefix) {
+                    skipPrefix = false;
+                    return;
+                }
+                if (prefixTokens != null && firstTokens != null && lead === "" && text !== "") {
+                    const rendered = this.sequence.model.detokenize(firstTokens, false, prefixTokens);
+                    if (rendered !== text && rendered.endsWith(text))
+                        lead = rendered.slice(0, rendered.length - text.length);
+                    prefixTokens = null;
+                    onText(lead + text);
+                    return;
+                }
+                onText(text);
+            }
         };
         let text: string;
         let stopReason: string;
         if (request.kind === "chat") {
             const session = this.session();
-            const {history, last} = splitMessages(request.messages);
             session.setChatHistory(history);
-            const result = await session.promptWithMeta(last, sampling);
-            text = result.response.filter((item): item is string => typeof item === "string").join("");
+            const result = await session.promptWithMeta(last, {...sampling, ...(prefix !== "" && {responsePrefix: prefix})});
+            text = lead + result.response.filter((item): item is string => typeof item === "string").join("").slice(prefix.length);
             stopReason = result.stopReason;
         } else {
             this.completion ??= new LlamaCompletion({contextSequence: this.sequence});
@@ -68,7 +100,9 @@ export class ServeSlot {
             text,
             finishReason: signal.aborted ? "abort" : stopReason === "maxTokens" ? "length" : "stop",
             stopReason,
-            promptTokensEvaluated: this.sequence.tokenMeter.usedInputTokens - inputBefore
+            // node-llama-cpp's TokenMeter counts a decoded token that yields logits as output: the last prompt token,
+            // whose logits start the reply, is always evaluated (also when the whole prompt is cached) but not counted
+            promptTokensEvaluated: this.sequence.tokenMeter.usedInputTokens - inputBefore + 1
         };
     }
 
@@ -84,18 +118,27 @@ export class ServeSlot {
     }
 }
 
-/** The messages as node-llama-cpp's chat history, plus the final user message (the prompt). */
-export function splitMessages(messages: readonly ChatMessage[]): {history: ChatHistoryItem[]; last: string} {
-    const history: ChatHistoryItem[] = messages.slice(0, -1).map((message): ChatHistoryItem =>
+/**
+ * The messages as node-llama-cpp's chat history, the user message to answer (the prompt) and, when the last message
+ * is the assistant's, its text to continue (`prefix`; "" otherwise): the prompt then ends inside that assistant turn,
+ * with no end-of-turn token, as llama-server continues a prefilled assistant message.
+ */
+export function splitMessages(messages: readonly ChatMessage[]): {history: ChatHistoryItem[]; last: string; prefix: string} {
+    const continued = messages.at(-1)?.role === "assistant";
+    const prefix = continued ? messages.at(-1)!.text : "";
+    const asked = continued ? messages.slice(0, -1) : messages;
+    const history: ChatHistoryItem[] = asked.slice(0, -1).map((message): ChatHistoryItem =>
         message.role === "system" ? {type: "system", text: message.text}
             : message.role === "user" ? {type: "user", text: message.text}
                 : {type: "model", response: [message.text]});
-    return {history, last: messages.at(-1)?.text ?? ""};
+    return {history, last: asked.at(-1)?.text ?? "", prefix};
 }
 
 /** The prompt's length in tokens with the chat template applied, as the chat session will evaluate it. */
 export function chatPromptTokens(chatWrapper: ChatWrapper, model: LlamaModel, messages: readonly ChatMessage[]): number {
-    const {history, last} = splitMessages(messages);
-    const {contextText} = chatWrapper.generateContextState({chatHistory: [...history, {type: "user", text: last}, {type: "model", response: []}]});
+    const {history, last, prefix} = splitMessages(messages);
+    const {contextText} = chatWrapper.generateContextState({
+        chatHistory: [...history, {type: "user", text: last}, {type: "model", response: prefix !== "" ? [prefix] : []}]
+    });
     return contextText.tokenize(model.tokenizer).length;
 }

@@ -5,7 +5,11 @@
 import type {GenerationTiming} from "../contract/timing.js";
 import type {KvFallback, KvPreparation} from "./ConversationKvStore.js";
 
-export type Usage = {prompt_tokens: number; completion_tokens: number; total_tokens: number};
+export type Usage = {
+    prompt_tokens: number; completion_tokens: number; total_tokens: number;
+    /** `cached_tokens`: prompt tokens whose KV cache was reused rather than evaluated (a prefix still in the sequence). */
+    prompt_tokens_details: {cached_tokens: number};
+};
 
 /**
  * Engine-side timings of one request (ms, the server's clock): `ttft_ms` runs from the request's arrival to its first
@@ -49,9 +53,12 @@ export type Finished = {
     conversation: string | null; kv: KvPreparation;
 };
 
-export function usageOf(finished: Pick<Finished, "promptTokens" | "timing">): Usage {
+export function usageOf(finished: Pick<Finished, "promptTokens" | "timing" | "promptTokensEvaluated">): Usage {
     const completion = finished.timing.generatedTokens;
-    return {prompt_tokens: finished.promptTokens, completion_tokens: completion, total_tokens: finished.promptTokens + completion};
+    return {
+        prompt_tokens: finished.promptTokens, completion_tokens: completion, total_tokens: finished.promptTokens + completion,
+        prompt_tokens_details: {cached_tokens: Math.max(0, finished.promptTokens - finished.promptTokensEvaluated)}
+    };
 }
 
 export function timingsOf(finished: Finished): Timings {

@@ -22,7 +22,8 @@ describe("OpenAI request bodies", () => {
         });
         expect(parsed).toEqual({
             kind: "chat", model: "x", messages: [{role: "system", text: "Be brief."}, {role: "user", text: "Hi there"}],
-            maxTokens: 12, temperature: 0, topP: 0.9, topK: 40, seed: 7, stop: ["\n"], stream: true, includeUsage: true
+            maxTokens: 12, temperature: 0, topP: 0.9, topK: 40, minP: undefined, seed: 7, stop: ["\n"], stream: true, includeUsage: true,
+            frequencyPenalty: undefined, presencePenalty: 0, repeatPenalty: undefined, repeatLastN: undefined, logitBias: new Map(), constraint: null
         });
         expect(parseChatCompletionRequest({messages: [{role: "user", content: "x"}], max_completion_tokens: 5}).maxTokens).toBe(5);
         expect(parseChatCompletionRequest({messages: [{role: "user", content: "x"}]})).toMatchObject({maxTokens: undefined, temperature: 1, stop: [], stream: false});
@@ -32,7 +33,8 @@ describe("OpenAI request bodies", () => {
         const user = [{role: "user", content: "x"}];
         expect(refusal(() => parseChatCompletionRequest([]))).toMatchObject({status: 400, param: null});
         expect(refusal(() => parseChatCompletionRequest({messages: []}))).toMatchObject({param: "messages"});
-        expect(refusal(() => parseChatCompletionRequest({messages: [{role: "assistant", content: "x"}]}))).toMatchObject({param: "messages", message: expect.stringMatching(/last message must have the role "user"/)});
+        expect(refusal(() => parseChatCompletionRequest({messages: [{role: "assistant", content: "x"}]}))).toMatchObject({param: "messages", message: expect.stringMatching(/must follow a user message/)});
+        expect(refusal(() => parseChatCompletionRequest({messages: [{role: "user", content: "x"}, {role: "system", content: "x"}]}))).toMatchObject({param: "messages"});
         expect(refusal(() => parseChatCompletionRequest({messages: [{role: "tool", content: "x"}]}))).toMatchObject({param: "messages[0].role"});
         expect(refusal(() => parseChatCompletionRequest({messages: [{role: "user", content: [{type: "image_url"}]}]}))).toMatchObject({param: "messages[0].content"});
         expect(refusal(() => parseChatCompletionRequest({messages: user, n: 2}))).toMatchObject({param: "n"});

@@ -1,28 +1,39 @@
 /**
- * OpenAI-compatible request bodies (`/v1/chat/completions`, `/v1/completions`) checked field by field against the one
- * bounds table (`electron/contract/limits.ts`). Fields a local model cannot honour (`n` > 1, tools, images) are refused
- * with a sentence rather than ignored; fields that only tune OpenAI's service (`user`, `store`…) are ignored.
+ * OpenAI-compatible request bodies (`/v1/chat/completions`, `/v1/completions`) read field by field through the one
+ * table of request fields (requestFields.ts): each field is honoured, or refused with a 400 naming it; a field the
+ * table does not list is refused too. Numbers are checked against the one bounds table (`electron/contract/limits.ts`).
  */
-import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
+import {checkLimit, TEXT_LIMITS} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
+import {emptyDraft, requestField, type Endpoint, type OutputConstraint} from "./requestFields.js";
 
 /** One chat message, its content flattened to text. */
 export type ChatMessage = {role: "system" | "user" | "assistant"; text: string};
 
-/** What both endpoints share: sampling, stopping and streaming. */
+/** What both endpoints share: sampling, stopping, output constraints and streaming. */
 export type SamplingRequest = {
     /** The `model` field as sent (echoed back); the server always answers with its one loaded model. */
     model: string | null;
-    /** `max_tokens` (or `max_completion_tokens`); `undefined` when not sent: the rest of the context. */
+    /** `max_tokens` (or `max_completion_tokens`, `n_predict`); `undefined` when not sent: the rest of the context. */
     maxTokens: number | undefined;
     temperature: number;
     topP: number | undefined;
     topK: number | undefined;
+    minP: number | undefined;
     seed: number | undefined;
     stop: string[];
     stream: boolean;
     /** `stream_options.include_usage`: a last chunk with `usage` (and an empty `choices`). */
     includeUsage: boolean;
+    frequencyPenalty: number | undefined;
+    presencePenalty: number | undefined;
+    repeatPenalty: number | undefined;
+    /** `repeat_last_n`: generated tokens the penalties look back over. */
+    repeatLastN: number | undefined;
+    /** `logit_bias`: token id → bias (−100‥100). */
+    logitBias: ReadonlyMap<number, number>;
+    /** `response_format` (json_object / json_schema), `json_schema` or `grammar`; `null`: free text. */
+    constraint: OutputConstraint | null;
 };
 
 export type ChatCompletionRequest = SamplingRequest & {kind: "chat"; messages: ChatMessage[]};
@@ -44,11 +55,12 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
     if (!count.ok)
         throw OpenAiError.badRequest(`\`messages\`: ${count.message}`, "messages");
     const parsed = messages.map((message, index) => parseMessage(message, index));
-    if (parsed.at(-1)?.role !== "user")
-        throw OpenAiError.badRequest("The last message must have the role \"user\" (this server answers the user's latest message).", "messages");
-    if (object.tools != null && !(Array.isArray(object.tools) && object.tools.length === 0))
-        throw OpenAiError.badRequest("`tools` are not supported by this server: send the request without them.", "tools");
-    return {kind: "chat", messages: parsed, ...parseSampling(object)};
+    if (parsed.at(-1)!.role === "system")
+        throw OpenAiError.badRequest("The last message must be the user's (to answer) or the assistant's (to continue), not a system message.", "messages");
+    // an assistant message to continue answers the user message right before it
+    if (parsed.at(-1)!.role === "assistant" && parsed.at(-2)?.role !== "user")
+        throw OpenAiError.badRequest("A last assistant message (to continue) must follow a user message.", "messages");
+    return {kind: "chat", messages: parsed, ...parseFields(object, "chat")};
 }
 
 /** A `/v1/completions` body (one prompt string). */
@@ -61,9 +73,26 @@ export function parseCompletionRequest(body: unknown): CompletionRequest {
         throw OpenAiError.badRequest("`prompt` must be one non-empty string.", "prompt");
     if (prompt.length > TEXT_LIMITS.message)
         throw OpenAiError.badRequest(`\`prompt\` is longer than ${TEXT_LIMITS.message} characters.`, "prompt");
-    if (object.suffix != null)
-        throw OpenAiError.badRequest("`suffix` (fill-in-the-middle) is not supported by this server.", "suffix");
-    return {kind: "completion", prompt, ...parseSampling(object)};
+    return {kind: "completion", prompt, ...parseFields(object, "completion")};
+}
+
+/** Every field of `object` through its row of the table; a field without one is refused by name. */
+function parseFields(object: Body, endpoint: Endpoint): SamplingRequest {
+    const draft = emptyDraft();
+    for (const [field, value] of Object.entries(object)) {
+        const row = requestField(field, endpoint);
+        if (row == null)
+            throw OpenAiError.badRequest(`Unknown field \`${field.slice(0, 64)}\` for ${endpoint === "chat" ? "/v1/chat/completions" : "/v1/completions"}: ` +
+                "this server refuses what it would otherwise ignore.", field.slice(0, 64));
+        if (value != null)
+            row.read(value, draft, field);
+    }
+    return {
+        model: draft.model, maxTokens: draft.maxTokens?.value, temperature: draft.temperature ?? DEFAULT_TEMPERATURE, topP: draft.topP,
+        topK: draft.topK, minP: draft.minP, seed: draft.seed, stop: draft.stop, stream: draft.stream, includeUsage: draft.includeUsage,
+        frequencyPenalty: draft.frequencyPenalty, presencePenalty: draft.presencePenalty, repeatPenalty: draft.repeatPenalty,
+        repeatLastN: draft.repeatLastN, logitBias: draft.logitBias, constraint: draft.constraint?.value ?? null
+    };
 }
 
 function asObject(body: unknown): Body {
@@ -99,56 +128,4 @@ function contentText(content: unknown, param: string): string {
         return texts.join("");
     }
     throw OpenAiError.badRequest(`${param} must be a string or an array of text parts.`, param);
-}
-
-function parseSampling(object: Body): SamplingRequest {
-    if (object.n != null && object.n !== 1)
-        throw OpenAiError.badRequest("`n` must be 1: this server returns one choice per request.", "n");
-    if (object.stream != null && typeof object.stream !== "boolean")
-        throw OpenAiError.badRequest("`stream` must be true or false.", "stream");
-    const streamOptions = object.stream_options;
-    if (streamOptions != null && (typeof streamOptions !== "object" || Array.isArray(streamOptions)))
-        throw OpenAiError.badRequest("`stream_options` must be an object.", "stream_options");
-    const includeUsage = (streamOptions as Body | null)?.include_usage;
-    if (includeUsage != null && typeof includeUsage !== "boolean")
-        throw OpenAiError.badRequest("`stream_options.include_usage` must be true or false.", "stream_options.include_usage");
-    const model = object.model;
-    if (model != null && (typeof model !== "string" || model.length > TEXT_LIMITS.path))
-        throw OpenAiError.badRequest("`model` must be a string.", "model");
-    const maxTokens = object.max_completion_tokens ?? object.max_tokens;
-    return {
-        model: typeof model === "string" ? model : null,
-        maxTokens: optionalNumber(object, object.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens", "maxTokens", maxTokens),
-        temperature: optionalNumber(object, "temperature", "temperature") ?? DEFAULT_TEMPERATURE,
-        topP: optionalNumber(object, "top_p", "topP"),
-        topK: optionalNumber(object, "top_k", "topK"),
-        seed: optionalNumber(object, "seed", "seed"),
-        stop: parseStop(object.stop),
-        stream: object.stream === true,
-        includeUsage: includeUsage === true
-    };
-}
-
-/** `object[field]` within `limit`'s range, or `undefined` when absent or `null`. */
-function optionalNumber(object: Body, field: string, limit: LimitName, value: unknown = object[field]): number | undefined {
-    if (value == null)
-        return undefined;
-    const checked = checkLimit(limit, value);
-    if (!checked.ok)
-        throw OpenAiError.badRequest(`\`${field}\`: ${checked.message}`, field);
-    return checked.value;
-}
-
-function parseStop(stop: unknown): string[] {
-    if (stop == null)
-        return [];
-    const list = typeof stop === "string" ? [stop] : stop;
-    if (!Array.isArray(list) || !list.every((item): item is string => typeof item === "string" && item !== ""))
-        throw OpenAiError.badRequest("`stop` must be a non-empty string or an array of them.", "stop");
-    const count = checkLimit("stopCount", list.length);
-    if (!count.ok)
-        throw OpenAiError.badRequest(`\`stop\`: ${count.message}`, "stop");
-    if (list.some((item) => item.length > TEXT_LIMITS.stopString))
-        throw OpenAiError.badRequest(`Each \`stop\` sequence must be at most ${TEXT_LIMITS.stopString} characters.`, "stop");
-    return list;
 }

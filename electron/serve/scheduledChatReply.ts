@@ -58,7 +58,8 @@ export async function scheduledChatReply(server: OpenAiServer, model: Parameters
                     kind: "chat", messages, model: null, stream: true, includeUsage: false,
                     maxTokens: Math.min(maxTokens, server.contextSize - promptTokens), temperature,
                     topK: options.topK, topP: options.topP, minP: options.minP, repeatPenalty: options.repeatPenalty, seed: options.seed,
-                    stop: options.stopStrings ?? []
+                    stop: options.stopStrings ?? [], frequencyPenalty: undefined, presencePenalty: undefined, repeatLastN: undefined,
+                    logitBias: new Map(), constraint: null
                 }, {
                     signal: controller.signal, clock,
                     onText: (text) => {

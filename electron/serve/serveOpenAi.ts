@@ -43,6 +43,7 @@ import {longestTokenBytes, minimumPromptTokens, promptTextBytes, refuseOverlongP
 import {countedPromptTokens, SYNC_TOKENIZE_BYTES, TokenCounter} from "./TokenCounter.js";
 import type {KvCostModel} from "./KvCostModel.js";
 import {SseWriter} from "./SseWriter.js";
+import {constraintsOf} from "./samplingOptions.js";
 
 /** Request bodies beyond this are refused (413): room for a full context of text several times over. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -214,6 +215,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             : placed.model.tokenize(parsed.prompt, true).length + (placed.model.tokens.bos != null ? 1 : 0);
         refuseOverlongPrompt(parsed, promptTokens, contextSize, false);
         const maxTokens = parsed.maxTokens ?? contextSize - promptTokens;
+        const sampler = constraintsOf(parsed, placed.model, placed.engine.bindings);
         const stream = {id: `${parsed.kind === "chat" ? "chatcmpl" : "cmpl"}-${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000),
             model: options.modelId, kind: parsed.kind};
 
@@ -238,7 +240,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                         `${restored.evicted.swapOutMs != null ? `, saved in ${restored.evicted.swapOutMs.toFixed(1)} ms` : ""})`);
                 try {
                     const generation = await slot.generate({...parsed, maxTokens}, {
-                        signal: controller.signal, clock,
+                        signal: controller.signal, clock, sampler,
                         onText: (text) => {
                             if (text !== "")
                                 sse?.send(chunkBody(stream, {text}));

@@ -51,7 +51,8 @@ const chatBody = (content: string) => ({messages: [{role: "user", content}], max
 
 /**
  * Prompt tokens a request evaluates when nothing of it is cached, from its prompt length: measured on the server's
- * first request (an untouched sequence). node-llama-cpp leaves the prompt's last token to the first generation step.
+ * first request (an untouched sequence): the whole prompt (ServeSlot.ts counts the last prompt token, which node-llama-cpp's
+ * TokenMeter books as output).
  */
 async function freshEvaluation(server: OpenAiServer, headers: Record<string, string>): Promise<(answer: Answer) => number> {
     const first = await post(server, headers, chatBody("a first request on an untouched sequence"));

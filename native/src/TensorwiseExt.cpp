@@ -1,5 +1,6 @@
 #include "TensorwiseExt.h"
 #include "TensorwiseGenerate.h"
+#include "TensorwiseGrammar.h"
 #include "TensorwiseProfiler.h"
 #include "TensorwiseRpc.h"
 
@@ -252,5 +253,6 @@ void tensorwiseRegisterExports(Napi::Env env, Napi::Object exports) {
     tensorwiseRegisterProfilerExports(env, exports);
     tensorwiseRegisterRpcExports(env, exports);
     tensorwiseRegisterGenerateExports(env, exports);
+    tensorwiseRegisterGrammarExports(env, exports);
     tensorwiseRegisterSimulateExports(env, exports);
 }

@@ -1,7 +1,7 @@
 import type {Llama} from "node-llama-cpp";
 
 /** Version of the native extension this engine expects (TENSORWISE_EXT_VERSION in native/src/TensorwiseExt.h). */
-export const TENSORWISE_EXT_VERSION = 3;
+export const TENSORWISE_EXT_VERSION = 4;
 
 /** A ggml device as the loaded llama.cpp binary sees it. */
 export type NativeDevice = {
@@ -200,6 +200,11 @@ export type TensorwiseBindings = {
      */
     tensorwiseGenerate(addonContext: object, request: NativeGenerateRequest,
         onTokens: (tokens: Uint32Array, msSinceStart: Float64Array, end: NativeGenerateEnd | null, promptDecoded: number) => void): {abort(): void};
+    /**
+     * GBNF for a JSON schema given as JSON text, by llama.cpp's own converter (native/src/TensorwiseGrammar.cpp);
+     * throws with llama.cpp's message when the schema cannot be converted.
+     */
+    tensorwiseJsonSchemaToGrammar(schemaJson: string): string;
 };
 
 /** Thrown when the loaded llama.cpp binary is not the tensorwise-patched build. */

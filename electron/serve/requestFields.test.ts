@@ -1,0 +1,161 @@
+/**
+ * The request-field table from a client's side and an attacker's: every field OpenAI's `openai` package can send is in
+ * it, nothing outside it passes, and every field refuses wrong values of every shape with a 400 naming it.
+ */
+import {readFileSync} from "node:fs";
+import {createRequire} from "node:module";
+import path from "node:path";
+import {describe, expect, it} from "vitest";
+import {OpenAiError} from "./OpenAiError.js";
+import {parseChatCompletionRequest, parseCompletionRequest} from "./parseGenerationRequest.js";
+import {REQUEST_FIELDS, type Endpoint, type RequestFieldName} from "./requestFields.js";
+
+const USER = [{role: "user", content: "x"}];
+
+function parse(endpoint: Endpoint, extra: Record<string, unknown>) {
+    return endpoint === "chat" ? parseChatCompletionRequest({messages: USER, ...extra}) : parseCompletionRequest({prompt: "x", ...extra});
+}
+
+function refusal(run: () => unknown): {status: number; type: string; param: string | null; message: string} {
+    try {
+        run();
+    } catch (error) {
+        if (error instanceof OpenAiError)
+            return {status: error.status, type: error.type, param: error.param, message: error.message};
+        throw error;
+    }
+    throw new Error("not refused");
+}
+
+/** The fields of one interface in the installed `openai` package's type declarations. */
+function openAiFields(file: string, name: string): string[] {
+    const require = createRequire(import.meta.url);
+    const text = readFileSync(path.join(path.dirname(require.resolve("openai")), file), "utf8");
+    const body = text.slice(text.indexOf(`export interface ${name} {`));
+    return [...body.slice(0, body.indexOf("\n}")).matchAll(/^ {4}([a-z_]+)\??:/gm)].map((match) => match[1]!);
+}
+
+const rows = Object.entries(REQUEST_FIELDS) as [RequestFieldName, (typeof REQUEST_FIELDS)[RequestFieldName]][];
+const endpointsOf = (field: RequestFieldName): readonly Endpoint[] => REQUEST_FIELDS[field].endpoints;
+
+/** Values no field takes: wrong shapes, nested junk, NaN-ish and overflowing numbers (JSON's 1e999 parses to Infinity). */
+const JUNK: unknown[] = [{$gt: 0}, [[{}]], Infinity, -Infinity, 1e308, -1, 0.5, "NaN", "1e3", "", "x".repeat(300_000), true, {nested: {deep: [1, {}]}}];
+
+/** Junk that some field legitimately takes (strings for names, booleans for switches…), kept out of that field's run. */
+function accepts(field: RequestFieldName, endpoint: Endpoint, value: unknown): boolean {
+    try {
+        parse(endpoint, {[field]: value});
+        return true;
+    } catch {
+        return false;
+    }
+}
+
+describe("the request-field table", () => {
+    it("lists every field of OpenAI's chat and completions requests (from the installed openai package)", () => {
+        const chat = openAiFields("resources/chat/completions/completions.d.ts", "ChatCompletionCreateParamsBase");
+        const completion = openAiFields("resources/completions.d.ts", "CompletionCreateParamsBase");
+        expect(chat.length).toBeGreaterThan(30);
+        expect(completion.length).toBeGreaterThan(15);
+        for (const field of chat)
+            expect(endpointsOf(field as RequestFieldName) ?? [], field).toContain("chat");
+        for (const field of completion)
+            expect(endpointsOf(field as RequestFieldName) ?? [], field).toContain("completion");
+    });
+
+    it("refuses a field it does not know, or one for the other endpoint, naming it", () => {
+        expect(refusal(() => parse("chat", {temprature: 0}))).toMatchObject({status: 400, type: "invalid_request_error", param: "temprature",
+            message: expect.stringMatching(/^Unknown field `temprature`/)});
+        expect(refusal(() => parse("chat", {__proto__x: 1}))).toMatchObject({param: "__proto__x"});
+        expect(refusal(() => parse("chat", JSON.parse('{"__proto__": {"n": 2}}') as Record<string, unknown>))).toMatchObject({param: "__proto__"});
+        expect(refusal(() => parse("chat", {constructor: 1}))).toMatchObject({param: "constructor"});
+        expect(refusal(() => parse("completion", {response_format: {type: "json_object"}}))).toMatchObject({param: "response_format"});
+        expect(refusal(() => parse("completion", {messages: USER}))).toMatchObject({param: "messages"});
+        expect(refusal(() => parse("chat", {prompt: "x"}))).toMatchObject({param: "prompt"});
+        expect(refusal(() => parse("chat", {best_of: 1}))).toMatchObject({param: "best_of"});
+    });
+
+    it("refuses junk of every shape in every field with a 400 whose param names that field", () => {
+        for (const [field, row] of rows) {
+            if (field === "messages" || field === "prompt")
+                continue;
+            for (const endpoint of row.endpoints)
+                for (const value of JUNK) {
+                    if (accepts(field, endpoint, value))
+                        continue;
+                    const refused = refusal(() => parse(endpoint, {[field]: value}));
+                    expect(refused.status, `${field} = ${JSON.stringify(value)?.slice(0, 40)}`).toBe(400);
+                    expect(refused.param, `${field} = ${JSON.stringify(value)?.slice(0, 40)}`).toMatch(new RegExp(`^${field}(\\.|$)`));
+                    expect(refused.message.length).toBeLessThan(400);
+                }
+        }
+        // the junk a field accepts is what its type allows: strings where OpenAI takes text, nothing numeric-looking
+        expect(accepts("temperature", "chat", "0")).toBe(false);
+        expect(accepts("max_tokens", "chat", "NaN")).toBe(false);
+        expect(accepts("seed", "chat", 1e308)).toBe(false);
+        expect(accepts("user", "chat", "x".repeat(300_000))).toBe(false);
+    });
+
+    it("accepts a refused field only with its 'off' value, and says why otherwise", () => {
+        const refusedRows = rows.filter(([, row]) => row.treatment === "refused");
+        expect(refusedRows.length).toBeGreaterThan(15);
+        expect(parse("chat", {n: 1, tools: [], tool_choice: "none", logprobs: false, store: false, service_tier: "auto", cache_prompt: true})).toMatchObject({kind: "chat"});
+        expect(parse("completion", {best_of: 1, echo: false, n_probs: 0, typical_p: 1})).toMatchObject({kind: "completion"});
+        for (const [field, value] of [["n", 2], ["logprobs", true], ["top_logprobs", 5], ["store", true], ["service_tier", "priority"],
+            ["tool_choice", "auto"], ["modalities", ["text", "audio"]], ["reasoning_effort", "low"], ["cache_prompt", false]] as const)
+            expect(refusal(() => parse("chat", {[field]: value})), field).toMatchObject({param: field, message: expect.stringContaining("is not supported by this server")});
+        expect(refusal(() => parse("completion", {logprobs: 5}))).toMatchObject({param: "logprobs"});
+        expect(refusal(() => parse("completion", {suffix: "}"}))).toMatchObject({param: "suffix"});
+        expect(refusal(() => parse("completion", {echo: true}))).toMatchObject({param: "echo"});
+    });
+
+    it("reads the sampling fields clients send, and refuses wrong values of the right length", () => {
+        expect(parse("chat", {frequency_penalty: -2, presence_penalty: 2, repeat_penalty: 1.1, repeat_last_n: 0, min_p: 0.05, n_predict: 9}))
+            .toMatchObject({frequencyPenalty: -2, presencePenalty: 2, repeatPenalty: 1.1, repeatLastN: 0, minP: 0.05, maxTokens: 9});
+        expect(parse("completion", {logit_bias: {"0": -100, "17": 100, "4294967295": 1.5}}).logitBias).toEqual(new Map([[0, -100], [17, 100], [4294967295, 1.5]]));
+        for (const value of [2.0001, -2.0001, "1", [1]])
+            expect(refusal(() => parse("chat", {frequency_penalty: value}))).toMatchObject({param: "frequency_penalty"});
+        // keys of the right length that name no token id the same way: padded, signed, fractional, spaced, hex, too big
+        for (const key of ["01", "-1", "+1", "1.0", " 1", "1 ", "0x1", "1e2", "4294967296", "", "NaN"])
+            expect(refusal(() => parse("chat", {logit_bias: {[key]: 1}})), key).toMatchObject({param: "logit_bias"});
+        for (const value of [100.5, -101, "5", {}, Infinity])
+            expect(refusal(() => parse("chat", {logit_bias: {"5": value}}))).toMatchObject({param: expect.stringMatching(/^logit_bias/)});
+        expect(refusal(() => parse("chat", {logit_bias: Object.fromEntries(Array.from({length: 301}, (_, i) => [String(i), 1]))}))).toMatchObject({param: "logit_bias"});
+        expect(refusal(() => parse("chat", {max_tokens: 5, max_completion_tokens: 6}))).toMatchObject({param: "max_completion_tokens", message: expect.stringMatching(/contradicts/)});
+        expect(parse("chat", {max_tokens: 5, max_completion_tokens: 5}).maxTokens).toBe(5);
+        expect(refusal(() => parse("chat", {stream_options: {include_usage: true, extra: 1}}))).toMatchObject({param: "stream_options.extra"});
+        expect(refusal(() => parse("chat", {stream_options: {include_obfuscation: true}}))).toMatchObject({param: "stream_options.include_obfuscation"});
+        expect(refusal(() => parse("chat", {stream_options: {include_usage: "true"}}))).toMatchObject({param: "stream_options.include_usage"});
+        expect(refusal(() => parse("chat", {metadata: {a: 1}}))).toMatchObject({param: "metadata"});
+        expect(refusal(() => parse("chat", {metadata: Object.fromEntries(Array.from({length: 17}, (_, i) => [`k${i}`, "v"]))}))).toMatchObject({param: "metadata"});
+    });
+
+    it("reads response_format, json_schema and grammar, one of them at a time, and refuses malformed ones by their path", () => {
+        const schema = {type: "object", properties: {ok: {type: "boolean"}}, required: ["ok"]};
+        expect(parse("chat", {response_format: {type: "json_schema", json_schema: {name: "answer", schema, strict: true}}}).constraint)
+            .toEqual({kind: "json", schema, source: "response_format"});
+        expect(parse("chat", {response_format: {type: "json_object"}}).constraint).toEqual({kind: "json", schema: {type: "object"}, source: "response_format"});
+        expect(parse("chat", {response_format: {type: "text"}}).constraint).toBeNull();
+        expect(parse("completion", {json_schema: schema}).constraint).toEqual({kind: "json", schema, source: "json_schema"});
+        expect(parse("completion", {grammar: "root ::= \"yes\""}).constraint).toEqual({kind: "grammar", gbnf: "root ::= \"yes\""});
+        const cases: [unknown, string][] = [
+            [{type: "json"}, "response_format.type"],
+            [{type: "JSON_OBJECT"}, "response_format.type"],
+            [{type: "json_schema"}, "response_format.json_schema"],
+            [{type: "json_schema", json_schema: {schema}}, "response_format.json_schema.name"],
+            [{type: "json_schema", json_schema: {name: "a b", schema}}, "response_format.json_schema.name"],
+            [{type: "json_schema", json_schema: {name: "x".repeat(65), schema}}, "response_format.json_schema.name"],
+            [{type: "json_schema", json_schema: {name: "a", schema: "{}"}}, "response_format.json_schema.schema"],
+            [{type: "json_schema", json_schema: {name: "a", schema: [schema]}}, "response_format.json_schema.schema"],
+            [{type: "json_schema", json_schema: {name: "a", schema, strict: "true"}}, "response_format.json_schema.strict"],
+            [{type: "json_schema", json_schema: {name: "a", schema, extra: 1}}, "response_format.json_schema.extra"],
+            [{type: "json_object", schema}, "response_format.schema"],
+            [{type: "json_object", json_schema: {name: "a"}}, "response_format.json_schema"],
+            [{type: "json_schema", json_schema: {name: "a", schema: {description: "x".repeat(300_000)}}}, "response_format.json_schema.schema"]
+        ];
+        for (const [format, param] of cases)
+            expect(refusal(() => parse("chat", {response_format: format})), JSON.stringify(format).slice(0, 80)).toMatchObject({status: 400, param});
+        expect(refusal(() => parse("chat", {response_format: {type: "json_object"}, grammar: "root ::= \"a\""}))).toMatchObject({param: "grammar", message: expect.stringMatching(/both constrain/)});
+        expect(refusal(() => parse("chat", {grammar: "   "}))).toMatchObject({param: "grammar"});
+    });
+});
