@@ -74,6 +74,10 @@ export const LIMITS = {
     logitBias: {label: "logit bias", integer: false, min: -100, max: 100},
     /** Tokens one `logit_bias` may name (OpenAI's API allows 300). */
     logitBiasCount: {label: "number of logit_bias entries", integer: true, min: 0, max: 300},
+    /** Alternatives reported per generated token by chat's `top_logprobs` (OpenAI's API allows 0 to 20). */
+    topLogprobs: {label: "top_logprobs", integer: true, min: 0, max: 20},
+    /** Alternatives reported per generated token by the legacy completions' `logprobs` (OpenAI's API allows 0 to 5). */
+    completionLogprobs: {label: "logprobs", integer: true, min: 0, max: 5},
     /** Stop strings of one conversation in the app. */
     stopStrings: {label: "stop string count", integer: true, min: 0, max: 16},
     /** Stop sequences of one OpenAI-compatible request (OpenAI's API allows up to 4). */

@@ -1,7 +1,10 @@
 import {LlamaChatSession, LlamaCompletion, type ChatHistoryItem, type ChatWrapper, type LlamaContextSequence, type LlamaModel, type Token} from "node-llama-cpp";
 import type {TokenClock} from "../engine/runtime/generationTiming.js";
 import type {ChatMessage, GenerationRequest} from "./parseGenerationRequest.js";
+import type {TokenLogprob} from "./openAiLogprobs.js";
 import {penaltiesOf, type SamplerOptions} from "./samplingOptions.js";
+import {DETOKENIZER_CONTEXT_TOKENS, TokenProbabilityRecorder} from "./TokenProbabilityRecorder.js";
+import {tokenPiece} from "./tokenPiece.js";
 
 /** How one generation ended, in OpenAI's words (`abort`: the client left or the time limit passed). */
 export type FinishReason = "stop" | "length" | "abort";
@@ -13,6 +16,8 @@ export type SlotGeneration = {
     stopReason: string;
     /** Prompt tokens this request evaluated (a prefix already in the sequence's KV cache is not evaluated again). */
     promptTokensEvaluated: number;
+    /** Per token of `text`, when the request asked for `logprobs`; `null` otherwise. */
+    logprobs: TokenLogprob[] | null;
 };
 
 /**
@@ -29,9 +34,11 @@ export class ServeSlot {
     /**
      * Generates the reply to `request`, streaming text through `onText` and ticking `clock` per token. Sampling is
      * node-llama-cpp's (temperature 0 is greedy), the same as the app's chat (`electron/engine/runtime/streamChatReply.ts`).
+     * With `request.logprobs`, `onText` also gets the log-probabilities of the tokens that made its text (possibly
+     * none, e.g. a partial UTF-8 character waiting for its next byte; possibly some before any text).
      */
     async generate(request: GenerationRequest & {maxTokens: number}, options: {
-        signal: AbortSignal; clock: TokenClock; onText: (text: string) => void;
+        signal: AbortSignal; clock: TokenClock; onText: (text: string, logprobs: readonly TokenLogprob[]) => void;
         /** Token bias and grammar (samplingOptions.ts); the penalties come from `request`. */
         sampler?: Omit<SamplerOptions, "repeatPenalty">;
     }): Promise<SlotGeneration> {
@@ -46,6 +53,27 @@ export class ServeSlot {
         let firstTokens: readonly Token[] | null = null;
         let lead = "";
         const repeatPenalty = penaltiesOf(request, request.maxTokens);
+        const recorder = request.logprobs != null ? TokenProbabilityRecorder.attach(this.sequence, request.logprobs.top) : null;
+        const logprobs: TokenLogprob[] = [];
+        let unsent = 0;
+        const model = this.sequence.model;
+        const record = (tokens: readonly Token[]) => {
+            if (recorder == null)
+                return;
+            for (const drawn of recorder.take(tokens)) {
+                // the piece in context: the tokens before it in the reply, or the prompt's end for the first
+                const previous = [...recorder.promptTail, ...logprobs.map((entry) => entry.token as Token)].slice(-DETOKENIZER_CONTEXT_TOKENS);
+                const piece = (token: Token) => tokenPiece(model, token, previous);
+                logprobs.push({
+                    ...piece(drawn.token), token: drawn.token, logprob: Math.log(drawn.probability),
+                    top: drawn.top.map((candidate) => ({...piece(candidate.token), logprob: Math.log(candidate.probability)}))
+                });
+            }
+        };
+        const send = (text: string) => {
+            onText(text, logprobs.slice(unsent));
+            unsent = logprobs.length;
+        };
         const sampling = {
             maxTokens: request.maxTokens,
             temperature: request.temperature,
@@ -64,6 +92,7 @@ export class ServeSlot {
                     return;
                 }
                 firstTokens ??= tokens;
+                record(tokens);
                 clock.tick(tokens.length);
             },
             onTextChunk: (text: string) => {
@@ -76,25 +105,29 @@ export class ServeSlot {
                     if (rendered !== text && rendered.endsWith(text))
                         lead = rendered.slice(0, rendered.length - text.length);
                     prefixTokens = null;
-                    onText(lead + text);
+                    send(lead + text);
                     return;
                 }
-                onText(text);
+                send(text);
             }
         };
         let text: string;
         let stopReason: string;
-        if (request.kind === "chat") {
-            const session = this.session();
-            session.setChatHistory(history);
-            const result = await session.promptWithMeta(last, {...sampling, ...(prefix !== "" && {responsePrefix: prefix})});
-            text = lead + result.response.filter((item): item is string => typeof item === "string").join("").slice(prefix.length);
-            stopReason = result.stopReason;
-        } else {
-            this.completion ??= new LlamaCompletion({contextSequence: this.sequence});
-            const result = await this.completion.generateCompletionWithMeta(request.prompt, sampling);
-            text = result.response;
-            stopReason = result.metadata.stopReason;
+        try {
+            if (request.kind === "chat") {
+                const session = this.session();
+                session.setChatHistory(history);
+                const result = await session.promptWithMeta(last, {...sampling, ...(prefix !== "" && {responsePrefix: prefix})});
+                text = lead + result.response.filter((item): item is string => typeof item === "string").join("").slice(prefix.length);
+                stopReason = result.stopReason;
+            } else {
+                this.completion ??= new LlamaCompletion({contextSequence: this.sequence});
+                const result = await this.completion.generateCompletionWithMeta(request.prompt, sampling);
+                text = result.response;
+                stopReason = result.metadata.stopReason;
+            }
+        } finally {
+            recorder?.dispose();
         }
         return {
             text,
@@ -102,7 +135,8 @@ export class ServeSlot {
             stopReason,
             // node-llama-cpp's TokenMeter counts a decoded token that yields logits as output: the last prompt token,
             // whose logits start the reply, is always evaluated (also when the whole prompt is cached) but not counted
-            promptTokensEvaluated: this.sequence.tokenMeter.usedInputTokens - inputBefore + 1
+            promptTokensEvaluated: this.sequence.tokenMeter.usedInputTokens - inputBefore + 1,
+            logprobs: recorder != null ? logprobs : null
         };
     }
 

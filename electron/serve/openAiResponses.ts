@@ -4,6 +4,7 @@
  */
 import type {GenerationTiming} from "../contract/timing.js";
 import type {KvFallback, KvPreparation} from "./ConversationKvStore.js";
+import {chatLogprobs, completionLogprobs, type TokenLogprob} from "./openAiLogprobs.js";
 
 export type Usage = {
     prompt_tokens: number; completion_tokens: number; total_tokens: number;
@@ -51,7 +52,18 @@ export type Finished = {
     text: string; finishReason: "stop" | "length"; promptTokens: number; timing: GenerationTiming;
     queueMs: number; promptTokensEvaluated: number; sequence: number;
     conversation: string | null; kv: KvPreparation;
+    /** Per token of `text` when the request asked for logprobs; `null` otherwise. `promptLength`: the completion prompt's length (its text_offset start). */
+    logprobs: TokenLogprob[] | null; promptLength: number;
 };
+
+/** Tokens of a stream chunk, and (completions) where the first starts in the prompt followed by the reply. */
+export type ChunkLogprobs = {tokens: readonly TokenLogprob[]; offset: number};
+
+function logprobsOf(kind: "chat" | "completion", logprobs: ChunkLogprobs | null | undefined): unknown {
+    if (logprobs == null)
+        return null;
+    return kind === "chat" ? chatLogprobs(logprobs.tokens) : completionLogprobs(logprobs.tokens, logprobs.offset);
+}
 
 export function usageOf(finished: Pick<Finished, "promptTokens" | "timing" | "promptTokensEvaluated">): Usage {
     const completion = finished.timing.generatedTokens;
@@ -93,26 +105,31 @@ function kvTimingsOf(conversation: string | null, kv: KvPreparation): KvTimings 
 /** The whole answer of a non-streamed request. */
 export function completionBody(finished: Finished): unknown {
     const common = {id: finished.id, created: finished.created, model: finished.model, usage: usageOf(finished), timings: timingsOf(finished)};
+    const logprobs = logprobsOf(finished.kind, finished.logprobs != null ? {tokens: finished.logprobs, offset: finished.promptLength} : null);
     if (finished.kind === "chat")
         return {
             ...common, object: "chat.completion",
-            choices: [{index: 0, message: {role: "assistant", content: finished.text}, finish_reason: finished.finishReason, logprobs: null}]
+            choices: [{index: 0, message: {role: "assistant", content: finished.text}, finish_reason: finished.finishReason, logprobs}]
         };
-    return {...common, object: "text_completion", choices: [{index: 0, text: finished.text, finish_reason: finished.finishReason, logprobs: null}]};
+    return {...common, object: "text_completion", choices: [{index: 0, text: finished.text, finish_reason: finished.finishReason, logprobs}]};
 }
 
-/** One streamed chunk: a text delta (`text`), the opening role (chat only, `text` = ""), or the finish. */
+/**
+ * One streamed chunk: a text delta (`text`), the opening role (chat only, `text` = ""), or the finish; `logprobs`: the
+ * tokens of this delta (the finish carries any whose text never came, e.g. an unfinished UTF-8 character).
+ */
 export function chunkBody(stream: {id: string; created: number; model: string; kind: "chat" | "completion"},
-    part: {text?: string; role?: boolean; finishReason?: "stop" | "length"; timings?: Timings}): unknown {
+    part: {text?: string; role?: boolean; finishReason?: "stop" | "length"; timings?: Timings; logprobs?: ChunkLogprobs | null}): unknown {
     const finish_reason = part.finishReason ?? null;
+    const logprobs = logprobsOf(stream.kind, part.logprobs);
     const extra = part.timings != null ? {timings: part.timings} : {};
     if (stream.kind === "chat") {
         const delta = part.role === true ? {role: "assistant", content: ""} : part.text != null ? {content: part.text} : {};
         return {id: stream.id, object: "chat.completion.chunk", created: stream.created, model: stream.model,
-            choices: [{index: 0, delta, finish_reason, logprobs: null}], ...extra};
+            choices: [{index: 0, delta, finish_reason, logprobs}], ...extra};
     }
     return {id: stream.id, object: "text_completion", created: stream.created, model: stream.model,
-        choices: [{index: 0, text: part.text ?? "", finish_reason, logprobs: null}], ...extra};
+        choices: [{index: 0, text: part.text ?? "", finish_reason, logprobs}], ...extra};
 }
 
 /** `stream_options.include_usage`: the last chunk, with empty `choices` and the usage. */

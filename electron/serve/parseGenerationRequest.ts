@@ -5,7 +5,7 @@
  */
 import {checkLimit, TEXT_LIMITS} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
-import {emptyDraft, requestField, type Endpoint, type OutputConstraint} from "./requestFields.js";
+import {emptyDraft, logprobsOf, requestField, type Endpoint, type LogprobsRequest, type OutputConstraint} from "./requestFields.js";
 
 /** One chat message, its content flattened to text. */
 export type ChatMessage = {role: "system" | "user" | "assistant"; text: string};
@@ -34,6 +34,8 @@ export type SamplingRequest = {
     logitBias: ReadonlyMap<number, number>;
     /** `response_format` (json_object / json_schema), `json_schema` or `grammar`; `null`: free text. */
     constraint: OutputConstraint | null;
+    /** `logprobs` / `top_logprobs`; `null`: none asked for. */
+    logprobs: LogprobsRequest | null;
 };
 
 export type ChatCompletionRequest = SamplingRequest & {kind: "chat"; messages: ChatMessage[]};
@@ -91,7 +93,8 @@ function parseFields(object: Body, endpoint: Endpoint): SamplingRequest {
         model: draft.model, maxTokens: draft.maxTokens?.value, temperature: draft.temperature ?? DEFAULT_TEMPERATURE, topP: draft.topP,
         topK: draft.topK, minP: draft.minP, seed: draft.seed, stop: draft.stop, stream: draft.stream, includeUsage: draft.includeUsage,
         frequencyPenalty: draft.frequencyPenalty, presencePenalty: draft.presencePenalty, repeatPenalty: draft.repeatPenalty,
-        repeatLastN: draft.repeatLastN, logitBias: draft.logitBias, constraint: draft.constraint?.value ?? null
+        repeatLastN: draft.repeatLastN, logitBias: draft.logitBias, constraint: draft.constraint?.value ?? null,
+        logprobs: logprobsOf(draft, endpoint)
     };
 }
 

@@ -101,10 +101,9 @@ describe("the request-field table", () => {
         expect(refusedRows.length).toBeGreaterThan(15);
         expect(parse("chat", {n: 1, tools: [], tool_choice: "none", logprobs: false, store: false, service_tier: "auto", cache_prompt: true})).toMatchObject({kind: "chat"});
         expect(parse("completion", {best_of: 1, echo: false, n_probs: 0, typical_p: 1})).toMatchObject({kind: "completion"});
-        for (const [field, value] of [["n", 2], ["logprobs", true], ["top_logprobs", 5], ["store", true], ["service_tier", "priority"],
+        for (const [field, value] of [["n", 2], ["n_probs", 5], ["store", true], ["service_tier", "priority"],
             ["tool_choice", "auto"], ["modalities", ["text", "audio"]], ["reasoning_effort", "low"], ["cache_prompt", false]] as const)
             expect(refusal(() => parse("chat", {[field]: value})), field).toMatchObject({param: field, message: expect.stringContaining("is not supported by this server")});
-        expect(refusal(() => parse("completion", {logprobs: 5}))).toMatchObject({param: "logprobs"});
         expect(refusal(() => parse("completion", {suffix: "}"}))).toMatchObject({param: "suffix"});
         expect(refusal(() => parse("completion", {echo: true}))).toMatchObject({param: "echo"});
     });
@@ -128,6 +127,28 @@ describe("the request-field table", () => {
         expect(refusal(() => parse("chat", {stream_options: {include_usage: "true"}}))).toMatchObject({param: "stream_options.include_usage"});
         expect(refusal(() => parse("chat", {metadata: {a: 1}}))).toMatchObject({param: "metadata"});
         expect(refusal(() => parse("chat", {metadata: Object.fromEntries(Array.from({length: 17}, (_, i) => [`k${i}`, "v"]))}))).toMatchObject({param: "metadata"});
+    });
+
+    it("reads logprobs and top_logprobs as OpenAI bounds them, in either order, and refuses the rest naming the field", () => {
+        expect(parse("chat", {logprobs: true, top_logprobs: 20}).logprobs).toEqual({top: 20});
+        expect(parse("chat", {top_logprobs: 0, logprobs: true}).logprobs).toEqual({top: 0});
+        expect(parse("chat", {logprobs: true}).logprobs).toEqual({top: 0});
+        expect(parse("chat", {logprobs: false}).logprobs).toBeNull();
+        expect(parse("chat", {}).logprobs).toBeNull();
+        expect(parse("completion", {logprobs: 5}).logprobs).toEqual({top: 5});
+        expect(parse("completion", {logprobs: 0}).logprobs).toEqual({top: 0});
+        expect(parse("completion", {logprobs: false}).logprobs).toBeNull();
+        // top_logprobs without logprobs: true (absent, false, or after it in the body)
+        for (const extra of [{top_logprobs: 5}, {top_logprobs: 5, logprobs: false}, {top_logprobs: 0}, {top_logprobs: 5, logprobs: null}])
+            expect(refusal(() => parse("chat", extra)), JSON.stringify(extra)).toMatchObject({status: 400, param: "top_logprobs", message: "`top_logprobs` needs `logprobs: true`."});
+        for (const value of [21, -1, 2.5, "5", true, 1e308, [5], {n: 5}])
+            expect(refusal(() => parse("chat", {logprobs: true, top_logprobs: value})), JSON.stringify(value)).toMatchObject({status: 400, param: "top_logprobs"});
+        for (const value of [1, 0, "true", [true], {}])
+            expect(refusal(() => parse("chat", {logprobs: value})), JSON.stringify(value)).toMatchObject({status: 400, param: "logprobs"});
+        for (const value of [6, -1, 2.5, "5", true, 1e308])
+            expect(refusal(() => parse("completion", {logprobs: value})), JSON.stringify(value)).toMatchObject({status: 400, param: "logprobs"});
+        expect(refusal(() => parse("completion", {logprobs: 2, top_logprobs: 2}))).toMatchObject({param: "top_logprobs"});
+        expect(refusal(() => parse("chat", {n_probs: 3}))).toMatchObject({param: "n_probs", message: expect.stringMatching(/send logprobs and top_logprobs/)});
     });
 
     it("reads response_format, json_schema and grammar, one of them at a time, and refuses malformed ones by their path", () => {

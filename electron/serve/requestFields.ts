@@ -42,13 +42,19 @@ export type FieldDraft = {
     /** Token id → bias, as sent (ids are checked against the vocabulary once the model is known: samplingOptions.ts). */
     logitBias: Map<number, number>;
     constraint: {value: OutputConstraint; field: string} | null;
+    /** `logprobs` and `top_logprobs` as sent; {@link logprobsOf} checks them together once the endpoint is known. */
+    logprobs: unknown;
+    topLogprobs: unknown;
 };
+
+/** Log-probabilities to report per generated token: the chosen token's and the `top` most likely (0: none). */
+export type LogprobsRequest = {top: number};
 
 export function emptyDraft(): FieldDraft {
     return {
         model: null, maxTokens: undefined, temperature: undefined, topP: undefined, topK: undefined, minP: undefined, seed: undefined,
         stop: [], stream: false, includeUsage: false, frequencyPenalty: undefined, presencePenalty: undefined, repeatPenalty: undefined,
-        repeatLastN: undefined, logitBias: new Map(), constraint: null
+        repeatLastN: undefined, logitBias: new Map(), constraint: null, logprobs: undefined, topLogprobs: undefined
     };
 }
 
@@ -224,6 +230,17 @@ function readMetadata(value: unknown, _draft: FieldDraft, field: string): void {
 const inert = (endpoints: readonly Endpoint[], why: string, read: Read): RequestField => ({endpoints, treatment: "inert", why, read});
 const honoured = (endpoints: readonly Endpoint[], why: string, read: Read): RequestField => ({endpoints, treatment: "honoured", why, read});
 
+/**
+ * Where the reported log-probabilities come from (the `why` of both fields, and the README's server section): the
+ * distribution node-llama-cpp's sampler drew the token from (LlamaContextSequence.evaluateWithMetadata's
+ * `probabilities`, llama/addon/AddonContext.cpp's softmax of the candidates the sampler chain left), as llama-server's
+ * `post_sampling_probs`.
+ */
+const LOGPROBS_SOURCE = "The numbers are natural logs of the probabilities the sampler drew from, after logit_bias, the penalties and " +
+    "the grammar and, when temperature > 0, after top_k, top_p, min_p and temperature (llama-server's post_sampling_probs): so a " +
+    "token those cut is not listed, and fewer alternatives than asked come back when fewer are left. With temperature 0 (greedy) " +
+    "they are the softmax of the logits after bias, penalties and grammar, at temperature 1.";
+
 export const REQUEST_FIELDS = {
     // —— OpenAI: both endpoints
     model: honoured(BOTH, "Echoed in the response; the server always answers with its one loaded model.", (value, draft, field) => {
@@ -249,9 +266,13 @@ export const REQUEST_FIELDS = {
     response_format: honoured(CHAT, "json_object and json_schema are enforced by a grammar (llama.cpp's json_schema_to_grammar, llama_sampler_init_grammar).",
         readResponseFormat),
     n: refused(BOTH, "it returns one choice per request (send 1).", (value) => value === 1),
-    logprobs: refused(BOTH, "its sampling (node-llama-cpp's, shared by every sequence of the context) does not report the model's " +
-        "log-probabilities (send false or leave it out).", (value) => value === false),
-    top_logprobs: refused(CHAT, "it cannot report log-probabilities (leave it out or send 0).", (value) => value === 0),
+    logprobs: honoured(BOTH, `Chat: true reports each generated token's log-probability (top_logprobs adds the most likely alternatives); completions: an integer 0–5, the alternatives per token. ${LOGPROBS_SOURCE}`,
+        (value, draft) => {
+            draft.logprobs = value;
+        }),
+    top_logprobs: honoured(CHAT, `0–20 most likely alternatives per generated token (needs logprobs: true). ${LOGPROBS_SOURCE}`, (value, draft) => {
+        draft.topLogprobs = value;
+    }),
     user: inert(BOTH, "Only tags requests for OpenAI's abuse monitoring; nothing here reads it.", (value, _draft, field) => {
         shortString(value, field, 256);
     }),
@@ -305,7 +326,8 @@ export const REQUEST_FIELDS = {
     }),
     typical_p: refused(BOTH, "it has no locally typical sampler (send 1).", (value) => value === 1),
     mirostat: refused(BOTH, "it has no Mirostat sampler (send 0).", (value) => value === 0),
-    n_probs: refused(BOTH, "it cannot report token probabilities (send 0).", (value) => value === 0),
+    n_probs: refused(BOTH, "its probabilities come in OpenAI's shape: send logprobs and top_logprobs (chat) or logprobs (completions) instead (or 0).",
+        (value) => value === 0),
     ignore_eos: refused(BOTH, "it always stops at the end of generation token (send false).", (value) => value === false),
     id_slot: refused(BOTH, "it assigns sequences itself (send -1).", (value) => value === -1),
     dry_multiplier: refused(BOTH, "it has no DRY sampler here (send 0).", (value) => value === 0),
@@ -320,4 +342,25 @@ export function requestField(field: string, endpoint: Endpoint): RequestField | 
         return null;
     const row: RequestField = REQUEST_FIELDS[field as RequestFieldName];
     return row.endpoints.includes(endpoint) ? row : null;
+}
+
+/**
+ * `logprobs` / `top_logprobs` of a request to `endpoint`, checked together (the fields may come in any order):
+ * chat takes `logprobs` true/false and `top_logprobs` 0–20 only with `logprobs: true` (as OpenAI requires); completions
+ * take `logprobs` as an integer 0–5 (false is "none"). `null`: none asked for.
+ */
+export function logprobsOf(draft: Pick<FieldDraft, "logprobs" | "topLogprobs">, endpoint: Endpoint): LogprobsRequest | null {
+    const {logprobs, topLogprobs} = draft;
+    if (endpoint === "completion") {
+        if (logprobs === undefined || logprobs === false)
+            return null;
+        return {top: limited("completionLogprobs", logprobs, "logprobs")};
+    }
+    if (logprobs !== undefined && typeof logprobs !== "boolean")
+        throw bad("logprobs", "`logprobs` must be true or false on /v1/chat/completions (top_logprobs sets how many alternatives).");
+    if (topLogprobs !== undefined && logprobs !== true)
+        throw bad("top_logprobs", "`top_logprobs` needs `logprobs: true`.");
+    if (logprobs !== true)
+        return null;
+    return {top: topLogprobs === undefined ? 0 : limited("topLogprobs", topLogprobs, "top_logprobs")};
 }

@@ -59,7 +59,7 @@ export async function scheduledChatReply(server: OpenAiServer, model: Parameters
                     maxTokens: Math.min(maxTokens, server.contextSize - promptTokens), temperature,
                     topK: options.topK, topP: options.topP, minP: options.minP, repeatPenalty: options.repeatPenalty, seed: options.seed,
                     stop: options.stopStrings ?? [], frequencyPenalty: undefined, presencePenalty: undefined, repeatLastN: undefined,
-                    logitBias: new Map(), constraint: null
+                    logitBias: new Map(), constraint: null, logprobs: null
                 }, {
                     signal: controller.signal, clock,
                     onText: (text) => {

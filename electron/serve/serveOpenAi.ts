@@ -28,7 +28,7 @@ import {resolveChatWrapper, type ChatWrapper} from "node-llama-cpp";
 import {TokenClock} from "../engine/runtime/generationTiming.js";
 import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
 import {OpenAiError} from "./OpenAiError.js";
-import {chunkBody, completionBody, usageChunkBody, timingsOf, type Finished} from "./openAiResponses.js";
+import {chunkBody, completionBody, usageChunkBody, timingsOf, type ChunkLogprobs, type Finished} from "./openAiResponses.js";
 import {parseChatCompletionRequest, parseCompletionRequest, type GenerationRequest} from "./parseGenerationRequest.js";
 import {readJsonBody} from "./readJsonBody.js";
 import type {SchedulingPolicy} from "./schedulingPolicies.js";
@@ -227,6 +227,16 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         response.on("close", onClose);
         const timer = setTimeout(() => controller.abort(new Stopped("time-limit")), options.requestTimeoutMs);
         let sse: SseWriter | null = null;
+        // logprobs of streamed tokens whose text has not been sent yet, and where the next one starts (completions count from the prompt's start)
+        const promptLength = parsed.kind === "completion" ? parsed.prompt.length : 0;
+        let streamed: ChunkLogprobs | null = parsed.logprobs != null ? {tokens: [], offset: promptLength} : null;
+        const takeStreamed = (): ChunkLogprobs | null => {
+            if (streamed == null)
+                return null;
+            const taken = streamed;
+            streamed = {tokens: [], offset: taken.tokens.reduce((at, token) => at + token.text.length, taken.offset)};
+            return taken;
+        };
         try {
             const job = {promptTokens, signal: controller.signal, affinity: kv.affinity(conversation)};
             const run = scheduler.run(job, async (slot, waitedMs) => {
@@ -241,9 +251,11 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                 try {
                     const generation = await slot.generate({...parsed, maxTokens}, {
                         signal: controller.signal, clock, sampler,
-                        onText: (text) => {
-                            if (text !== "")
-                                sse?.send(chunkBody(stream, {text}));
+                        onText: (text, logprobs) => {
+                            if (streamed != null)
+                                streamed = {tokens: [...streamed.tokens, ...logprobs], offset: streamed.offset};
+                            if (text !== "" && sse != null)
+                                sse.send(chunkBody(stream, {text, logprobs: takeStreamed()}));
                         }
                     });
                     return {generation, slot, waitedMs, restored};
@@ -258,11 +270,12 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             const finished: Finished = {
                 ...stream, text: generation.text, finishReason: generation.finishReason, promptTokens, timing: clock.timing(promptTokens),
                 queueMs: waitedMs, promptTokensEvaluated: generation.promptTokensEvaluated, sequence: slot.index,
-                conversation, kv: restored
+                conversation, kv: restored, logprobs: generation.logprobs, promptLength
             };
             const writer = sse as SseWriter | null;
             if (writer != null) {
-                writer.send(chunkBody(stream, {finishReason: finished.finishReason, timings: timingsOf(finished)}));
+                const rest = takeStreamed();
+                writer.send(chunkBody(stream, {finishReason: finished.finishReason, timings: timingsOf(finished), logprobs: rest != null && rest.tokens.length > 0 ? rest : null}));
                 if (parsed.includeUsage)
                     writer.send(usageChunkBody(finished));
                 writer.done();
