@@ -61,8 +61,10 @@ export class ServeSlot {
             if (recorder == null)
                 return;
             for (const drawn of recorder.take(tokens)) {
-                // the piece in context: the tokens before it in the reply, or the prompt's end for the first
-                const previous = [...recorder.promptTail, ...logprobs.map((entry) => entry.token as Token)].slice(-DETOKENIZER_CONTEXT_TOKENS);
+                // the piece as the reply's text renders it: after the reply's tokens before it; the first token as LlamaChat and
+                // LlamaCompletion render it (alone: a SentencePiece leading space is dropped), or after a continued prefix
+                const before = prefix !== "" ? recorder.promptTail : [];
+                const previous = [...before, ...logprobs.map((entry) => entry.token as Token)].slice(-DETOKENIZER_CONTEXT_TOKENS);
                 const piece = (token: Token) => tokenPiece(model, token, previous);
                 logprobs.push({
                     ...piece(drawn.token), token: drawn.token, logprob: Math.log(drawn.probability),

@@ -26,8 +26,8 @@ const GPT2_CHAR_TO_BYTE: ReadonlyMap<string, number> = (() => {
 })();
 
 /**
- * The piece of `token` following `previous` (the tokens before it: a SentencePiece token's leading space is kept only
- * when something precedes it, as in the reply's text).
+ * The piece of `token` following `previous` (llama_detokenize drops a SentencePiece token's leading space only when
+ * nothing precedes it, so the caller passes what the reply's text was rendered after).
  */
 export function tokenPiece(model: LlamaModel, token: Token, previous: readonly Token[]): TokenPiece {
     const text = model.detokenize([token], false, previous);
