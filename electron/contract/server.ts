@@ -20,6 +20,11 @@ export type ServerSettings = {
      * recompute). Defaults to `null`: 10% of the temp folder's free space when the server starts.
      */
     kvDiskBudgetMiB: number | null;
+    /**
+     * Web origins whose pages may call the server from a browser (CORS), exact as a browser sends them
+     * (`http://localhost:5173`; contract/corsOrigins.ts). Defaults to none: no browser page on another origin can.
+     */
+    corsOrigins: string[];
 };
 
 /**
@@ -93,7 +98,8 @@ export const DEFAULT_SERVER_SETTINGS: Readonly<ServerSettings> = Object.freeze({
     bindAddress: "127.0.0.1",
     requireKey: true,
     parallel: 4,
-    kvDiskBudgetMiB: null
+    kvDiskBudgetMiB: null,
+    corsOrigins: []
 });
 
 /** Whether `host` is a loopback address, reachable only from this machine. */

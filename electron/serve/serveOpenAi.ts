@@ -10,7 +10,7 @@
  * Guards: 127.0.0.1 unless told otherwise, and then only with API keys (apiKeys.ts: `Authorization: Bearer <key>`,
  * compared in constant time, 401 otherwise); without keys only `Host: 127.0.0.1|localhost|[::1]:<port>` is answered (a
  * web page that rebinds its DNS name to 127.0.0.1 gets 421); JSON bodies only (a cross-site form cannot post one
- * without a CORS preflight, which is never granted); bodies over {@link MAX_BODY_BYTES} get 413, and a prompt whose
+ * without a CORS preflight, granted only to the origins listed in `corsOrigins`, CorsPolicy.ts); bodies over {@link MAX_BODY_BYTES} get 413, and a prompt whose
  * bytes alone exceed the context is refused before it is tokenized (promptBound.ts); every request has a time limit
  * (504); a client that disconnects mid-stream stops its sequence; a full queue answers 429 with `Retry-After`.
  *
@@ -43,6 +43,7 @@ import {longestTokenBytes, minimumPromptTokens, promptTextBytes, refuseOverlongP
 import {countedPromptTokens, SYNC_TOKENIZE_BYTES, TokenCounter} from "./TokenCounter.js";
 import type {KvCostModel} from "./KvCostModel.js";
 import {SseWriter} from "./SseWriter.js";
+import {CorsPolicy} from "./CorsPolicy.js";
 
 /** Request bodies beyond this are refused (413): room for a full context of text several times over. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -60,6 +61,11 @@ export type OpenAiServerOptions = {
      * (one per client): conversations and KV caches are never shared between keys. Defaults to none.
      */
     apiKeys?: readonly string[];
+    /**
+     * Web origins (`http://localhost:5173`) whose pages may call the server from a browser (CorsPolicy.ts); each must be
+     * an exact origin (contract/corsOrigins.ts). Defaults to none: no CORS headers at all.
+     */
+    corsOrigins?: readonly string[];
     /** Requests that may wait while every sequence is busy. */
     queueLength: number;
     /**
@@ -128,6 +134,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     const refused = refuseOpenHost(host, options.apiKeys ?? []);
     if (refused != null)
         throw new Error(refused);
+    const cors = new CorsPolicy(options.corsOrigins ?? []);
     const {placed} = options;
     const chatWrapper = resolveChatWrapper(placed.model);
     const contextSize = placed.context.contextSize;
@@ -159,6 +166,11 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     const route = async (request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
         if (keys.size === 0 && !isLoopbackHost(hostName(request.headers.host ?? "", port)))
             throw new OpenAiError(421, "This server answers only requests addressed to 127.0.0.1 or localhost.", "invalid_request_error", "bad_host");
+        // browsers send preflights without the key: answered before it is checked, and never run as a request
+        if (cors.isPreflight(request)) {
+            cors.answerPreflight(request, response);
+            return;
+        }
         const pathname = (request.url ?? "/").split("?")[0]!;
         const methodFor = (method: string) => {
             if (request.method !== method)
@@ -299,6 +311,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
 
     const server = http.createServer((request, response) => {
         response.setHeader("X-Content-Type-Options", "nosniff");
+        cors.decorate(request, response);
         route(request, response).catch((error: unknown) => {
             const status = answerError(response, error);
             served(request, status, error instanceof OpenAiError ? error.code ?? error.type : "internal");
