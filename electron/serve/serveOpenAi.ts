@@ -44,6 +44,7 @@ import {countedPromptTokens, SYNC_TOKENIZE_BYTES, TokenCounter} from "./TokenCou
 import type {KvCostModel} from "./KvCostModel.js";
 import {SseWriter} from "./SseWriter.js";
 import {CorsPolicy} from "./CorsPolicy.js";
+import {ServedEmbeddings} from "./ServedEmbeddings.js";
 
 /** Request bodies beyond this are refused (413): room for a full context of text several times over. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -107,6 +108,8 @@ export type OpenAiServer = {
     contextSize: number;
     /** Conversations' KV caches, the cost model in use and its decision log. */
     kv: ConversationKvStore;
+    /** `/v1/embeddings`: its context, made on the first request, and what that takes. */
+    embeddings: ServedEmbeddings;
     /**
      * Replaces the accepted keys at once, without a restart (the Server screen adds or revokes a client key): the
      * next request is checked against the new list. Throws, changing nothing, when that would leave a non-loopback
@@ -155,6 +158,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         }
     });
     const maxTokenBytes = longestTokenBytes(placed.model);
+    const embeddings = new ServedEmbeddings(placed, contextSize, log);
     const tokenCounter = new TokenCounter(placed.options.modelPath);
     const created = Math.floor(Date.now() / 1000);
     let port = 0;
@@ -204,13 +208,44 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             methodFor("POST");
             const parsed = parseChatCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
             await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response);
+        } else if (pathname === "/v1/embeddings") {
+            methodFor("POST");
+            const body = await readJsonBody(request, MAX_BODY_BYTES);
+            // kept among the running requests: close() must not dispose the embedding context under an evaluation
+            const work = withTimeLimit(request, response, (signal) => embeddings.answer(body, options.modelId, signal));
+            running.add(work);
+            const answer = await work.finally(() => running.delete(work));
+            sendJson(response, 200, answer.body);
+            served(request, 200, "embeddings", {promptTokens: answer.promptTokens});
         } else if (pathname === "/v1/completions") {
             methodFor("POST");
             const parsed = parseCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
             await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response);
         } else
-            throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname.slice(0, 100)}; this server has GET /health, GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions and POST /v1/completions.`,
+            throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname.slice(0, 100)}; this server has GET /health, GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions, POST /v1/completions and POST /v1/embeddings.`,
                 "invalid_request_error", "not_found");
+    };
+
+    /** Runs `work` with a signal that aborts when the client leaves or the time limit passes (then a 504 or a 499). */
+    const withTimeLimit = async <T>(request: http.IncomingMessage, response: http.ServerResponse, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+        const controller = new AbortController();
+        const onClose = () => {
+            if (!response.writableFinished)
+                controller.abort(new Stopped("client-gone"));
+        };
+        response.on("close", onClose);
+        const timer = setTimeout(() => controller.abort(new Stopped("time-limit")), options.requestTimeoutMs);
+        try {
+            return await work(controller.signal);
+        } catch (error) {
+            if (controller.signal.aborted && controller.signal.reason instanceof Stopped)
+                throw controller.signal.reason.why === "client-gone" ? new OpenAiError(499, "The client disconnected.", "invalid_request_error", "client-gone")
+                    : new OpenAiError(504, `The request ran past this server's time limit of ${Math.round(options.requestTimeoutMs / 1000)} s and was stopped.`, "server_error", "timeout");
+            throw error;
+        } finally {
+            clearTimeout(timer);
+            response.off("close", onClose);
+        }
     };
 
     /** Requests holding or waiting for a sequence, so {@link OpenAiServer.close} can wait until each has left it. */
@@ -339,6 +374,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         chatWrapper,
         contextSize,
         kv,
+        embeddings,
         setApiKeys: (apiKeys) => {
             const refusedNow = refuseOpenHost(host, apiKeys);
             if (refusedNow != null)
@@ -353,6 +389,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             // sequences it uses are disposed (disposing under it ends the engine with SIGSEGV)
             await Promise.allSettled([...running]);
             await tokenCounter.close();
+            await embeddings.close();
             for (const slot of slots)
                 slot.dispose();
             await kv.close();
