@@ -10,6 +10,8 @@ export type SlotGeneration = {
     finishReason: FinishReason;
     /** node-llama-cpp's own reason (`eogToken`, `customStopTrigger`, `maxTokens`, `abort`, …). */
     stopReason: string;
+    /** The stop sequence that ended it (`stopReason` `customStopTrigger`), else `null`. */
+    stopTrigger: string | null;
     /** Prompt tokens this request evaluated (a prefix already in the sequence's KV cache is not evaluated again). */
     promptTokensEvaluated: number;
 };
@@ -51,6 +53,7 @@ export class ServeSlot {
         };
         let text: string;
         let stopReason: string;
+        let trigger: readonly unknown[] | undefined;
         if (request.kind === "chat") {
             const session = this.session();
             const {history, last} = splitMessages(request.messages);
@@ -58,16 +61,19 @@ export class ServeSlot {
             const result = await session.promptWithMeta(last, sampling);
             text = result.response.filter((item): item is string => typeof item === "string").join("");
             stopReason = result.stopReason;
+            trigger = result.customStopTrigger;
         } else {
             this.completion ??= new LlamaCompletion({contextSequence: this.sequence});
             const result = await this.completion.generateCompletionWithMeta(request.prompt, sampling);
             text = result.response;
             stopReason = result.metadata.stopReason;
+            trigger = result.metadata.stopReason === "customStopTrigger" ? result.metadata.customStopTrigger : undefined;
         }
         return {
             text,
             finishReason: signal.aborted ? "abort" : stopReason === "maxTokens" ? "length" : "stop",
             stopReason,
+            stopTrigger: trigger == null ? null : trigger.filter((part): part is string => typeof part === "string").join(""),
             promptTokensEvaluated: this.sequence.tokenMeter.usedInputTokens - inputBefore
         };
     }

@@ -45,6 +45,9 @@ import type {KvCostModel} from "./KvCostModel.js";
 import {SseWriter} from "./SseWriter.js";
 import {CorsPolicy} from "./CorsPolicy.js";
 import {ServedEmbeddings} from "./ServedEmbeddings.js";
+import type {ReplyFormat} from "./ReplyFormat.js";
+import {parseAnthropicCountTokensRequest, parseAnthropicMessagesRequest} from "./parseAnthropicRequest.js";
+import {anthropicErrorBody, anthropicMessageFormat} from "./anthropicReplies.js";
 
 /** Request bodies beyond this are refused (413): room for a full context of text several times over. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -208,6 +211,21 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             methodFor("POST");
             const parsed = parseChatCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
             await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response);
+        } else if (pathname === "/v1/messages") {
+            methodFor("POST");
+            const parsed = parseAnthropicMessagesRequest(await readJsonBody(request, MAX_BODY_BYTES));
+            await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response, anthropicMessageFormat());
+        } else if (pathname === "/v1/messages/count_tokens") {
+            methodFor("POST");
+            const messages = parseAnthropicCountTokensRequest(await readJsonBody(request, MAX_BODY_BYTES));
+            const parsed: GenerationRequest = {kind: "chat", messages, model: null, maxTokens: 1, temperature: 1, topP: undefined, topK: undefined,
+                seed: undefined, stop: [], stream: false, includeUsage: false};
+            // as /v1/messages counts it: a long text on the worker first, and only one that fits on this thread
+            refuseOverlongPrompt(parsed, minimumPromptTokens(parsed, maxTokenBytes), contextSize, true);
+            if (promptTextBytes(parsed) > SYNC_TOKENIZE_BYTES)
+                refuseOverlongPrompt(parsed, await countedPromptTokens(tokenCounter, parsed, placed.model.tokens.bos != null), contextSize, true);
+            sendJson(response, 200, {input_tokens: chatPromptTokens(chatWrapper, placed.model, messages)});
+            served(request, 200, "counted");
         } else if (pathname === "/v1/embeddings") {
             methodFor("POST");
             const body = await readJsonBody(request, MAX_BODY_BYTES);
@@ -222,7 +240,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             const parsed = parseCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
             await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response);
         } else
-            throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname.slice(0, 100)}; this server has GET /health, GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions, POST /v1/completions and POST /v1/embeddings.`,
+            throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname.slice(0, 100)}; this server has GET /health, GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions, POST /v1/completions, POST /v1/embeddings, POST /v1/messages and POST /v1/messages/count_tokens.`,
                 "invalid_request_error", "not_found");
     };
 
@@ -250,7 +268,9 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
 
     /** Requests holding or waiting for a sequence, so {@link OpenAiServer.close} can wait until each has left it. */
     const running = new Set<Promise<unknown>>();
-    const generate = async (parsed: GenerationRequest, conversation: string | null, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
+    /** One generation through the scheduler, answered in OpenAI's chat/completions shapes or in `format`'s. */
+    const generate = async (parsed: GenerationRequest, conversation: string | null, request: http.IncomingMessage, response: http.ServerResponse,
+        format?: ReplyFormat): Promise<void> => {
         const clock = new TokenClock();
         refuseOverlongPrompt(parsed, minimumPromptTokens(parsed, maxTokenBytes), contextSize, true);
         // a long text is counted on a worker first: only one that fits is tokenized on this thread (TokenCounter.ts)
@@ -261,7 +281,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             : placed.model.tokenize(parsed.prompt, true).length + (placed.model.tokens.bos != null ? 1 : 0);
         refuseOverlongPrompt(parsed, promptTokens, contextSize, false);
         const maxTokens = parsed.maxTokens ?? contextSize - promptTokens;
-        const stream = {id: `${parsed.kind === "chat" ? "chatcmpl" : "cmpl"}-${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000),
+        const stream = {id: `${format?.idPrefix ?? (parsed.kind === "chat" ? "chatcmpl" : "cmpl")}-${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000),
             model: options.modelId, kind: parsed.kind};
 
         const controller = new AbortController();
@@ -277,7 +297,10 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             const run = scheduler.run(job, async (slot, waitedMs) => {
                 if (parsed.stream) {
                     sse = new SseWriter(response);
-                    sse.send(chunkBody(stream, parsed.kind === "chat" ? {role: true} : {text: ""}));
+                    if (format != null)
+                        format.open(sse, {...stream, promptTokens});
+                    else
+                        sse.send(chunkBody(stream, parsed.kind === "chat" ? {role: true} : {text: ""}));
                 }
                 const restored = await kv.prepare(slot, conversation);
                 if (restored.evicted != null)
@@ -287,8 +310,12 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                     const generation = await slot.generate({...parsed, maxTokens}, {
                         signal: controller.signal, clock,
                         onText: (text) => {
-                            if (text !== "")
-                                sse?.send(chunkBody(stream, {text}));
+                            if (text !== "" && sse != null) {
+                                if (format != null)
+                                    format.text(sse, text);
+                                else
+                                    sse.send(chunkBody(stream, {text}));
+                            }
                         }
                     });
                     return {generation, slot, waitedMs, restored};
@@ -301,18 +328,20 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             if (generation.finishReason === "abort")
                 throw controller.signal.reason;
             const finished: Finished = {
-                ...stream, text: generation.text, finishReason: generation.finishReason, promptTokens, timing: clock.timing(promptTokens),
+                ...stream, text: generation.text, finishReason: generation.finishReason, stopSequence: generation.stopTrigger, promptTokens, timing: clock.timing(promptTokens),
                 queueMs: waitedMs, promptTokensEvaluated: generation.promptTokensEvaluated, sequence: slot.index,
                 conversation, kv: restored
             };
             const writer = sse as SseWriter | null;
-            if (writer != null) {
+            if (writer != null && format != null)
+                format.finish(writer, finished);
+            else if (writer != null) {
                 writer.send(chunkBody(stream, {finishReason: finished.finishReason, timings: timingsOf(finished)}));
                 if (parsed.includeUsage)
                     writer.send(usageChunkBody(finished));
                 writer.done();
             } else
-                sendJson(response, 200, completionBody(finished));
+                sendJson(response, 200, format != null ? format.body(finished) : completionBody(finished));
             const timings = timingsOf(finished);
             served(request, 200, finished.finishReason, {
                 promptTokens, generatedTokens: finished.timing.generatedTokens, queueMs: waitedMs, ttftMs: finished.timing.ttftMs,
@@ -334,7 +363,10 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                     : error;
             const writer = sse as SseWriter | null;
             if (writer != null && answer instanceof OpenAiError) {
-                writer.fail(answer.toBody());
+                if (format != null)
+                    format.fail(writer, answer);
+                else
+                    writer.fail(answer.toBody());
                 served(request, answer.status, answer.code ?? answer.type);
             } else
                 throw answer;
@@ -348,7 +380,9 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         response.setHeader("X-Content-Type-Options", "nosniff");
         cors.decorate(request, response);
         route(request, response).catch((error: unknown) => {
-            const status = answerError(response, error);
+            // Anthropic's clients read errors in Anthropic's shape
+            const anthropic = (request.url ?? "").startsWith("/v1/messages");
+            const status = answerError(response, error, anthropic ? anthropicErrorBody : undefined);
             served(request, status, error instanceof OpenAiError ? error.code ?? error.type : "internal");
         });
     });
@@ -406,7 +440,7 @@ function hostName(header: string, port: number): string {
 }
 
 /** Whatever a handler threw ends here: OpenAI's error shape, and the server keeps serving. Returns the HTTP status sent. */
-function answerError(response: http.ServerResponse, error: unknown): number {
+function answerError(response: http.ServerResponse, error: unknown, shape: (error: OpenAiError) => unknown = (answer) => answer.toBody()): number {
     const answer = error instanceof OpenAiError ? error
         : new OpenAiError(500, "The server could not answer this request.", "server_error", "internal");
     if (!(error instanceof OpenAiError))
@@ -416,7 +450,7 @@ function answerError(response: http.ServerResponse, error: unknown): number {
         return answer.status;
     }
     // a refused upload (413) may still be sending: close the connection rather than read the rest
-    sendJson(response, answer.status, answer.toBody(), {...answer.headers, ...(answer.status === 413 ? {Connection: "close"} : {})});
+    sendJson(response, answer.status, shape(answer), {...answer.headers, ...(answer.status === 413 ? {Connection: "close"} : {})});
     return answer.status;
 }
 
