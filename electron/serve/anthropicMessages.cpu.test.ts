@@ -44,6 +44,7 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
         expect(message.id).toMatch(/^msg-/);
         expect(message.content).toHaveLength(1);
         const text = (message.content[0] as Anthropic.TextBlock).text;
+        expect(text).not.toBe("");
         const openai = new OpenAI({baseURL: server.url, apiKey: KEY, maxRetries: 0});
         const chat = await openai.chat.completions.create({model: "kv-tiny", max_tokens: 12, temperature: 0,
             messages: [{role: "system", content: SYSTEM}, {role: "user", content: QUESTION}]});
@@ -82,6 +83,7 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
         const stream = client.messages.stream({model: "kv-tiny", max_tokens: 16, temperature: 0, messages: [{role: "user", content: QUESTION}]});
         const types: string[] = [];
         let deltas = "";
+        expect((whole.content[0] as Anthropic.TextBlock).text).not.toBe("");
         for await (const event of stream) {
             types.push(event.type);
             if (event.type === "content_block_delta" && event.delta.type === "text_delta")

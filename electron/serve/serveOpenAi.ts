@@ -48,6 +48,8 @@ import {ServedEmbeddings} from "./ServedEmbeddings.js";
 import type {ReplyFormat} from "./ReplyFormat.js";
 import {parseAnthropicCountTokensRequest, parseAnthropicMessagesRequest} from "./parseAnthropicRequest.js";
 import {anthropicErrorBody, anthropicMessageFormat} from "./anthropicReplies.js";
+import {parseResponsesRequest} from "./parseResponsesRequest.js";
+import {responsesFormat} from "./responsesReplies.js";
 
 /** Request bodies beyond this are refused (413): room for a full context of text several times over. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -211,6 +213,10 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             methodFor("POST");
             const parsed = parseChatCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
             await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response);
+        } else if (pathname === "/v1/responses") {
+            methodFor("POST");
+            const parsed = parseResponsesRequest(await readJsonBody(request, MAX_BODY_BYTES));
+            await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response, responsesFormat(parsed));
         } else if (pathname === "/v1/messages") {
             methodFor("POST");
             const parsed = parseAnthropicMessagesRequest(await readJsonBody(request, MAX_BODY_BYTES));
@@ -240,7 +246,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             const parsed = parseCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
             await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response);
         } else
-            throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname.slice(0, 100)}; this server has GET /health, GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions, POST /v1/completions, POST /v1/embeddings, POST /v1/messages and POST /v1/messages/count_tokens.`,
+            throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname.slice(0, 100)}; this server has GET /health, GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions, POST /v1/completions, POST /v1/responses, POST /v1/embeddings, POST /v1/messages and POST /v1/messages/count_tokens.`,
                 "invalid_request_error", "not_found");
     };
 
