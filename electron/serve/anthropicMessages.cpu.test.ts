@@ -10,6 +10,7 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
 import {probeEngine} from "../engine/testing/probeEngine.js";
 import type {OpenAiServer} from "./serveOpenAi.js";
+import {clientConnection} from "../contract/clientSnippets.js";
 import {rawRequest} from "./testing/rawRequest.js";
 import {loadTestModel, serveTestModel} from "./testing/servedTestModel.js";
 
@@ -112,6 +113,14 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
         const longer = await client.messages.countTokens({model: "kv-tiny", system: SYSTEM, messages: [{role: "user", content: `${QUESTION} and three more`}]});
         expect(longer.input_tokens).toBeGreaterThan(counted.input_tokens);
         await expect(client.messages.countTokens({model: "kv-tiny", messages: [{role: "user", content: "x"}], tools: []} as never)).rejects.toMatchObject({status: 400});
+    });
+
+    it("works with what the Server screen's \"Connect a client\" tells each client to set", async () => {
+        const connection = clientConnection({url: server.url, port: server.port, bindAddress: "127.0.0.1", requireKey: true, apiKey: KEY, modelId: "kv-tiny"});
+        const anthropic = new Anthropic({baseURL: connection.anthropicBaseUrl, authToken: connection.key, apiKey: null, maxRetries: 0});
+        expect((await anthropic.messages.create({model: connection.model, max_tokens: 1, messages: [{role: "user", content: "hi"}]})).model).toBe("kv-tiny");
+        const openai = new OpenAI({baseURL: connection.openAiBaseUrl, apiKey: connection.key, maxRetries: 0});
+        expect((await openai.chat.completions.create({model: connection.model, max_tokens: 1, messages: [{role: "user", content: "hi"}]})).model).toBe("kv-tiny");
     });
 
     it("takes the key as x-api-key or Bearer and refuses a wrong one in Anthropic's shape", async () => {
