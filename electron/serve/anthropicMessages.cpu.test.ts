@@ -21,6 +21,11 @@ if (probe.reason != null)
 const KEY = "tw-anthropic-test-0123456789";
 const SYSTEM = "You are terse.";
 const QUESTION = "Name three colours of the rainbow";
+/**
+ * Sampling fields the Messages API takes and this server honours; the SDK's own types no longer list them (newer
+ * models fix their sampling), but it sends them as given.
+ */
+const sampling = (fields: {temperature?: number; top_p?: number; top_k?: number}): object => fields;
 
 describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk (CPU, generated model)", () => {
     let placed: PlacedModel;
@@ -39,7 +44,7 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
     });
 
     it("answers the same greedy reply as /v1/chat/completions, with Anthropic's message, stop reason and usage", async () => {
-        const message = await client.messages.create({model: "kv-tiny", max_tokens: 12, temperature: 0, system: SYSTEM,
+        const message = await client.messages.create({model: "kv-tiny", max_tokens: 12, ...sampling({temperature: 0}), system: SYSTEM,
             messages: [{role: "user", content: QUESTION}], metadata: {user_id: "tester"}});
         expect(message).toMatchObject({type: "message", role: "assistant", model: "kv-tiny"});
         expect(message.id).toMatch(/^msg-/);
@@ -54,7 +59,7 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
         expect(message.usage.output_tokens).toBe(chat.usage!.completion_tokens);
         expect(message.stop_reason).toBe(chat.choices[0]!.finish_reason === "length" ? "max_tokens" : "end_turn");
         // system as text blocks, content as text blocks with cache_control: the same prompt
-        const blocks = await client.messages.create({model: "kv-tiny", max_tokens: 12, temperature: 0,
+        const blocks = await client.messages.create({model: "kv-tiny", max_tokens: 12, ...sampling({temperature: 0}), cache_control: {type: "ephemeral", ttl: "5m"},
             system: [{type: "text", text: SYSTEM, cache_control: {type: "ephemeral"}}],
             messages: [{role: "user", content: [{type: "text", text: "Name three colours"}, {type: "text", text: " of the rainbow"}]}]});
         expect(blocks.content).toEqual(message.content);
@@ -62,16 +67,16 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
     });
 
     it("stops at max_tokens and at a stop sequence, saying which", async () => {
-        const short = await client.messages.create({model: "kv-tiny", max_tokens: 3, temperature: 0, top_k: 1, top_p: 1,
+        const short = await client.messages.create({model: "kv-tiny", max_tokens: 3, ...sampling({temperature: 0, top_k: 1, top_p: 1}),
             messages: [{role: "user", content: "Tell a long story about a lighthouse keeper"}]});
         expect(short.stop_reason).toBe("max_tokens");
         expect(short.usage.output_tokens).toBe(3);
-        const long = await client.messages.create({model: "kv-tiny", max_tokens: 40, temperature: 0,
+        const long = await client.messages.create({model: "kv-tiny", max_tokens: 40, ...sampling({temperature: 0}),
             messages: [{role: "user", content: "Tell a long story about a lighthouse keeper"}]});
         const text = (long.content[0] as Anthropic.TextBlock).text;
         const stop = text.slice(Math.floor(text.length / 2), Math.floor(text.length / 2) + 2);
         expect(stop.trim()).not.toBe("");
-        const stopped = await client.messages.create({model: "kv-tiny", max_tokens: 40, temperature: 0, stop_sequences: [stop],
+        const stopped = await client.messages.create({model: "kv-tiny", max_tokens: 40, ...sampling({temperature: 0}), stop_sequences: [stop],
             messages: [{role: "user", content: "Tell a long story about a lighthouse keeper"}]});
         expect(stopped.stop_reason).toBe("stop_sequence");
         expect(stopped.stop_sequence).toBe(stop);
@@ -80,8 +85,8 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
     });
 
     it("streams Anthropic's event sequence, its deltas adding up to the whole reply", async () => {
-        const whole = await client.messages.create({model: "kv-tiny", max_tokens: 16, temperature: 0, messages: [{role: "user", content: QUESTION}]});
-        const stream = client.messages.stream({model: "kv-tiny", max_tokens: 16, temperature: 0, messages: [{role: "user", content: QUESTION}]});
+        const whole = await client.messages.create({model: "kv-tiny", max_tokens: 16, ...sampling({temperature: 0}), messages: [{role: "user", content: QUESTION}]});
+        const stream = client.messages.stream({model: "kv-tiny", max_tokens: 16, ...sampling({temperature: 0}), messages: [{role: "user", content: QUESTION}]});
         const types: string[] = [];
         let deltas = "";
         expect((whole.content[0] as Anthropic.TextBlock).text).not.toBe("");
@@ -156,7 +161,10 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
             [{max_tokens: 5, stop_sequences: [""], messages: user}, /`stop_sequences` must be a list of non-empty strings/],
             [{max_tokens: 5, metadata: {user_id: "u", other: 1}, messages: user}, /`metadata` may only hold `user_id`/],
             [{max_tokens: 5, stream: "yes", messages: user}, /`stream` must be true or false/],
-            [{max_tokens: 5, system: [{type: "image"}], messages: user}, /system\[0\] is a "image" block/]
+            [{max_tokens: 5, system: [{type: "image"}], messages: user}, /system\[0\] is a "image" block/],
+            [{max_tokens: 5, cache_control: {type: "persistent"}, messages: user}, /`cache_control` must be \{"type": "ephemeral"\}/],
+            [{max_tokens: 5, messages: [{role: "user", content: [{type: "text", text: "a", cache_control: {type: "ephemeral", ttl: "1d"}}]}]}, /content\[0\]\.cache_control must be/],
+            [{max_tokens: 5, output_config: {effort: "low"}, messages: user}, /`output_config` is not supported/]
         ];
         for (const [body, message] of cases) {
             const answer = await rawRequest(server.port, {method: "POST", path: "/v1/messages", headers: {"x-api-key": KEY, "anthropic-version": "2023-06-01", "Content-Type": "application/json"},

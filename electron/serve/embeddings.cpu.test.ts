@@ -92,7 +92,7 @@ describe.skipIf(probe.reason != null)("POST /v1/embeddings with the openai clien
 
     it("refuses every wrong shape by name, and still answers afterwards", async () => {
         const size = placed.model.embeddingVectorSize;
-        const vocabulary = (placed.model.fileInfo.metadata as {tokenizer: {ggml: {tokens: unknown[]}}}).tokenizer.ggml.tokens.length;
+        const vocabulary = (placed.model.fileInfo.metadata as unknown as {tokenizer: {ggml: {tokens: unknown[]}}}).tokenizer.ggml.tokens.length;
         const cases: [unknown, RegExp][] = [
             [{}, /`input` must be/],
             [{input: ""}, /`input` is empty/],

@@ -2,8 +2,8 @@
  * Anthropic Messages API bodies (`POST /v1/messages`, `/v1/messages/count_tokens`), as Claude Code and the
  * `@anthropic-ai/sdk` package send them, checked field by field against the bounds table (contract/limits.ts) and
  * turned into the server's own chat request. What a local text model cannot honour yet (tools, images, documents,
- * extended thinking…) is refused by name; `cache_control` marks are accepted: the server keeps every conversation's
- * prefix cached anyway (ConversationKvStore.ts).
+ * extended thinking…) is refused by name; `cache_control` marks (on the request or on a block) are accepted: the
+ * server keeps every conversation's prefix cached anyway (ConversationKvStore.ts).
  */
 import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
@@ -12,9 +12,9 @@ import type {ChatCompletionRequest, ChatMessage} from "./parseGenerationRequest.
 type Body = Record<string, unknown>;
 
 /** Fields `/v1/messages` honours; any other is refused by name. */
-const MESSAGE_FIELDS = new Set(["model", "messages", "system", "max_tokens", "stop_sequences", "temperature", "top_p", "top_k", "metadata", "stream"]);
+const MESSAGE_FIELDS = new Set(["model", "messages", "system", "max_tokens", "stop_sequences", "temperature", "top_p", "top_k", "metadata", "stream", "cache_control"]);
 /** `/v1/messages/count_tokens` takes the prompt's fields only. */
-const COUNT_FIELDS = new Set(["model", "messages", "system"]);
+const COUNT_FIELDS = new Set(["model", "messages", "system", "cache_control"]);
 /** Anthropic's default temperature. */
 const DEFAULT_TEMPERATURE = 1;
 
@@ -72,6 +72,15 @@ function asObject(body: unknown, known: ReadonlySet<string>, endpoint: string): 
     return body as Body;
 }
 
+/** `{type: "ephemeral"}`, optionally with a `ttl` of "5m" or "1h" (Anthropic's `CacheControlEphemeral`). */
+function checkCacheControl(value: unknown, param: string): void {
+    if (value == null)
+        return;
+    const {type, ttl, ...rest} = (typeof value === "object" && !Array.isArray(value) ? value : {}) as Body;
+    if (type !== "ephemeral" || (ttl != null && ttl !== "5m" && ttl !== "1h") || Object.keys(rest).length > 0)
+        throw OpenAiError.badRequest(`${param} must be {"type": "ephemeral"}, optionally with "ttl": "5m" or "1h".`, param);
+}
+
 function modelName(object: Body): string | null {
     const model = object.model;
     if (model != null && (typeof model !== "string" || model.length > TEXT_LIMITS.path))
@@ -91,6 +100,7 @@ function number(object: Body, field: string, limit: LimitName): number | undefin
 
 /** `system` and `messages` as chat messages, the last one the user's. */
 function promptMessages(object: Body): ChatMessage[] {
+    checkCacheControl(object.cache_control, "`cache_control`");
     const messages = object.messages;
     if (!Array.isArray(messages) || messages.length === 0)
         throw OpenAiError.badRequest("`messages` must be a non-empty list of {role, content} objects.", "messages");
@@ -133,8 +143,7 @@ function blocksText(content: unknown, param: string): string {
             const extra = Object.keys(rest)[0];
             if (extra != null)
                 throw OpenAiError.badRequest(`${at}.${extra.slice(0, 40)} is not supported by this server (text blocks take text and cache_control).`, at);
-            if (cacheControl != null && (typeof cacheControl !== "object" || (cacheControl as Body).type !== "ephemeral"))
-                throw OpenAiError.badRequest(`${at}.cache_control must be {"type": "ephemeral"}.`, at);
+            checkCacheControl(cacheControl, `${at}.cache_control`);
             return blockText;
         }).join("");
     } else
