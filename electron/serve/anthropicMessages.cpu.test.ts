@@ -118,6 +118,9 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
         const longer = await client.messages.countTokens({model: "kv-tiny", system: SYSTEM, messages: [{role: "user", content: `${QUESTION} and three more`}]});
         expect(longer.input_tokens).toBeGreaterThan(counted.input_tokens);
         await expect(client.messages.countTokens({model: "kv-tiny", messages: [{role: "user", content: "x"}], tools: []} as never)).rejects.toMatchObject({status: 400});
+        // a prompt no sequence could hold is refused as /v1/messages would refuse it, before it is tokenized
+        await expect(client.messages.countTokens({model: "kv-tiny", messages: [{role: "user", content: "word ".repeat(20_000)}]}))
+            .rejects.toThrow(/needs at least \d+ prompt tokens/);
     });
 
     it("works with what the Server screen's \"Connect a client\" tells each client to set", async () => {

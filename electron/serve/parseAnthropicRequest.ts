@@ -54,11 +54,14 @@ export function parseAnthropicMessagesRequest(body: unknown): ChatCompletionRequ
     };
 }
 
-/** A `/v1/messages/count_tokens` body: its messages, as the prompt `/v1/messages` would evaluate. */
-export function parseAnthropicCountTokensRequest(body: unknown): ChatMessage[] {
+/**
+ * A `/v1/messages/count_tokens` body: the prompt `/v1/messages` would evaluate, as a chat request of one token to
+ * generate (so the same bounds refuse it).
+ */
+export function parseAnthropicCountTokensRequest(body: unknown): ChatCompletionRequest {
     const object = asObject(body, COUNT_FIELDS, "/v1/messages/count_tokens");
-    modelName(object);
-    return promptMessages(object);
+    return {kind: "chat", messages: promptMessages(object), model: modelName(object), maxTokens: 1, temperature: DEFAULT_TEMPERATURE, topP: undefined,
+        topK: undefined, seed: undefined, stop: [], stream: false, includeUsage: false};
 }
 
 function asObject(body: unknown, known: ReadonlySet<string>, endpoint: string): Body {

@@ -223,14 +223,12 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response, anthropicMessageFormat());
         } else if (pathname === "/v1/messages/count_tokens") {
             methodFor("POST");
-            const messages = parseAnthropicCountTokensRequest(await readJsonBody(request, MAX_BODY_BYTES));
-            const parsed: GenerationRequest = {kind: "chat", messages, model: null, maxTokens: 1, temperature: 1, topP: undefined, topK: undefined,
-                seed: undefined, stop: [], stream: false, includeUsage: false};
+            const parsed = parseAnthropicCountTokensRequest(await readJsonBody(request, MAX_BODY_BYTES));
             // as /v1/messages counts it: a long text on the worker first, and only one that fits on this thread
             refuseOverlongPrompt(parsed, minimumPromptTokens(parsed, maxTokenBytes), contextSize, true);
             if (promptTextBytes(parsed) > SYNC_TOKENIZE_BYTES)
                 refuseOverlongPrompt(parsed, await countedPromptTokens(tokenCounter, parsed, placed.model.tokens.bos != null), contextSize, true);
-            sendJson(response, 200, {input_tokens: chatPromptTokens(chatWrapper, placed.model, messages)});
+            sendJson(response, 200, {input_tokens: chatPromptTokens(chatWrapper, placed.model, parsed.messages)});
             served(request, 200, "counted");
         } else if (pathname === "/v1/embeddings") {
             methodFor("POST");
