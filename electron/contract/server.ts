@@ -52,7 +52,10 @@ export type ServedRequest = {
     path: string;
     /** The HTTP status; 499 when the client disconnected before the end (its generation stopped). */
     status: number;
-    /** `stop` or `length` for a completion, else the error's code (`invalid_api_key`, `queue_full`, `timeout`…). */
+    /**
+     * `stop` or `length` for a completion, `embedded` for embeddings, `counted` for a token count, else the error's
+     * code (`invalid_api_key`, `queue_full`, `timeout`…).
+     */
     outcome: string;
     /** The rest only for a request that reached a sequence. */
     promptTokens: number | null;

@@ -238,7 +238,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             running.add(work);
             const answer = await work.finally(() => running.delete(work));
             sendJson(response, 200, answer.body);
-            served(request, 200, "embeddings", {promptTokens: answer.promptTokens});
+            served(request, 200, "embedded", {promptTokens: answer.promptTokens});
         } else if (pathname === "/v1/completions") {
             methodFor("POST");
             const parsed = parseCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
