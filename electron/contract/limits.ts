@@ -61,6 +61,8 @@ export const LIMITS = {
     kvDiskBudgetPercent: {label: "KV state disk budget", integer: false, min: 0, max: 90, unit: "% of free space"},
     /** Messages in one OpenAI-compatible chat request (counted before anything is tokenized). */
     chatMessages: {label: "number of messages", integer: true, min: 1, max: 4096},
+    /** Inputs in one `/v1/embeddings` request (OpenAI's API allows up to 2048). */
+    embeddingInputs: {label: "number of inputs", integer: true, min: 1, max: 2048},
     /** Sampling, in the app and in OpenAI-compatible requests (llama.cpp's `--top-k`, `--top-p`, `--min-p`, `--repeat-penalty`). */
     topK: {label: "top-k", integer: true, min: 0, max: 1_048_576},
     topP: {label: "top-p", integer: false, min: 0, max: 1},

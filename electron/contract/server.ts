@@ -20,6 +20,11 @@ export type ServerSettings = {
      * recompute). Defaults to `null`: 10% of the temp folder's free space when the server starts.
      */
     kvDiskBudgetMiB: number | null;
+    /**
+     * Web origins whose pages may call the server from a browser (CORS), exact as a browser sends them
+     * (`http://localhost:5173`; contract/corsOrigins.ts). Defaults to none: no browser page on another origin can.
+     */
+    corsOrigins: string[];
 };
 
 /**
@@ -47,7 +52,10 @@ export type ServedRequest = {
     path: string;
     /** The HTTP status; 499 when the client disconnected before the end (its generation stopped). */
     status: number;
-    /** `stop` or `length` for a completion, else the error's code (`invalid_api_key`, `queue_full`, `timeout`…). */
+    /**
+     * `stop` or `length` for a completion, `embedded` for embeddings, `counted` for a token count, else the error's
+     * code (`invalid_api_key`, `queue_full`, `timeout`…).
+     */
     outcome: string;
     /** The rest only for a request that reached a sequence. */
     promptTokens: number | null;
@@ -93,7 +101,8 @@ export const DEFAULT_SERVER_SETTINGS: Readonly<ServerSettings> = Object.freeze({
     bindAddress: "127.0.0.1",
     requireKey: true,
     parallel: 4,
-    kvDiskBudgetMiB: null
+    kvDiskBudgetMiB: null,
+    corsOrigins: []
 });
 
 /** Whether `host` is a loopback address, reachable only from this machine. */

@@ -12,6 +12,7 @@ import {BENCH_EXPORT_FORMATS, isBenchExportFormat, type BenchExportFormat, type 
 import type {ChatSettings, RequestArg, RequestName} from "../contract/ipc.js";
 import {LIMITS, limitMessage, TEXT_LIMITS, withinLimit, type LimitName} from "../contract/limits.js";
 import {CLIENT_KEY_NAME_PATTERN, type ServerChange} from "../contract/server.js";
+import {canonicalCorsOrigins, MAX_CORS_ORIGIN_LENGTH, MAX_CORS_ORIGINS} from "../contract/corsOrigins.js";
 import {parseRpcEndpoint} from "../engine/rpc/parseRpcEndpoint.js";
 import {isKvCacheType, KV_CACHE_TYPES, settingsConflict, type Budget, type FixedBudget, type RuntimeSettings} from "../contract/settings.js";
 import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAMES} from "../contract/strategies.js";
@@ -167,7 +168,7 @@ export function chatSettings(value: unknown): ChatSettings {
 
 /** A change to the server's settings: each field optional, the port and parallel sequences within their limits. */
 function serverChange(arg: unknown): ServerChange {
-    const fields = object(arg, ["enabled", "port", "bindAddress", "requireKey", "parallel", "kvDiskBudgetMiB", "regenerateKey", "addClientKey", "revokeClientKey"]);
+    const fields = object(arg, ["enabled", "port", "bindAddress", "requireKey", "parallel", "kvDiskBudgetMiB", "corsOrigins", "regenerateKey", "addClientKey", "revokeClientKey"]);
     const change: ServerChange = {};
     for (const key of ["enabled", "requireKey", "regenerateKey"] as const) {
         const value = boolean(fields, key);
@@ -181,6 +182,17 @@ function serverChange(arg: unknown): ServerChange {
     // null: back to the default share of free space
     if (fields.kvDiskBudgetMiB !== undefined)
         change.kvDiskBudgetMiB = fields.kvDiskBudgetMiB === null ? null : number(fields, "kvDiskBudgetMiB", "kvDiskBudgetMiB");
+    if (fields.corsOrigins != null) {
+        const list = fields.corsOrigins;
+        if (!Array.isArray(list) || list.length > MAX_CORS_ORIGINS)
+            throw bad(`"corsOrigins" must be a list of at most ${MAX_CORS_ORIGINS} web origins such as "http://localhost:5173"`);
+        const texts = list.map((entry, index) => string({[`corsOrigins[${index}]`]: entry}, `corsOrigins[${index}]`, MAX_CORS_ORIGIN_LENGTH));
+        try {
+            change.corsOrigins = canonicalCorsOrigins(texts);
+        } catch (error) {
+            throw bad(`"corsOrigins": ${(error as Error).message.replace(/\.$/, "")}`);
+        }
+    }
     for (const key of ["addClientKey", "revokeClientKey"] as const)
         if (fields[key] != null) {
             const name = string(fields, key, TEXT_LIMITS.clientKeyName);

@@ -14,6 +14,8 @@ export type SlotGeneration = {
     finishReason: FinishReason;
     /** node-llama-cpp's own reason (`eogToken`, `customStopTrigger`, `maxTokens`, `abort`, …). */
     stopReason: string;
+    /** The stop sequence that ended it (`stopReason` `customStopTrigger`), else `null`. */
+    stopTrigger: string | null;
     /** Prompt tokens this request evaluated (a prefix already in the sequence's KV cache is not evaluated again). */
     promptTokensEvaluated: number;
     /** Per token of `text`, when the request asked for `logprobs`; `null` otherwise. */
@@ -115,6 +117,7 @@ export class ServeSlot {
         };
         let text: string;
         let stopReason: string;
+        let trigger: readonly unknown[] | undefined;
         try {
             if (request.kind === "chat") {
                 const session = this.session();
@@ -122,11 +125,13 @@ export class ServeSlot {
                 const result = await session.promptWithMeta(last, {...sampling, ...(prefix !== "" && {responsePrefix: prefix})});
                 text = lead + result.response.filter((item): item is string => typeof item === "string").join("").slice(prefix.length);
                 stopReason = result.stopReason;
+                trigger = result.customStopTrigger;
             } else {
                 this.completion ??= new LlamaCompletion({contextSequence: this.sequence});
                 const result = await this.completion.generateCompletionWithMeta(request.prompt, sampling);
                 text = result.response;
                 stopReason = result.metadata.stopReason;
+                trigger = result.metadata.stopReason === "customStopTrigger" ? result.metadata.customStopTrigger : undefined;
             }
         } finally {
             recorder?.dispose();
@@ -135,6 +140,7 @@ export class ServeSlot {
             text,
             finishReason: signal.aborted ? "abort" : stopReason === "maxTokens" ? "length" : "stop",
             stopReason,
+            stopTrigger: trigger == null ? null : trigger.filter((part): part is string => typeof part === "string").join(""),
             // node-llama-cpp's TokenMeter counts a decoded token that yields logits as output: the last prompt token,
             // whose logits start the reply, is always evaluated (also when the whole prompt is cached) but not counted
             promptTokensEvaluated: this.sequence.tokenMeter.usedInputTokens - inputBefore + 1,

@@ -1,7 +1,8 @@
 import type http from "node:http";
 
 /**
- * Server-Sent Events as OpenAI streams them: one `data: <json>` event per chunk and a final `data: [DONE]`.
+ * Server-Sent Events as OpenAI streams them: one `data: <json>` event per chunk and a final `data: [DONE]`; or, for
+ * APIs that name their events (Anthropic's messages, OpenAI's responses), `event: <name>` lines and a plain end.
  * Writes after the client went away are dropped (the request's cancellation handles the rest).
  */
 export class SseWriter {
@@ -19,6 +20,18 @@ export class SseWriter {
     send(data: unknown): void {
         if (this.open)
             this.response.write(`data: ${JSON.stringify(data)}\n\n`);
+    }
+
+    /** One named event (`event: <name>` and its JSON). */
+    event(name: string, data: unknown): void {
+        if (this.open)
+            this.response.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+    }
+
+    /** The end of the response, with `last` as a final named event when given. */
+    end(last?: {name: string; data: unknown}): void {
+        if (this.open)
+            this.response.end(last == null ? undefined : `event: ${last.name}\ndata: ${JSON.stringify(last.data)}\n\n`);
     }
 
     /** `data: [DONE]` and the end of the response. */

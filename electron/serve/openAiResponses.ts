@@ -50,6 +50,8 @@ export type KvTimings = {
 export type Finished = {
     id: string; created: number; model: string; kind: "chat" | "completion";
     text: string; finishReason: "stop" | "length"; promptTokens: number; timing: GenerationTiming;
+    /** The stop sequence that ended the text, else `null` (an end-of-generation token, or the length). */
+    stopSequence: string | null;
     queueMs: number; promptTokensEvaluated: number; sequence: number;
     conversation: string | null; kv: KvPreparation;
     /** Per token of `text` when the request asked for logprobs; `null` otherwise. `promptLength`: the completion prompt's length (its text_offset start). */

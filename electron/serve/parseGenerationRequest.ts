@@ -38,6 +38,16 @@ export type SamplingRequest = {
     logprobs: LogprobsRequest | null;
 };
 
+/**
+ * The sampling fields of an API that has no such fields (Anthropic's messages, OpenAI's Responses as served here): not
+ * sent, so node-llama-cpp's defaults apply, as for an OpenAI request that leaves them out.
+ */
+export const UNSENT_SAMPLING: Readonly<Pick<SamplingRequest, "minP" | "frequencyPenalty" | "presencePenalty" | "repeatPenalty" | "repeatLastN" |
+    "logitBias" | "constraint" | "logprobs">> = {
+    minP: undefined, frequencyPenalty: undefined, presencePenalty: undefined, repeatPenalty: undefined, repeatLastN: undefined,
+    logitBias: new Map(), constraint: null, logprobs: null
+};
+
 export type ChatCompletionRequest = SamplingRequest & {kind: "chat"; messages: ChatMessage[]};
 export type CompletionRequest = SamplingRequest & {kind: "completion"; prompt: string};
 export type GenerationRequest = ChatCompletionRequest | CompletionRequest;

@@ -10,7 +10,7 @@
  * Guards: 127.0.0.1 unless told otherwise, and then only with API keys (apiKeys.ts: `Authorization: Bearer <key>`,
  * compared in constant time, 401 otherwise); without keys only `Host: 127.0.0.1|localhost|[::1]:<port>` is answered (a
  * web page that rebinds its DNS name to 127.0.0.1 gets 421); JSON bodies only (a cross-site form cannot post one
- * without a CORS preflight, which is never granted); bodies over {@link MAX_BODY_BYTES} get 413, and a prompt whose
+ * without a CORS preflight, granted only to the origins listed in `corsOrigins`, CorsPolicy.ts); bodies over {@link MAX_BODY_BYTES} get 413, and a prompt whose
  * bytes alone exceed the context is refused before it is tokenized (promptBound.ts); every request has a time limit
  * (504); a client that disconnects mid-stream stops its sequence; a full queue answers 429 with `Retry-After`.
  *
@@ -44,6 +44,13 @@ import {countedPromptTokens, SYNC_TOKENIZE_BYTES, TokenCounter} from "./TokenCou
 import type {KvCostModel} from "./KvCostModel.js";
 import {SseWriter} from "./SseWriter.js";
 import {constraintsOf} from "./samplingOptions.js";
+import {CorsPolicy} from "./CorsPolicy.js";
+import {ServedEmbeddings} from "./ServedEmbeddings.js";
+import type {ReplyFormat} from "./ReplyFormat.js";
+import {parseAnthropicCountTokensRequest, parseAnthropicMessagesRequest} from "./parseAnthropicRequest.js";
+import {anthropicErrorBody, anthropicMessageFormat} from "./anthropicReplies.js";
+import {parseResponsesRequest} from "./parseResponsesRequest.js";
+import {responsesFormat} from "./responsesReplies.js";
 
 /** Request bodies beyond this are refused (413): room for a full context of text several times over. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -61,6 +68,11 @@ export type OpenAiServerOptions = {
      * (one per client): conversations and KV caches are never shared between keys. Defaults to none.
      */
     apiKeys?: readonly string[];
+    /**
+     * Web origins (`http://localhost:5173`) whose pages may call the server from a browser (CorsPolicy.ts); each must be
+     * an exact origin (contract/corsOrigins.ts). Defaults to none: no CORS headers at all.
+     */
+    corsOrigins?: readonly string[];
     /** Requests that may wait while every sequence is busy. */
     queueLength: number;
     /**
@@ -102,6 +114,8 @@ export type OpenAiServer = {
     contextSize: number;
     /** Conversations' KV caches, the cost model in use and its decision log. */
     kv: ConversationKvStore;
+    /** `/v1/embeddings`: its context, made on the first request, and what that takes. */
+    embeddings: ServedEmbeddings;
     /**
      * Replaces the accepted keys at once, without a restart (the Server screen adds or revokes a client key): the
      * next request is checked against the new list. Throws, changing nothing, when that would leave a non-loopback
@@ -129,6 +143,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     const refused = refuseOpenHost(host, options.apiKeys ?? []);
     if (refused != null)
         throw new Error(refused);
+    const cors = new CorsPolicy(options.corsOrigins ?? []);
     const {placed} = options;
     const chatWrapper = resolveChatWrapper(placed.model);
     const contextSize = placed.context.contextSize;
@@ -149,6 +164,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         }
     });
     const maxTokenBytes = longestTokenBytes(placed.model);
+    const embeddings = new ServedEmbeddings(placed, contextSize, log);
     const tokenCounter = new TokenCounter(placed.options.modelPath);
     const created = Math.floor(Date.now() / 1000);
     let port = 0;
@@ -160,6 +176,11 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     const route = async (request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
         if (keys.size === 0 && !isLoopbackHost(hostName(request.headers.host ?? "", port)))
             throw new OpenAiError(421, "This server answers only requests addressed to 127.0.0.1 or localhost.", "invalid_request_error", "bad_host");
+        // browsers send preflights without the key: answered before it is checked, and never run as a request
+        if (cors.isPreflight(request)) {
+            cors.answerPreflight(request, response);
+            return;
+        }
         const pathname = (request.url ?? "/").split("?")[0]!;
         const methodFor = (method: string) => {
             if (request.method !== method)
@@ -193,18 +214,68 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             methodFor("POST");
             const parsed = parseChatCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
             await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response);
+        } else if (pathname === "/v1/responses") {
+            methodFor("POST");
+            const parsed = parseResponsesRequest(await readJsonBody(request, MAX_BODY_BYTES));
+            await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response, responsesFormat(parsed));
+        } else if (pathname === "/v1/messages") {
+            methodFor("POST");
+            const parsed = parseAnthropicMessagesRequest(await readJsonBody(request, MAX_BODY_BYTES));
+            await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response, anthropicMessageFormat());
+        } else if (pathname === "/v1/messages/count_tokens") {
+            methodFor("POST");
+            const parsed = parseAnthropicCountTokensRequest(await readJsonBody(request, MAX_BODY_BYTES));
+            // as /v1/messages counts it: a long text on the worker first, and only one that fits on this thread
+            refuseOverlongPrompt(parsed, minimumPromptTokens(parsed, maxTokenBytes), contextSize, true);
+            if (promptTextBytes(parsed) > SYNC_TOKENIZE_BYTES)
+                refuseOverlongPrompt(parsed, await countedPromptTokens(tokenCounter, parsed, placed.model.tokens.bos != null), contextSize, true);
+            sendJson(response, 200, {input_tokens: chatPromptTokens(chatWrapper, placed.model, parsed.messages)});
+            served(request, 200, "counted");
+        } else if (pathname === "/v1/embeddings") {
+            methodFor("POST");
+            const body = await readJsonBody(request, MAX_BODY_BYTES);
+            // kept among the running requests: close() must not dispose the embedding context under an evaluation
+            const work = withTimeLimit(request, response, (signal) => embeddings.answer(body, options.modelId, signal));
+            running.add(work);
+            const answer = await work.finally(() => running.delete(work));
+            sendJson(response, 200, answer.body);
+            served(request, 200, "embedded", {promptTokens: answer.promptTokens});
         } else if (pathname === "/v1/completions") {
             methodFor("POST");
             const parsed = parseCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
             await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response);
         } else
-            throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname.slice(0, 100)}; this server has GET /health, GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions and POST /v1/completions.`,
+            throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname.slice(0, 100)}; this server has GET /health, GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions, POST /v1/completions, POST /v1/responses, POST /v1/embeddings, POST /v1/messages and POST /v1/messages/count_tokens.`,
                 "invalid_request_error", "not_found");
+    };
+
+    /** Runs `work` with a signal that aborts when the client leaves or the time limit passes (then a 504 or a 499). */
+    const withTimeLimit = async <T>(request: http.IncomingMessage, response: http.ServerResponse, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+        const controller = new AbortController();
+        const onClose = () => {
+            if (!response.writableFinished)
+                controller.abort(new Stopped("client-gone"));
+        };
+        response.on("close", onClose);
+        const timer = setTimeout(() => controller.abort(new Stopped("time-limit")), options.requestTimeoutMs);
+        try {
+            return await work(controller.signal);
+        } catch (error) {
+            if (controller.signal.aborted && controller.signal.reason instanceof Stopped)
+                throw controller.signal.reason.why === "client-gone" ? new OpenAiError(499, "The client disconnected.", "invalid_request_error", "client-gone")
+                    : new OpenAiError(504, `The request ran past this server's time limit of ${Math.round(options.requestTimeoutMs / 1000)} s and was stopped.`, "server_error", "timeout");
+            throw error;
+        } finally {
+            clearTimeout(timer);
+            response.off("close", onClose);
+        }
     };
 
     /** Requests holding or waiting for a sequence, so {@link OpenAiServer.close} can wait until each has left it. */
     const running = new Set<Promise<unknown>>();
-    const generate = async (parsed: GenerationRequest, conversation: string | null, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
+    /** One generation through the scheduler, answered in OpenAI's chat/completions shapes or in `format`'s. */
+    const generate = async (parsed: GenerationRequest, conversation: string | null, request: http.IncomingMessage, response: http.ServerResponse,
+        format?: ReplyFormat): Promise<void> => {
         const clock = new TokenClock();
         refuseOverlongPrompt(parsed, minimumPromptTokens(parsed, maxTokenBytes), contextSize, true);
         // a long text is counted on a worker first: only one that fits is tokenized on this thread (TokenCounter.ts)
@@ -216,7 +287,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         refuseOverlongPrompt(parsed, promptTokens, contextSize, false);
         const maxTokens = parsed.maxTokens ?? contextSize - promptTokens;
         const sampler = constraintsOf(parsed, placed.model, placed.engine.bindings);
-        const stream = {id: `${parsed.kind === "chat" ? "chatcmpl" : "cmpl"}-${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000),
+        const stream = {id: `${format?.idPrefix ?? (parsed.kind === "chat" ? "chatcmpl" : "cmpl")}-${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000),
             model: options.modelId, kind: parsed.kind};
 
         const controller = new AbortController();
@@ -242,7 +313,10 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             const run = scheduler.run(job, async (slot, waitedMs) => {
                 if (parsed.stream) {
                     sse = new SseWriter(response);
-                    sse.send(chunkBody(stream, parsed.kind === "chat" ? {role: true} : {text: ""}));
+                    if (format != null)
+                        format.open(sse, {...stream, promptTokens});
+                    else
+                        sse.send(chunkBody(stream, parsed.kind === "chat" ? {role: true} : {text: ""}));
                 }
                 const restored = await kv.prepare(slot, conversation);
                 if (restored.evicted != null)
@@ -254,8 +328,12 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                         onText: (text, logprobs) => {
                             if (streamed != null)
                                 streamed = {tokens: [...streamed.tokens, ...logprobs], offset: streamed.offset};
-                            if (text !== "" && sse != null)
-                                sse.send(chunkBody(stream, {text, logprobs: takeStreamed()}));
+                            if (text !== "" && sse != null) {
+                                if (format != null)
+                                    format.text(sse, text);
+                                else
+                                    sse.send(chunkBody(stream, {text, logprobs: takeStreamed()}));
+                            }
                         }
                     });
                     return {generation, slot, waitedMs, restored};
@@ -268,19 +346,21 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             if (generation.finishReason === "abort")
                 throw controller.signal.reason;
             const finished: Finished = {
-                ...stream, text: generation.text, finishReason: generation.finishReason, promptTokens, timing: clock.timing(promptTokens),
+                ...stream, text: generation.text, finishReason: generation.finishReason, stopSequence: generation.stopTrigger, promptTokens, timing: clock.timing(promptTokens),
                 queueMs: waitedMs, promptTokensEvaluated: generation.promptTokensEvaluated, sequence: slot.index,
                 conversation, kv: restored, logprobs: generation.logprobs, promptLength
             };
             const writer = sse as SseWriter | null;
-            if (writer != null) {
+            if (writer != null && format != null)
+                format.finish(writer, finished);
+            else if (writer != null) {
                 const rest = takeStreamed();
                 writer.send(chunkBody(stream, {finishReason: finished.finishReason, timings: timingsOf(finished), logprobs: rest != null && rest.tokens.length > 0 ? rest : null}));
                 if (parsed.includeUsage)
                     writer.send(usageChunkBody(finished));
                 writer.done();
             } else
-                sendJson(response, 200, completionBody(finished));
+                sendJson(response, 200, format != null ? format.body(finished) : completionBody(finished));
             const timings = timingsOf(finished);
             served(request, 200, finished.finishReason, {
                 promptTokens, generatedTokens: finished.timing.generatedTokens, queueMs: waitedMs, ttftMs: finished.timing.ttftMs,
@@ -302,7 +382,10 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                     : error;
             const writer = sse as SseWriter | null;
             if (writer != null && answer instanceof OpenAiError) {
-                writer.fail(answer.toBody());
+                if (format != null)
+                    format.fail(writer, answer);
+                else
+                    writer.fail(answer.toBody());
                 served(request, answer.status, answer.code ?? answer.type);
             } else
                 throw answer;
@@ -314,8 +397,11 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
 
     const server = http.createServer((request, response) => {
         response.setHeader("X-Content-Type-Options", "nosniff");
+        cors.decorate(request, response);
         route(request, response).catch((error: unknown) => {
-            const status = answerError(response, error);
+            // Anthropic's clients read errors in Anthropic's shape
+            const anthropic = (request.url ?? "").startsWith("/v1/messages");
+            const status = answerError(response, error, anthropic ? anthropicErrorBody : undefined);
             served(request, status, error instanceof OpenAiError ? error.code ?? error.type : "internal");
         });
     });
@@ -341,6 +427,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         chatWrapper,
         contextSize,
         kv,
+        embeddings,
         setApiKeys: (apiKeys) => {
             const refusedNow = refuseOpenHost(host, apiKeys);
             if (refusedNow != null)
@@ -355,6 +442,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             // sequences it uses are disposed (disposing under it ends the engine with SIGSEGV)
             await Promise.allSettled([...running]);
             await tokenCounter.close();
+            await embeddings.close();
             for (const slot of slots)
                 slot.dispose();
             await kv.close();
@@ -371,7 +459,7 @@ function hostName(header: string, port: number): string {
 }
 
 /** Whatever a handler threw ends here: OpenAI's error shape, and the server keeps serving. Returns the HTTP status sent. */
-function answerError(response: http.ServerResponse, error: unknown): number {
+function answerError(response: http.ServerResponse, error: unknown, shape: (error: OpenAiError) => unknown = (answer) => answer.toBody()): number {
     const answer = error instanceof OpenAiError ? error
         : new OpenAiError(500, "The server could not answer this request.", "server_error", "internal");
     if (!(error instanceof OpenAiError))
@@ -381,7 +469,7 @@ function answerError(response: http.ServerResponse, error: unknown): number {
         return answer.status;
     }
     // a refused upload (413) may still be sending: close the connection rather than read the rest
-    sendJson(response, answer.status, answer.toBody(), {...answer.headers, ...(answer.status === 413 ? {Connection: "close"} : {})});
+    sendJson(response, answer.status, shape(answer), {...answer.headers, ...(answer.status === 413 ? {Connection: "close"} : {})});
     return answer.status;
 }
 

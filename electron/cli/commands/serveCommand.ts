@@ -20,6 +20,8 @@ export type ServeCommandOptions = {
     parallel: number;
     /** Every client's key (each its own tenant); empty: none required (loopback only). */
     apiKeys: string[];
+    /** Web origins whose pages may call the server (CORS); empty: none. */
+    corsOrigins: string[];
     queueLength: number;
     requestTimeoutSeconds: number;
     policy: SchedulingPolicyName;
@@ -62,7 +64,7 @@ export async function serveCommand(io: CliIo, modelPath: string, options: ServeC
             throw new Error("the model did not stay loaded");
         const kvLog = options.kvLogPath == null ? null : createWriteStream(path.resolve(options.kvLogPath), {flags: "a"});
         const server = await serveOpenAi({
-            placed, modelId: state.card.fileName, host: options.host, port: options.port, apiKeys: options.apiKeys,
+            placed, modelId: state.card.fileName, host: options.host, port: options.port, apiKeys: options.apiKeys, corsOrigins: options.corsOrigins,
             queueLength: options.queueLength, requestTimeoutMs: options.requestTimeoutSeconds * 1000,
             policy: schedulingPolicy(options.policy), log: (line) => io.err(line),
             kv: {measureBoth: options.kvMeasureBoth, diskBudget: options.kvDiskBudget, onDecision: kvLog == null ? undefined : (decision) => kvLog.write(JSON.stringify(decision) + "\n")}

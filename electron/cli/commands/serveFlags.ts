@@ -2,6 +2,7 @@
 import {readFileSync, statSync} from "node:fs";
 import type {ParseArgsConfig} from "node:util";
 import {parseLimitText, type LimitName} from "../../contract/limits.js";
+import {canonicalCorsOrigins} from "../../contract/corsOrigins.js";
 import {API_KEY_ENV, badApiKey, parseApiKeys} from "../../serve/apiKeys.js";
 import type {KvDiskBudget} from "../../serve/kvStateFolder.js";
 import {SCHEDULING_POLICY_NAMES, type SchedulingPolicyName} from "../../serve/schedulingPolicies.js";
@@ -12,13 +13,13 @@ import {UsageError} from "../UsageError.js";
 import {serveCommand} from "./serveCommand.js";
 
 export const SERVE_USAGE = "tensorwise serve <model.gguf> [--auto [--budget MiB|N%] | --placement file.json] [--port N] [--host H] " +
-    "[--parallel N] [--api-key-file keys.txt] [--queue N] [--timeout S] [--policy fair|fifo] [--context N] [--batch N] [--threads N] [--gpu auto|cpu|cuda|vulkan] " +
+    "[--parallel N] [--api-key-file keys.txt] [--cors-origin origin,…] [--queue N] [--timeout S] [--policy fair|fifo] [--context N] [--batch N] [--threads N] [--gpu auto|cpu|cuda|vulkan] " +
     `${KNOB_USAGE} [--kv-log decisions.jsonl] [--kv-measure-both] [--kv-disk-budget MiB|N%] (API keys also from ${API_KEY_ENV})`;
 
 export const SERVE_OPTIONS = {
     gpu: {type: "string", default: "auto"}, placement: {type: "string"}, auto: {type: "boolean", default: false}, budget: {type: "string"},
     host: {type: "string", default: "127.0.0.1"}, port: {type: "string", default: "8080"}, parallel: {type: "string", default: "4"},
-    "api-key": {type: "string"}, "api-key-file": {type: "string"}, queue: {type: "string", default: "64"}, timeout: {type: "string", default: "600"},
+    "api-key": {type: "string"}, "api-key-file": {type: "string"}, "cors-origin": {type: "string"}, queue: {type: "string", default: "64"}, timeout: {type: "string", default: "600"},
     policy: {type: "string", default: "fair"}, context: {type: "string"}, batch: {type: "string"}, threads: {type: "string"},
     "kv-log": {type: "string"}, "kv-measure-both": {type: "boolean", default: false}, "kv-disk-budget": {type: "string"}, ...KNOB_OPTIONS
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
@@ -51,6 +52,7 @@ export function serveRun(io: CliIo, modelPath: string, values: Record<string, Fl
         port: flagNumber(values.port, "port", "port") as number,
         parallel: flagNumber(values.parallel, "parallel", "parallel") as number,
         apiKeys,
+        corsOrigins: values["cors-origin"] == null ? [] : parseCorsOrigins(String(values["cors-origin"])),
         queueLength: flagNumber(values.queue, "queue", "queueLength") as number,
         requestTimeoutSeconds: flagNumber(values.timeout, "timeout", "requestTimeoutSeconds") as number,
         policy: policy as SchedulingPolicyName,
@@ -109,6 +111,15 @@ function parseKeys(text: string, source: string): string[] {
         return parseApiKeys(text, source);
     } catch (error) {
         throw new UsageError((error as Error).message.replace(/\.$/, ""));
+    }
+}
+
+/** `--cors-origin http://localhost:5173,https://app.example`: exact web origins, comma-separated (contract/corsOrigins.ts). */
+export function parseCorsOrigins(text: string): string[] {
+    try {
+        return canonicalCorsOrigins(text.split(",").map((part) => part.trim()));
+    } catch (error) {
+        throw new UsageError(`--cors-origin: ${(error as Error).message.replace(/\.$/, "")}`);
     }
 }
 

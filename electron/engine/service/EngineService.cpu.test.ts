@@ -59,7 +59,7 @@ describe.skipIf(probe.reason != null)("replies in flight when the model or the c
             await load();
         for (let round = 0; round < 2; round++) {
             let started = false;
-            const starting = service.serveStart({host: "127.0.0.1", port: 0, apiKeys: [], parallel: 2, kvDiskBudgetMiB: null})
+            const starting = service.serveStart({host: "127.0.0.1", port: 0, apiKeys: [], parallel: 2, kvDiskBudgetMiB: null, corsOrigins: []})
                 .finally(() => started = true);
             const replies: Promise<{generatedTokens: number}>[] = [];
             while (!started) {
@@ -81,11 +81,11 @@ describe.skipIf(probe.reason != null)("replies in flight when the model or the c
         await load();
         for (let round = 0; round < ROUNDS; round++) {
             // the first reply goes through the model's own sequence; starting the server makes the context again
-            await interruptedReply(() => service.serveStart({host: "127.0.0.1", port: 0, apiKeys: [], parallel: 2, kvDiskBudgetMiB: null}));
+            await interruptedReply(() => service.serveStart({host: "127.0.0.1", port: 0, apiKeys: [], parallel: 2, kvDiskBudgetMiB: null, corsOrigins: []}));
             // with the server on the reply goes through its scheduler; stopping the server makes the context again
             await interruptedReply(() => service.serveStop());
         }
-        await service.serveStart({host: "127.0.0.1", port: 0, apiKeys: [], parallel: 2, kvDiskBudgetMiB: null});
+        await service.serveStart({host: "127.0.0.1", port: 0, apiKeys: [], parallel: 2, kvDiskBudgetMiB: null, corsOrigins: []});
         await interruptedReply(() => service.unload());
         expect(service.current()).toBeNull();
         await load();

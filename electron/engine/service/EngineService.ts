@@ -208,7 +208,7 @@ export class EngineService {
             try {
                 const server = await serveOpenAi({
                     placed: loaded.placed, modelId: loaded.state.card.fileName, host: request.host, port: request.port,
-                    apiKeys: request.apiKeys, queueLength: APP_SERVER_QUEUE, reservedForApp: APP_RESERVED_SEQUENCES, requestTimeoutMs: APP_SERVER_TIMEOUT_MS,
+                    apiKeys: request.apiKeys, corsOrigins: request.corsOrigins, queueLength: APP_SERVER_QUEUE, reservedForApp: APP_RESERVED_SEQUENCES, requestTimeoutMs: APP_SERVER_TIMEOUT_MS,
                     policy: fairPolicy, log: (line) => console.log(`[serve] ${line}`), onServed,
                     kv: request.kvDiskBudgetMiB != null ? {diskBudget: {kind: "mib", mib: request.kvDiskBudgetMiB}} : undefined
                 });

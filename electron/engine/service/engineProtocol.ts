@@ -51,6 +51,8 @@ export type EngineServeRequest = {
     apiKeys: string[];
     /** Disk for swapped-out KV state files, MiB; `null`: the server's default share of free space. */
     kvDiskBudgetMiB: number | null;
+    /** Web origins allowed to call it from a browser (CorsPolicy.ts); empty: no CORS headers. */
+    corsOrigins: string[];
 };
 
 /** The running server: its base URL, the model name clients see, and the memory the new context measured. */

@@ -65,7 +65,7 @@ export class ServerControl {
 
     get state(): ServerState {
         return {
-            ...this.settings, apiKey: this.apiKey, clientKeys: this.clientKeys.map((entry) => ({...entry})), status: this.status, url: this.running?.url ?? null,
+            ...this.settings, corsOrigins: [...this.settings.corsOrigins], apiKey: this.apiKey, clientKeys: this.clientKeys.map((entry) => ({...entry})), status: this.status, url: this.running?.url ?? null,
             modelId: this.running?.modelId ?? null, error: this.error, recent: [...this.recent], served: this.served
         };
     }
@@ -87,7 +87,8 @@ export class ServerControl {
         const next: ServerSettings = {
             enabled: change.enabled ?? current.enabled, port: change.port ?? current.port, bindAddress: change.bindAddress ?? current.bindAddress,
             requireKey: change.requireKey ?? current.requireKey, parallel: change.parallel ?? current.parallel,
-            kvDiskBudgetMiB: change.kvDiskBudgetMiB !== undefined ? change.kvDiskBudgetMiB : current.kvDiskBudgetMiB
+            kvDiskBudgetMiB: change.kvDiskBudgetMiB !== undefined ? change.kvDiskBudgetMiB : current.kvDiskBudgetMiB,
+            corsOrigins: change.corsOrigins ?? current.corsOrigins
         };
         const refused = refuseOpenHost(next.bindAddress, next.requireKey, "keep \"Require API key\" on");
         if (refused != null)
@@ -196,7 +197,7 @@ export class ServerControl {
             const clientKeys = kept.clientKeys === undefined ? [] : readClientKeys(kept.clientKeys);
             this.settings = {
                 enabled: complete.enabled, port: complete.port, bindAddress: complete.bindAddress, requireKey: complete.requireKey, parallel: complete.parallel,
-                kvDiskBudgetMiB: complete.kvDiskBudgetMiB
+                kvDiskBudgetMiB: complete.kvDiskBudgetMiB, corsOrigins: [...complete.corsOrigins]
             };
             this.apiKey = kept.apiKey;
             this.clientKeys = clientKeys;
@@ -210,7 +211,7 @@ export class ServerControl {
         return {
             host: this.settings.bindAddress, port: this.settings.port, parallel: this.settings.parallel,
             apiKeys: this.settings.requireKey ? [this.apiKey, ...this.clientKeys.map((entry) => entry.key)] : [],
-            kvDiskBudgetMiB: this.settings.kvDiskBudgetMiB
+            kvDiskBudgetMiB: this.settings.kvDiskBudgetMiB, corsOrigins: [...this.settings.corsOrigins]
         };
     }
 }

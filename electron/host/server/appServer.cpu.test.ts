@@ -16,6 +16,7 @@ import {ConversationStore} from "../ConversationStore.js";
 import {defaultEngineEntry, EngineClient} from "../EngineClient.js";
 import {HostService, type HostClient} from "../HostService.js";
 import {SERVER_SETTINGS_FILE} from "./ServerControl.js";
+import {rawRequest} from "../../serve/testing/rawRequest.js";
 
 const missing = requiredOrSkip("app server tests", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 if (missing != null)
@@ -206,4 +207,29 @@ describe.skipIf(missing != null)("the app's OpenAI-compatible server through the
             await fresh.dispose();
         }
     });
+    it("lets pages on the allowed web origins call it: kept with the settings, answered by the engine's server, refused by name when malformed", async () => {
+        await expect(host.handle("server.set", {corsOrigins: ["http://localhost:5173", "*"]}, client)).rejects.toThrow(/"corsOrigins": "\*" is not a web origin to allow: wildcards/);
+        const on = await host.handle("server.set", {enabled: true, port: 0, parallel: 2, corsOrigins: ["HTTP://LocalHost:5173"]}, client);
+        try {
+            expect(on.status, on.error ?? "").toBe("serving");
+            expect(on.corsOrigins).toEqual(["http://localhost:5173"]);
+            const port = Number(new URL(on.url!).port);
+            const preflight = (origin: string) => rawRequest(port, {method: "OPTIONS", path: "/v1/chat/completions",
+                headers: {Origin: origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type"}});
+            const allowed = await preflight("http://localhost:5173");
+            expect(allowed.status).toBe(204);
+            expect(allowed.headers["access-control-allow-origin"]).toBe("http://localhost:5173");
+            const other = await preflight("http://localhost:5174");
+            expect(other.status).toBe(403);
+            expect(other.headers["access-control-allow-origin"]).toBeUndefined();
+            const again = new HostService(await ConversationStore.open(dir), engine);
+            try {
+                expect((await again.handle("server.get", undefined, client)).corsOrigins).toEqual(["http://localhost:5173"]);
+            } finally {
+                await again.dispose();
+            }
+        } finally {
+            await host.handle("server.set", {enabled: false, corsOrigins: []}, client);
+        }
+    }, 180_000);
 });

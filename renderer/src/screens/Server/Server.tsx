@@ -3,6 +3,8 @@ import {curlExample, isLoopbackHost, type ServerState} from "../../../../electro
 import {changeServer, refreshServer} from "../../actions/serverActions";
 import {useServerStore} from "../../stores/serverStore";
 import {ServedRequests} from "./components/ServedRequests/ServedRequests";
+import {ConnectClient} from "./components/ConnectClient/ConnectClient";
+import {CopyButton} from "./components/CopyButton/CopyButton";
 import "./Server.css";
 
 const STATUS_TEXT: Record<ServerState["status"], string> = {
@@ -12,19 +14,6 @@ const STATUS_TEXT: Record<ServerState["status"], string> = {
     "serving": "Serving",
     "failed": "Could not start"
 };
-
-/** Copies `text`; says so for a moment on the button. */
-function CopyButton({text, testId}: {text: string; testId: string}) {
-    const [copied, setCopied] = useState(false);
-    return (
-        <button className="button small" data-testid={testId} onClick={() => {
-            void navigator.clipboard?.writeText(text).then(() => {
-                setCopied(true);
-                setTimeout(() => setCopied(false), 1500);
-            });
-        }}>{copied ? "Copied" : "Copy"}</button>
-    );
-}
 
 /**
  * The app's OpenAI-compatible server: on/off, port, bind address, API key and a `curl` to try it. It serves the model
@@ -37,6 +26,7 @@ export function Server() {
     const [address, setAddress] = useState("");
     const [parallel, setParallel] = useState("");
     const [kvDisk, setKvDisk] = useState("");
+    const [origins, setOrigins] = useState("");
     const [clientName, setClientName] = useState("");
     useEffect(() => {
         void refreshServer();
@@ -46,6 +36,7 @@ export function Server() {
     const savedAddress = server?.bindAddress;
     const savedParallel = server?.parallel;
     const savedKvDisk = server?.kvDiskBudgetMiB;
+    const savedOrigins = server?.corsOrigins.join(", ");
     useEffect(() => {
         if (savedPort != null)
             setPort(String(savedPort));
@@ -55,15 +46,20 @@ export function Server() {
             setParallel(String(savedParallel));
         if (savedKvDisk !== undefined)
             setKvDisk(savedKvDisk == null ? "" : String(savedKvDisk));
-    }, [savedPort, savedAddress, savedParallel, savedKvDisk]);
+        if (savedOrigins != null)
+            setOrigins(savedOrigins);
+    }, [savedPort, savedAddress, savedParallel, savedKvDisk, savedOrigins]);
     if (server == null)
         return <div className="screen"><div className="notice">Reading the server's settings…</div></div>;
     const open = !isLoopbackHost(address);
     const savedKvDiskText = server.kvDiskBudgetMiB == null ? "" : String(server.kvDiskBudgetMiB);
-    const edited = port !== String(server.port) || address !== server.bindAddress || parallel !== String(server.parallel) || kvDisk.trim() !== savedKvDiskText;
+    const edited = port !== String(server.port) || address !== server.bindAddress || parallel !== String(server.parallel) || kvDisk.trim() !== savedKvDiskText ||
+        origins.trim() !== server.corsOrigins.join(", ");
     // an empty KV budget is the default share of free space; anything else is sent as typed, for the host to check
     const apply = () => void changeServer({port: Number(port), bindAddress: address.trim(), parallel: Number(parallel),
-        kvDiskBudgetMiB: kvDisk.trim() === "" ? null : Number(kvDisk.trim())});
+        kvDiskBudgetMiB: kvDisk.trim() === "" ? null : Number(kvDisk.trim()),
+        // the host checks each origin (contract/corsOrigins.ts) and answers with their canonical form
+        corsOrigins: origins.split(",").map((origin) => origin.trim()).filter((origin) => origin !== "")});
     const addClientKey = () => {
         void changeServer({addClientKey: clientName.trim()});
         setClientName("");
@@ -110,6 +106,9 @@ export function Server() {
                         <label className="stack-tight" title="Conversations beyond the sequences keep their KV cache in files up to this size; beyond it the oldest are recomputed when they return. Empty: 10% of the free space.">KV state on disk (MiB)
                             <input className="input" data-testid="server-kv-disk" inputMode="numeric" placeholder="10% of free space" value={kvDisk} onChange={(event) => setKvDisk(event.target.value)}/>
                         </label>
+                        <label className="stack-tight" title="Web pages on these origins may call the server from a browser (CORS), e.g. http://localhost:5173. Empty: none.">Allowed web origins
+                            <input className="input" data-testid="server-cors-origins" placeholder="none" value={origins} onChange={(event) => setOrigins(event.target.value)}/>
+                        </label>
                         <button className="button primary" data-testid="server-apply" disabled={!edited} onClick={apply}>Apply</button>
                     </div>
                     {open && <div className="faint">Other machines can reach {address}: clients must send the API key.</div>}
@@ -152,6 +151,7 @@ export function Server() {
                     <div className="row server-curl-head"><b>Try it</b><CopyButton text={curlExample(server)} testId="server-copy-curl"/></div>
                     <pre className="server-curl" data-testid="server-curl">{curlExample(server)}</pre>
                 </section>
+                <ConnectClient server={server}/>
                 <ServedRequests recent={server.recent} served={server.served}/>
             </div>
         </div>

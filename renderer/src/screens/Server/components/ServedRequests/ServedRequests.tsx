@@ -10,7 +10,10 @@ const OUTCOME_TEXT: Record<string, string> = {
     "invalid_api_key": "wrong or missing key",
     "queue_full": "queue full",
     "timeout": "time limit",
-    "context_length_exceeded": "too long for the context"
+    "context_length_exceeded": "too long for the context",
+    "embedded": "embeddings",
+    "counted": "tokens counted",
+    "origin_not_allowed": "web origin not allowed"
 };
 
 /** The requests the server answered since the app started, newest first: what a client developer checks first. */

@@ -1,0 +1,130 @@
+/**
+ * OpenAI Responses API bodies (`POST /v1/responses`), stateless: `input` as a string or message items whose content is
+ * a string or `input_text` / `output_text` parts, `instructions`, `max_output_tokens`, `temperature`, `top_p`,
+ * `stream`. This server keeps no responses, so `previous_response_id` and `store: true` are refused by name, as are
+ * tools and every other item, part or field it cannot honour yet.
+ */
+import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
+import {OpenAiError} from "./OpenAiError.js";
+import {UNSENT_SAMPLING, type ChatCompletionRequest, type ChatMessage} from "./parseGenerationRequest.js";
+
+type Body = Record<string, unknown>;
+
+/** What a stateless response echoes back besides its output. */
+export type ResponsesRequest = ChatCompletionRequest & {
+    instructions: string | null;
+    maxOutputTokens: number | null;
+    topPSent: number | null;
+    temperatureSent: number | null;
+    user: string | null;
+};
+
+const FIELDS = new Set(["model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "store", "previous_response_id", "tools", "user"]);
+/** OpenAI's default temperature. */
+const DEFAULT_TEMPERATURE = 1;
+
+export function parseResponsesRequest(body: unknown): ResponsesRequest {
+    if (typeof body !== "object" || body == null || Array.isArray(body))
+        throw OpenAiError.badRequest("The request body must be a JSON object.");
+    const object = body as Body;
+    const unknown = Object.keys(object).find((key) => !FIELDS.has(key));
+    if (unknown != null) {
+        const name = unknown.slice(0, 40);
+        throw OpenAiError.badRequest(`\`${name}\` is not supported by this server's /v1/responses: send the request without it.`, name);
+    }
+    if (object.previous_response_id != null)
+        throw OpenAiError.badRequest("`previous_response_id` cannot be used: this server is stateless and keeps no responses; send the whole conversation in `input`.",
+            "previous_response_id");
+    if (object.store != null && object.store !== false)
+        throw OpenAiError.badRequest("`store` must be false or left out: this server is stateless and keeps no responses.", "store");
+    if (object.tools != null && !(Array.isArray(object.tools) && object.tools.length === 0))
+        throw OpenAiError.badRequest("`tools` are not supported by this server yet: send the request without them.", "tools");
+    if (object.stream != null && typeof object.stream !== "boolean")
+        throw OpenAiError.badRequest("`stream` must be true or false.", "stream");
+    const {model, instructions, user} = object;
+    if (model != null && (typeof model !== "string" || model.length > TEXT_LIMITS.path))
+        throw OpenAiError.badRequest("`model` must be a string.", "model");
+    if (instructions != null && (typeof instructions !== "string" || instructions.length > TEXT_LIMITS.message))
+        throw OpenAiError.badRequest(`\`instructions\` must be a string of at most ${TEXT_LIMITS.message} characters.`, "instructions");
+    if (user != null && (typeof user !== "string" || user.length > TEXT_LIMITS.id))
+        throw OpenAiError.badRequest(`\`user\` must be a string of at most ${TEXT_LIMITS.id} characters.`, "user");
+    const messages = inputMessages(object.input);
+    if (typeof instructions === "string" && instructions !== "")
+        messages.unshift({role: "system", text: instructions});
+    const maxOutputTokens = number(object, "max_output_tokens", "maxTokens");
+    const temperature = number(object, "temperature", "temperature");
+    const topP = number(object, "top_p", "topP");
+    return {
+        kind: "chat", messages, model: typeof model === "string" ? model : null, maxTokens: maxOutputTokens,
+        temperature: temperature ?? DEFAULT_TEMPERATURE, topP, topK: undefined, seed: undefined, stop: [], stream: object.stream === true, includeUsage: false, ...UNSENT_SAMPLING,
+        instructions: typeof instructions === "string" ? instructions : null, maxOutputTokens: maxOutputTokens ?? null,
+        topPSent: topP ?? null, temperatureSent: temperature ?? null, user: typeof user === "string" ? user : null
+    };
+}
+
+function number(object: Body, field: string, limit: LimitName): number | undefined {
+    const value = object[field];
+    if (value == null)
+        return undefined;
+    const checked = checkLimit(limit, value);
+    if (!checked.ok)
+        throw OpenAiError.badRequest(`\`${field}\`: ${checked.message}`, field);
+    return checked.value;
+}
+
+function inputMessages(input: unknown): ChatMessage[] {
+    if (typeof input === "string") {
+        if (input === "" || input.length > TEXT_LIMITS.message)
+            throw OpenAiError.badRequest(`\`input\` must be 1 to ${TEXT_LIMITS.message} characters.`, "input");
+        return [{role: "user", text: input}];
+    }
+    if (!Array.isArray(input) || input.length === 0)
+        throw OpenAiError.badRequest("`input` must be a non-empty string or a non-empty list of message items.", "input");
+    const count = checkLimit("chatMessages", input.length);
+    if (!count.ok)
+        throw OpenAiError.badRequest(`\`input\`: ${count.message}`, "input");
+    const messages = input.map((item: unknown, index): ChatMessage => {
+        const param = `input[${index}]`;
+        if (typeof item !== "object" || item == null || Array.isArray(item))
+            throw OpenAiError.badRequest(`${param} must be a message item {role, content}.`, param);
+        const {type, role, content, id, status, ...rest} = item as Body;
+        if (type != null && type !== "message")
+            throw OpenAiError.badRequest(`${param} is a ${JSON.stringify(String(type).slice(0, 30))} item: this server takes message items only, so far.`, param);
+        const extra = Object.keys(rest)[0];
+        if (extra != null)
+            throw OpenAiError.badRequest(`${param}.${extra.slice(0, 40)} is not supported by this server: a message item has role and content.`, param);
+        if ((id != null && typeof id !== "string") || (status != null && typeof status !== "string"))
+            throw OpenAiError.badRequest(`${param}.id and .status must be strings.`, param);
+        const mapped = role === "system" || role === "developer" ? "system" : role === "user" || role === "assistant" ? role : null;
+        if (mapped == null)
+            throw OpenAiError.badRequest(`${param}.role must be "user", "assistant", "system" or "developer" (got ${JSON.stringify(String(role).slice(0, 20))}).`, `${param}.role`);
+        return {role: mapped, text: contentText(content, `${param}.content`)};
+    });
+    if (messages.at(-1)!.role !== "user")
+        throw OpenAiError.badRequest("The last input item must be the user's message (this server answers the user's latest message).", "input");
+    return messages;
+}
+
+function contentText(content: unknown, param: string): string {
+    let text: string;
+    if (typeof content === "string")
+        text = content;
+    else if (Array.isArray(content) && content.length > 0)
+        text = content.map((part: unknown, index) => {
+            const at = `${param}[${index}]`;
+            const {type, text: partText, annotations, ...rest} = (typeof part === "object" && part != null ? part : {}) as Body;
+            if (type !== "input_text" && type !== "output_text")
+                throw OpenAiError.badRequest(`${at} is a ${JSON.stringify(String(type).slice(0, 30))} part: this server takes input_text and output_text parts only, so far.`, at);
+            if (typeof partText !== "string")
+                throw OpenAiError.badRequest(`${at}.text must be a string.`, at);
+            const extra = Object.keys(rest)[0];
+            if (extra != null || (annotations != null && !(Array.isArray(annotations) && annotations.length === 0)))
+                throw OpenAiError.badRequest(`${at}.${(extra ?? "annotations").slice(0, 40)} is not supported by this server (a text part has type and text).`, at);
+            return partText;
+        }).join("");
+    else
+        throw OpenAiError.badRequest(`${param} must be a string or a non-empty list of input_text / output_text parts.`, param);
+    if (text.length > TEXT_LIMITS.message)
+        throw OpenAiError.badRequest(`${param} is longer than ${TEXT_LIMITS.message} characters.`, param);
+    return text;
+}
