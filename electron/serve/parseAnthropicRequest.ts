@@ -7,7 +7,7 @@
  */
 import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
-import {UNSENT_SAMPLING, type ChatCompletionRequest, type ChatMessage} from "./parseGenerationRequest.js";
+import {DEFAULT_TEMPERATURE, UNSENT_SAMPLING, type ChatCompletionRequest, type ChatMessage} from "./parseGenerationRequest.js";
 
 type Body = Record<string, unknown>;
 
@@ -15,8 +15,6 @@ type Body = Record<string, unknown>;
 const MESSAGE_FIELDS = new Set(["model", "messages", "system", "max_tokens", "stop_sequences", "temperature", "top_p", "top_k", "metadata", "stream", "cache_control"]);
 /** `/v1/messages/count_tokens` takes the prompt's fields only. */
 const COUNT_FIELDS = new Set(["model", "messages", "system", "cache_control"]);
-/** Anthropic's default temperature. */
-const DEFAULT_TEMPERATURE = 1;
 
 /** A `/v1/messages` body as the server's chat request. */
 export function parseAnthropicMessagesRequest(body: unknown): ChatCompletionRequest {

@@ -52,8 +52,8 @@ export type ChatCompletionRequest = SamplingRequest & {kind: "chat"; messages: C
 export type CompletionRequest = SamplingRequest & {kind: "completion"; prompt: string};
 export type GenerationRequest = ChatCompletionRequest | CompletionRequest;
 
-/** OpenAI's default temperature. */
-const DEFAULT_TEMPERATURE = 1;
+/** The temperature a request that sends none gets: OpenAI's default (chat, completions, Responses), and Anthropic's. */
+export const DEFAULT_TEMPERATURE = 1;
 
 type Body = Record<string, unknown>;
 

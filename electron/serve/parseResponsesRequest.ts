@@ -6,7 +6,7 @@
  */
 import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
-import {UNSENT_SAMPLING, type ChatCompletionRequest, type ChatMessage} from "./parseGenerationRequest.js";
+import {DEFAULT_TEMPERATURE, UNSENT_SAMPLING, type ChatCompletionRequest, type ChatMessage} from "./parseGenerationRequest.js";
 
 type Body = Record<string, unknown>;
 
@@ -20,8 +20,6 @@ export type ResponsesRequest = ChatCompletionRequest & {
 };
 
 const FIELDS = new Set(["model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "store", "previous_response_id", "tools", "user"]);
-/** OpenAI's default temperature. */
-const DEFAULT_TEMPERATURE = 1;
 
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
     if (typeof body !== "object" || body == null || Array.isArray(body))
