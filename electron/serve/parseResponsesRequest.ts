@@ -6,6 +6,7 @@
  */
 import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
+import {responsesTextConstraint} from "./requestFields.js";
 import {DEFAULT_TEMPERATURE, UNSENT_SAMPLING, type ChatCompletionRequest, type ChatMessage} from "./parseGenerationRequest.js";
 
 type Body = Record<string, unknown>;
@@ -17,9 +18,11 @@ export type ResponsesRequest = ChatCompletionRequest & {
     topPSent: number | null;
     temperatureSent: number | null;
     user: string | null;
+    /** `text.format` as sent (checked), echoed in the response object; `null` when not sent (free text). */
+    textFormat: Record<string, unknown> | null;
 };
 
-const FIELDS = new Set(["model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "store", "previous_response_id", "tools", "user"]);
+const FIELDS = new Set(["model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "store", "previous_response_id", "tools", "user", "text"]);
 
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
     if (typeof body !== "object" || body == null || Array.isArray(body))
@@ -55,6 +58,8 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     return {
         kind: "chat", messages, model: typeof model === "string" ? model : null, maxTokens: maxOutputTokens,
         temperature: temperature ?? DEFAULT_TEMPERATURE, topP, topK: undefined, seed: undefined, stop: [], stream: object.stream === true, includeUsage: false, ...UNSENT_SAMPLING,
+        constraint: responsesTextConstraint(object.text),
+        textFormat: (object.text as {format?: Record<string, unknown>} | null | undefined)?.format ?? null,
         instructions: typeof instructions === "string" ? instructions : null, maxOutputTokens: maxOutputTokens ?? null,
         topPSent: topP ?? null, temperatureSent: temperature ?? null, user: typeof user === "string" ? user : null
     };

@@ -20,7 +20,7 @@ export type Endpoint = "chat" | "completion";
 
 /** `response_format` / `json_schema` / `grammar`, as the sampler will enforce it. */
 export type OutputConstraint =
-    | {kind: "json"; schema: Record<string, unknown>; source: "response_format" | "json_schema"}
+    | {kind: "json"; schema: Record<string, unknown>; source: "response_format" | "json_schema" | "text.format"}
     | {kind: "grammar"; gbnf: string};
 
 /** What the fields read so far set; the parser starts from {@link emptyDraft} and fills it field by field. */
@@ -176,6 +176,49 @@ function readResponseFormat(value: unknown, draft: FieldDraft, field: string): v
     // OpenAI: without a schema, any JSON object; strict or not, this server always enforces the schema by grammar
     const schema = spec.schema == null ? {type: "object"} : schemaObject(spec.schema, `${param}.schema`);
     setConstraint(draft, {kind: "json", schema, source: "response_format"}, field);
+}
+
+const TEXT_KEYS = new Set(["format"]);
+const TEXT_FORMAT_KEYS = new Set(["type", "name", "schema", "strict", "description"]);
+
+/**
+ * The Responses API's `text` (`{format: {type: "text"} | {type: "json_object"} | {type: "json_schema", name, schema,
+ * strict, description}}`, the schema's fields beside `type`, as OpenAI's Responses API takes them): the output
+ * constraint it asks for, enforced as response_format's is; `null` for free text.
+ */
+export function responsesTextConstraint(value: unknown): OutputConstraint | null {
+    if (value == null)
+        return null;
+    const text = plainObject(value, "text");
+    for (const key of Object.keys(text))
+        if (!TEXT_KEYS.has(key))
+            throw bad(`text.${key.slice(0, 40)}`, `\`text.${key.slice(0, 40)}\` is not supported by this server's /v1/responses (\`text\` takes "format").`);
+    if (text.format == null)
+        return null;
+    const field = "text.format";
+    const format = plainObject(text.format, field);
+    for (const key of Object.keys(format))
+        if (!TEXT_FORMAT_KEYS.has(key))
+            throw bad(`${field}.${key.slice(0, 40)}`, `\`${field}.${key.slice(0, 40)}\` is not a field of text.format (it takes "type" and, for "json_schema", "name", "schema", "strict" and "description").`);
+    if (format.type === "text" || format.type === "json_object") {
+        const extra = ["name", "schema", "strict", "description"].find((key) => format[key] != null);
+        if (extra != null)
+            throw bad(`${field}.${extra}`, `\`${field}.${extra}\` goes with "type": "json_schema", not "${format.type}".`);
+        // JSON mode answers one JSON object
+        return format.type === "text" ? null : {kind: "json", schema: {type: "object"}, source: field};
+    }
+    if (format.type !== "json_schema")
+        throw bad(`${field}.type`, `\`${field}.type\` must be "text", "json_object" or "json_schema".`);
+    if (typeof format.name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(format.name))
+        throw bad(`${field}.name`, `\`${field}.name\` must be 1 to 64 letters, digits, underscores or dashes.`);
+    if (format.strict != null)
+        boolean(format.strict, `${field}.strict`);
+    if (format.description != null)
+        shortString(format.description, `${field}.description`, TEXT_LIMITS.message);
+    if (format.schema == null)
+        throw bad(`${field}.schema`, `\`${field}.schema\` is required with "type": "json_schema".`);
+    // strict or not, this server always enforces the schema by grammar
+    return {kind: "json", schema: schemaObject(format.schema, `${field}.schema`), source: field};
 }
 
 function readLogitBias(value: unknown, draft: FieldDraft, field: string): void {

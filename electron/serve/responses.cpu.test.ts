@@ -116,7 +116,7 @@ describe.skipIf(probe.reason != null)("POST /v1/responses with the openai client
             [{input: "hi", store: true}, /`store` must be false or left out/],
             [{input: "hi", tools: [{type: "function", name: "f", parameters: {}}]}, /`tools` are not supported/],
             [{input: "hi", reasoning: {effort: "low"}}, /`reasoning` is not supported/],
-            [{input: "hi", text: {format: {type: "json_object"}}}, /`text` is not supported/],
+            [{input: "hi", text: {verbosity: "low"}}, /`text.verbosity` is not supported/],
             [{input: ""}, /`input` must be 1 to/],
             [{input: []}, /`input` must be a non-empty/],
             [{}, /`input` must be a non-empty/],

@@ -23,7 +23,7 @@ export function responsesFormat(request: ResponsesRequest): ReplyFormat {
         output: finished == null ? [] : [item(true)],
         incomplete_details: status === "incomplete" ? {reason: "max_output_tokens"} : null,
         error: null, instructions: request.instructions, max_output_tokens: request.maxOutputTokens, temperature: request.temperatureSent, top_p: request.topPSent,
-        parallel_tool_calls: false, tool_choice: "none", tools: [], store: false, previous_response_id: null, text: {format: {type: "text"}},
+        parallel_tool_calls: false, tool_choice: "none", tools: [], store: false, previous_response_id: null, text: {format: request.textFormat ?? {type: "text"}},
         truncation: "disabled", user: request.user, metadata: {},
         usage: finished == null ? null : {
             input_tokens: finished.promptTokens, input_tokens_details: {cached_tokens: Math.max(0, finished.promptTokens - finished.promptTokensEvaluated)},

@@ -14,6 +14,7 @@ import {makeTestModel} from "../engine/testing/testModels.js";
 import type {KvCostModel} from "./KvCostModel.js";
 import {fifoPolicy} from "./schedulingPolicies.js";
 import {serveOpenAi, type OpenAiServer} from "./serveOpenAi.js";
+import {BOUNDED_JSON_SCHEMA} from "./testing/boundedJsonSchema.js";
 
 const probe = await probeEngine("cpu", {maxThreads: 1});
 if (probe.reason != null)
@@ -25,19 +26,7 @@ const COSTS: KvCostModel = {
     prefill: {fixedMs: 1, msPer: 1}, source: "given"
 };
 
-/** Every value bounded, so the grammar forces the JSON to end within a few dozen tokens whatever the weights. */
-const SCHEMA = {
-    type: "object",
-    properties: {
-        mood: {enum: ["calm", "stormy"]},
-        ok: {type: "boolean"},
-        count: {type: "integer", minimum: 0, maximum: 9},
-        name: {type: "string", maxLength: 3},
-        tags: {type: "array", items: {enum: ["a", "b"]}, maxItems: 2}
-    },
-    required: ["mood", "ok", "count", "name", "tags"],
-    additionalProperties: false
-} as const;
+const SCHEMA = BOUNDED_JSON_SCHEMA;
 
 const USER: OpenAI.ChatCompletionMessageParam[] = [{role: "user", content: "Describe the sea as JSON"}];
 
