@@ -9,6 +9,7 @@ import {promises as fs} from "node:fs";
 import type {HubAccess} from "./hubAccess.js";
 import {hubFetch} from "./hubFetch.js";
 import {HubError} from "./HubError.js";
+import {formatBytes} from "../format/formatBytes.js";
 import {GgufValidationError} from "../gguf/errors/GgufValidationError.js";
 import type {ValidatedGguf} from "../gguf/types/ValidatedGguf.js";
 import {validateGgufOutOfProcess} from "../gguf/validateGgufOutOfProcess.js";
@@ -35,6 +36,8 @@ export type FetchRemoteHeaderOptions = {
     readonly signal?: AbortSignal;
     /** Defaults to {@link MAX_HEADER_BYTES}. */
     readonly maxHeaderBytes?: number;
+    /** The first request's size. Defaults to {@link FIRST_HEADER_BYTES}. */
+    readonly firstBytes?: number;
 };
 
 /** The validated header, and how many bytes and requests it took. */
@@ -55,7 +58,7 @@ export async function fetchRemoteHeader(options: FetchRemoteHeaderOptions): Prom
     try {
         await file.truncate(bytes);
         for (let request = 1; ; request++) {
-            const want = Math.min(maxHeader, have === 0 ? FIRST_HEADER_BYTES : have * 2);
+            const want = Math.min(maxHeader, have === 0 ? options.firstBytes ?? FIRST_HEADER_BYTES : have * 2);
             have += await fetchRange(file, options, have, want);
             try {
                 const gguf = await validateGgufOutOfProcess(options.outPath, {headerBytesAvailable: have, signal: options.signal, timeoutMs: 30_000});
@@ -63,7 +66,7 @@ export async function fetchRemoteHeader(options: FetchRemoteHeaderOptions): Prom
             } catch (error) {
                 if (!(error instanceof GgufValidationError) || error.code !== "truncated" || have >= maxHeader) {
                     if (error instanceof GgufValidationError && error.code === "truncated" && have >= maxHeader && maxHeader < bytes)
-                        throw new HubError(`${what}: its header is longer than ${(maxHeader / 2 ** 20).toFixed(0)} MiB, more than is read before a download.`);
+                        throw new HubError(`${what}: its header is longer than ${formatBytes(maxHeader)}, more than is read before a download.`);
                     if (error instanceof GgufValidationError)
                         throw new HubError(`${what}: the header fails validation: ${error.message}`);
                     throw error;
