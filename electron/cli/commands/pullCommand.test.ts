@@ -137,7 +137,7 @@ describe("tensorwise pull", () => {
         const started = performance.now();
         expect(await main(["pull", "org/tiny-GGUF:F16", "--timeout", "1"], io)).toBe(1);
         expect(performance.now() - started).toBeLessThan(10_000);
-        expect(io.text()).toMatch(/the server sent nothing for 1 s, so the download was given up \(run the same command again to resume\)/);
+        expect(io.text()).toMatch(/the server sent nothing for 1 s, so tensorwise gave up \(run the same command again to resume\)/);
         expect(await modelsInFolder()).toEqual([]);
         const [partial] = await partials();
         expect((await stat(path.join(modelsDir(), PARTIAL_DIR, partial!))).size).toBe(100_000);

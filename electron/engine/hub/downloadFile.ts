@@ -92,7 +92,7 @@ export async function downloadFile(options: DownloadFileOptions): Promise<Downlo
     let fetched = 0;
     if (have < bytes) {
         const answer = await hubFetch(options.url, {
-            access: options.access, what, stallMs: options.stallMs, signal: options.signal,
+            access: options.access, what, stallMs: options.stallMs, signal: options.signal, afterStall: "(run the same command again to resume)",
             headers: have > 0 ? {Range: `bytes=${have}-`} : {}
         });
         const {response} = answer;

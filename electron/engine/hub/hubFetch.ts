@@ -18,6 +18,8 @@ export type HubFetchOptions = {
     /** Defaults to {@link DEFAULT_STALL_MS}. */
     readonly stallMs?: number;
     readonly signal?: AbortSignal;
+    /** Said after a stall (a download's "run the same command again to resume"). Defaults to nothing. */
+    readonly afterStall?: string;
 };
 
 /** A response whose body is read through {@link readBody}, which keeps the stall timeout. */
@@ -45,7 +47,7 @@ export async function hubFetch(url: string, options: HubFetchOptions): Promise<H
         clearTimeout(timer);
         timer = setTimeout(() => {
             stalled = true;
-            controller.abort(new HubError(stallSentence(options.what, stallMs)));
+            controller.abort(new HubError(stallSentence(options, stallMs)));
         }, stallMs);
     };
     const done = (): void => {
@@ -94,13 +96,13 @@ export async function hubFetch(url: string, options: HubFetchOptions): Promise<H
     };
 }
 
-function stallSentence(what: string, stallMs: number): string {
-    return `${what}: the server sent nothing for ${Math.round(stallMs / 1000)} s, so the download was given up (run the same command again to resume).`;
+function stallSentence(options: HubFetchOptions, stallMs: number): string {
+    return `${options.what}: the server sent nothing for ${Math.round(stallMs / 1000)} s, so tensorwise gave up${options.afterStall != null ? ` ${options.afterStall}` : ""}.`;
 }
 
 function failure(error: unknown, stalled: boolean, options: HubFetchOptions, url: string): unknown {
     if (options.signal?.aborted === true) return options.signal.reason;
-    if (stalled) return new HubError(stallSentence(options.what, options.stallMs ?? DEFAULT_STALL_MS));
+    if (stalled) return new HubError(stallSentence(options, options.stallMs ?? DEFAULT_STALL_MS));
     if (error instanceof HubError) return error;
     const cause = (error as {cause?: {code?: string; message?: string}}).cause;
     return new HubError(`${options.what}: cannot reach ${new URL(url).origin} (${cause?.code ?? cause?.message ?? String(error)}).`);
