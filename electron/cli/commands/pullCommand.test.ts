@@ -123,7 +123,10 @@ describe("tensorwise pull", () => {
     it("says what was not found: an unknown repository, and a listed file the server does not have", async () => {
         const repo = captureIo();
         expect(await main(["pull", "org/nothing-here"], repo)).toBe(1);
-        expect(repo.text()).toMatch(/the file list of org\/nothing-here \(revision main\): not found \(HTTP 404\)/);
+        expect(repo.text()).toContain(`error: ${hub.endpoint} has no model repository org/nothing-here (or it is private: set HF_TOKEN).`);
+        const revision = captureIo();
+        expect(await main(["pull", "org/tiny-GGUF:F16", "--revision", "v9"], revision)).toBe(1);
+        expect(revision.text()).toContain('error: org/tiny-GGUF has no revision "v9" (no branch, tag or commit of that name).');
         const file = captureIo();
         hub.behaviour = {};
         expect(await main(["pull", "org/missing-file", "--revision", "v2"], file)).toBe(1);

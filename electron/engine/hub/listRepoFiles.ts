@@ -47,7 +47,12 @@ export async function listRepoFiles(access: HubAccess, repo: string, revision: s
     for (let page = 0; url != null; page++) {
         if (page >= MAX_LISTING_PAGES)
             throw new HubError(`${what}: more than ${MAX_LISTING_PAGES} pages; refusing to read on.`);
-        const answer = await hubFetch(url, {...options, access, what});
+        let answer;
+        try {
+            answer = await hubFetch(url, {...options, access, what});
+        } catch (error) {
+            throw page === 0 && error instanceof HubError && error.status === 404 ? await whyNotFound(access, repo, revision, options) : error;
+        }
         const chunks: Uint8Array[] = [];
         let bytes = 0;
         for await (const chunk of answer.readBody()) {
@@ -64,6 +69,19 @@ export async function listRepoFiles(access: HubAccess, repo: string, revision: s
         url = nextPage(answer.response.headers.get("link"), access.endpoint);
     }
     return files;
+}
+
+/** `GET {endpoint}/api/models/{repo}` after the tree's 404: is the repository missing, or only the revision? */
+async function whyNotFound(access: HubAccess, repo: string, revision: string, options: Omit<HubFetchOptions, "access" | "what">): Promise<HubError> {
+    try {
+        const answer = await hubFetch(`${access.endpoint}/api/models/${repo}`, {...options, access, what: repo});
+        answer.cancel();
+        return new HubError(`${repo} has no revision "${revision}" (no branch, tag or commit of that name).`, 404);
+    } catch (error) {
+        if (error instanceof HubError && error.status === 404)
+            return new HubError(`${access.endpoint} has no model repository ${repo}${access.token == null ? " (or it is private: set HF_TOKEN)" : ""}.`, 404);
+        throw error;
+    }
 }
 
 /** The files of one page of the tree API's answer (directories skipped); a malformed answer is refused. */

@@ -1,7 +1,7 @@
 /**
  * A local HTTP server speaking the Hugging Face Hub endpoints `tensorwise pull` uses — the tree API
  * (`/api/models/{repo}/tree/{revision}`), the repo API (`/api/models/{repo}`) and file downloads
- * (`/{repo}/resolve/{revision}/{path}`, with HTTP Range) — serving real files given by the test (models written by our
+ * (`/{repo}/resolve/{revision}/{path}`, with HTTP Range; revisions `main` and `v2`) — serving real files given by the test (models written by our
  * GGUF writer). It records every request, so a test can check what was asked for (Range headers) and what was sent.
  */
 import {createHash} from "node:crypto";
@@ -64,6 +64,8 @@ export async function startLocalHub(repos: Record<string, readonly LocalHubFile[
             return json(401, {error: "Access to this model is restricted"});
         if (api && parts.length === 4)
             return json(200, {id: repo, siblings: files.map((f) => ({rfilename: f.path}))});
+        if (api && parts[4] === "tree" && !["main", "v2"].includes(parts[5] ?? ""))
+            return json(404, {error: "Invalid rev id"});
         if (api && parts[4] === "tree")
             return json(200, files.map((f) => {
                 const bytes = f.listedBytes ?? f.content.length;
