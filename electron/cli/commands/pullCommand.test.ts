@@ -8,7 +8,7 @@ import {fileURLToPath} from "node:url";
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it} from "vitest";
 import {makeSyntheticModel} from "../../engine/writer/makeSyntheticModel.js";
 import {startLocalHub, type LocalHub} from "../../engine/hub/testing/startLocalHub.js";
-import {PARTIAL_DIR} from "./pullCommand.js";
+import {PARTIAL_DIR} from "../../engine/hub/pullModel.js";
 import {main} from "../main.js";
 import type {CliIo} from "../CliIo.js";
 

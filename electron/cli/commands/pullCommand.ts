@@ -1,5 +1,3 @@
-import {createHash} from "node:crypto";
-import {createReadStream, promises as fs} from "node:fs";
 import path from "node:path";
 import {progressLines, type CliIo} from "../CliIo.js";
 import {UsageError} from "../UsageError.js";
@@ -7,22 +5,19 @@ import {defaultDataDir, modelsDirOf} from "../../host/dataDir.js";
 import {LIBRARY_FILE, ModelLibrary} from "../../host/ModelLibrary.js";
 import {inspectGguf} from "../../engine/gguf/inspectGguf.js";
 import {validateGgufOutOfProcess} from "../../engine/gguf/validateGgufOutOfProcess.js";
-import {GgufValidationError} from "../../engine/gguf/errors/GgufValidationError.js";
 import {toModelCard} from "../../engine/service/modelCard.js";
 import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama.js";
-import {downloadFile, type DownloadProgress} from "../../engine/hub/downloadFile.js";
+import type {DownloadProgress} from "../../engine/hub/downloadFile.js";
+import {pullModel} from "../../engine/hub/pullModel.js";
 import {groupGgufQuants, pickQuant, type GgufQuant} from "../../engine/hub/ggufQuants.js";
 import {hubAccessFromEnv} from "../../engine/hub/hubAccess.js";
 import {HubError} from "../../engine/hub/HubError.js";
-import {listRepoFiles, resolveUrl, type RepoFile} from "../../engine/hub/listRepoFiles.js";
+import {listRepoFiles, type RepoFile} from "../../engine/hub/listRepoFiles.js";
 import {checkRevision, parsePullTarget, type PullTarget} from "../../engine/hub/pullTarget.js";
 import {planRemoteQuants, type QuantListing} from "../../engine/hub/planRemoteQuants.js";
 import {DEFAULT_WORKLOAD} from "../../engine/planner/types.js";
 import {formatBytes, formatMs, formatTable} from "../../engine/format/formatBytes.js";
 
-/** Where partial downloads wait, inside the models folder (same disk, so the final rename is atomic; a folder, so
- * web mode's clean-up of stale hidden upload files, receiveUpload.ts, leaves it alone). */
-export const PARTIAL_DIR = ".pull";
 
 /** Options of {@link pullCommand}. */
 export type PullCommandOptions = {
@@ -76,33 +71,10 @@ async function pull(io: CliIo, target: PullTarget, revision: string, quant: Gguf
     const dataDir = defaultDataDir();
     const modelsDir = options.dir != null ? path.resolve(options.dir) : modelsDirOf(dataDir);
     const progress = progressLines(io);
-    const saved: {path: string; bytes: number; sha256: string | null; resumedFromBytes: number; fetchedBytes: number; existed: boolean}[] = [];
-    for (const file of quant.files) {
-        const name = file.path.split("/").at(-1)!;
-        const dest = path.join(modelsDir, name);
-        if (await sameFileExists(dest, file)) {
-            saved.push({path: dest, bytes: file.bytes, sha256: file.sha256, resumedFromBytes: file.bytes, fetchedBytes: 0, existed: true});
-            continue;
-        }
-        const partial = path.join(modelsDir, PARTIAL_DIR, `${name}.${file.sha256?.slice(0, 16) ?? `${file.bytes}`}.partial`);
-        const what = `${target.repo}: ${file.path}`;
-        const result = await downloadFile({
-            url: resolveUrl(target.access.endpoint, target.repo, revision, file.path), access: target.access, what,
-            partialPath: partial, bytes: file.bytes, sha256: file.sha256, stallMs: options.stallMs, signal,
-            onProgress: options.json ? undefined : (p) => progress(progressSentence(name, p))
-        });
-        if (quant.files.length === 1) await checkModel(partial, what);
-        try {
-            // link, then unlink: never replaces a file of the same name that appeared meanwhile
-            await fs.link(partial, dest);
-        } catch (error) {
-            if ((error as NodeJS.ErrnoException).code === "EEXIST")
-                throw new HubError(`${dest} already exists with other content; the verified download stays in ${partial}: move the old file away and run again.`);
-            throw error;
-        }
-        await fs.rm(partial, {force: true});
-        saved.push({path: dest, bytes: file.bytes, sha256: file.sha256, ...result, existed: false});
-    }
+    const saved = await pullModel(quant, {
+        access: target.access, repo: target.repo, revision, modelsDir, stallMs: options.stallMs, signal,
+        onProgress: options.json ? undefined : (name, p) => progress(progressSentence(name, p))
+    });
     const first = saved[0]!.path;
     let registered = false;
     if (quant.files.length === 1) {
@@ -123,29 +95,6 @@ async function pull(io: CliIo, target: PullTarget, revision: string, quant: Gguf
         ? `${quant.name} is in the app's model library${options.dir != null ? `; in web mode open it with --model-dir ${modelsDir}` : ""}.`
         : `a split model: llama.cpp loads it from ${first}; tensorwise's library checks one file at a time, so it is not listed in the app yet.`);
     return 0;
-}
-
-/** The downloaded file must pass our validator before it is a model: a file that fails is deleted. */
-async function checkModel(partial: string, what: string): Promise<void> {
-    try {
-        await validateGgufOutOfProcess(partial, {timeoutMs: 30_000});
-    } catch (error) {
-        if (!(error instanceof GgufValidationError)) throw error;
-        await fs.rm(partial, {force: true});
-        throw new HubError(`${what} is not a model tensorwise can open (${error.message}); the download was deleted.`);
-    }
-}
-
-/** A file already at `dest` is the same when its size and sha256 match (then nothing is fetched). */
-async function sameFileExists(dest: string, file: RepoFile): Promise<boolean> {
-    const stat = await fs.stat(dest).catch(() => null);
-    if (stat == null) return false;
-    if (stat.size === file.bytes && file.sha256 != null) {
-        const hash = createHash("sha256");
-        for await (const chunk of createReadStream(dest)) hash.update(chunk as Buffer);
-        if (hash.digest("hex") === file.sha256) return true;
-    }
-    throw new HubError(`${dest} already exists with other content; move it away or choose another folder with --dir.`);
 }
 
 function progressSentence(name: string, p: DownloadProgress): string {
