@@ -6,6 +6,7 @@
 import {mkdtemp, rm} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import type {HubQuantPlacement, HubQuantPlan} from "../../contract/hub.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {autoPlan} from "../planner/autoPlan.js";
 import {DEFAULT_WORKLOAD} from "../planner/types.js";
@@ -16,26 +17,8 @@ import type {HubAccess} from "./hubAccess.js";
 import {HubError} from "./HubError.js";
 import {resolveUrl} from "./listRepoFiles.js";
 
-/** Where a plan puts the weights. */
-export type QuantPlacement = "GPU" | "mixed" | "CPU";
-
 /** A quant's plan on this machine, for the typical chat request ({@link DEFAULT_WORKLOAD}). */
-export type QuantPlan = {
-    readonly placement: QuantPlacement;
-    readonly ttftMs: number;
-    readonly tpotMs: number;
-    readonly tokensPerSecond: number;
-    /** TTFT plus the rest of the reply's tokens (the planner's `requestMs`). */
-    readonly requestMs: number;
-    /** Weights, KV cache and compute buffers on the GPU (llama.cpp's simulation). */
-    readonly gpuBytes: number;
-    /** Weights, KV cache and (where priced) compute buffers in system RAM. */
-    readonly hostBytes: number;
-    /** Whether the host's share fits the memory free now. */
-    readonly fitsRam: boolean;
-    readonly gpuName: string | null;
-    readonly profileReused: boolean;
-};
+export type QuantPlan = HubQuantPlan;
 
 /** One quant and its plan, or why it has none. */
 export type QuantListing = {
@@ -101,7 +84,7 @@ async function planOne(engine: EngineLlama, quant: GgufQuant, dir: string, optio
         const p = result.prediction;
         const tensors = planned.model.tensors.length;
         const onGpu = result.resolved.onGpu.size;
-        const placement: QuantPlacement = result.settings.useGpu === false || onGpu === 0 ? "CPU" : onGpu >= tensors ? "GPU" : "mixed";
+        const placement: HubQuantPlacement = result.settings.useGpu === false || onGpu === 0 ? "CPU" : onGpu >= tensors ? "GPU" : "mixed";
         const hostBytes = p.hostWeightBytes + p.hostKvBytes + (p.hostScratchBytes ?? 0);
         return {quant, headerBytes, notPlanned: null, needsProfile: false, plan: {
             placement, ttftMs: p.ttftMs, tpotMs: p.tpotMs, tokensPerSecond: p.tpotMs > 0 ? 1000 / p.tpotMs : 0, requestMs: p.requestMs,

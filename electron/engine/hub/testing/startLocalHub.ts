@@ -1,5 +1,5 @@
 /**
- * A local HTTP server speaking the Hugging Face Hub endpoints `tensorwise pull` uses — the tree API
+ * A local HTTP server speaking the Hugging Face Hub endpoints `tensorwise pull` uses — the search (`/api/models?search=`), the tree API
  * (`/api/models/{repo}/tree/{revision}`), the repo API (`/api/models/{repo}`) and file downloads
  * (`/{repo}/resolve/{revision}/{path}`, with HTTP Range; revisions `main` and `v2`) — serving real files given by the test (models written by our
  * GGUF writer). It records every request, so a test can check what was asked for (Range headers) and what was sent.
@@ -57,6 +57,11 @@ export async function startLocalHub(repos: Record<string, readonly LocalHubFile[
         };
         const parts = url.pathname.split("/").filter((p) => p !== "").map(decodeURIComponent);
         const api = parts[0] === "api" && parts[1] === "models";
+        if (api && parts.length === 2) {
+            const search = (url.searchParams.get("search") ?? "").toLowerCase();
+            return json(200, Object.keys(repos).filter((id) => id.toLowerCase().includes(search))
+                .map((id, index) => ({id, modelId: id, downloads: 1000 - index, likes: 10, tags: ["gguf"]})));
+        }
         const repo = api ? `${parts[2]}/${parts[3]}` : `${parts[0]}/${parts[1]}`;
         const files = repos[repo];
         if (files == null) return json(404, {error: "Repository not found"});
