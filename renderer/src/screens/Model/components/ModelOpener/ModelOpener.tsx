@@ -2,6 +2,7 @@ import {Icon} from "../../../../components/Icon/Icon";
 import {useRef, useState} from "react";
 import {inspectPath, openModelDialog, openModelFile} from "../../../../actions/modelActions";
 import {getTransport} from "../../../../transport/getTransport";
+import {useUiStore} from "../../../../stores/uiStore";
 import "./ModelOpener.css";
 
 /** Drop zone + file picker (native dialog in Electron, upload in web mode) + a typed path for huge local files. */
@@ -32,6 +33,7 @@ export function ModelOpener({compact}: {compact: boolean}) {
             )}
             <div className="opener-actions">
                 <button className="button" data-testid="choose-file" onClick={pick}>Choose file…</button>
+                {!compact && <button className="button" data-testid="opener-get-model" onClick={() => useUiStore.getState().show("get-model")}>Get a model…</button>}
                 <input ref={input} type="file" accept=".gguf" hidden data-testid="file-input"
                     onChange={(event) => {
                         const file = event.target.files?.[0];
