@@ -23,7 +23,7 @@ export function GetModel() {
                     event.preventDefault();
                     void searchHub(text);
                 }}>
-                    <input data-testid="hub-query" value={text} maxLength={200} placeholder="e.g. llama 3.2 3b instruct"
+                    <input className="input" data-testid="hub-query" value={text} maxLength={200} placeholder="e.g. llama 3.2 3b instruct"
                         onChange={(event) => setText(event.target.value)}/>
                     <button type="submit" className="button primary" data-testid="hub-search" disabled={search.status === "running"}>Search</button>
                 </form>
@@ -54,7 +54,7 @@ export function GetModel() {
                         <p className="faint">
                             Predicted for a {quants.result.workload.promptTokens}-token prompt and a {quants.result.workload.genTokens}-token reply on this machine, fastest that fits first.
                         </p>
-                        <table className="data-table">
+                        <table className="data">
                             <thead><tr><th>Quant</th><th>Size</th><th>Where</th><th>TTFT</th><th>Tokens/s</th><th>GPU memory</th><th>RAM</th><th/></tr></thead>
                             <tbody>
                                 {quants.result.quants.map((quant) => (
