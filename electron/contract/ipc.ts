@@ -197,6 +197,12 @@ export type Requests = {
     "task.cancel": [{taskId: string}, void];
     "model.load": [{path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string}, LoadedModelState];
     "model.unload": [void, void];
+    /**
+     * Writes a small demo model with random weights (electron/engine/writer/makeSyntheticModel.ts: it replies with
+     * gibberish, but every screen works with it) into the app's models folder, or reuses the one written before, and
+     * opens it like a dropped file.
+     */
+    "model.makeDemo": [void, ModelCard];
     "model.current": [void, LoadedModelState | null];
     "conversations.list": [void, ConversationSummary[]];
     /** What the user must know about the saved conversations (see {@link ConversationNotice}); empty when all is well. */

@@ -14,6 +14,7 @@ const requestNameSet = {
     "model.autoOffload": true,
     "model.load": true,
     "model.unload": true,
+    "model.makeDemo": true,
     "model.current": true,
     "task.cancel": true,
     "conversations.list": true,

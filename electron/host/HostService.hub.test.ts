@@ -1,7 +1,7 @@
 // "Get a model" through the host: search, quants planned by the real engine child from their headers, a download with
 // progress and cancel, against a local hub (electron/engine/hub/testing/startLocalHub.ts). Needs the built engine.
 import {existsSync} from "node:fs";
-import {mkdtemp, readdir, readFile, rm} from "node:fs/promises";
+import {mkdtemp, readdir, readFile, rm, stat} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
@@ -53,6 +53,16 @@ describe.skipIf(missing != null)("Get a model: hub requests through the host and
         await rm(dir, {recursive: true, force: true});
     });
 
+    it("writes the demo model (random weights) once, into the models folder, and opens it", async () => {
+        const card = await host.handle("model.makeDemo", undefined, client);
+        expect(card).toMatchObject({fileName: "demo-random-weights.gguf", path: path.join(modelsDir(), "demo-random-weights.gguf"), architecture: "llama"});
+        const written = (await stat(card.path)).mtimeMs;
+        expect((await host.handle("model.makeDemo", undefined, client)).path).toBe(card.path);
+        expect((await stat(card.path)).mtimeMs).toBe(written);
+        expect((await host.handle("library.list", undefined, client)).map((m) => m.path)).toContain(card.path);
+        await rm(card.path);
+    });
+
     it("searches the hub and refuses malformed requests by field", async () => {
         expect(await host.handle("hub.search", {query: "tiny"}, client)).toEqual([{id: "org/tiny-GGUF", downloads: 1000, likes: 10}]);
         expect(hub.requests.at(-1)!.url).toMatch(/^\/api\/models\?search=tiny&filter=gguf&/);
@@ -74,7 +84,7 @@ describe.skipIf(missing != null)("Get a model: hub requests through the host and
         expect(planned.quants.map((q) => q.plan?.placement)).toEqual(["CPU", "CPU"]);
         expect(planned.quants[0]!.plan!.requestMs).toBeLessThanOrEqual(planned.quants[1]!.plan!.requestMs);
         expect(events.some((e) => e.name === "task.progress" && e.payload.taskId === "q2")).toBe(true);
-        expect(await readdir(modelsDir()).catch(() => [])).toEqual([]);
+        expect((await readdir(modelsDir()).catch(() => [] as string[])).filter((n) => n.endsWith(".gguf"))).toEqual([]);
         await expect(host.handle("hub.quants", {repo: "org/nothing", profile: false, taskId: "q3"}, client))
             .rejects.toMatchObject({code: "hub-error", message: expect.stringContaining("has no model repository org/nothing")});
     }, 180_000);

@@ -233,6 +233,7 @@ const checks: Checks = {
     "engine.restart": none,
     "model.unload": none,
     "model.current": none,
+    "model.makeDemo": none,
     "conversations.list": none,
     "conversations.notices": none,
     "dialog.openModel": none,

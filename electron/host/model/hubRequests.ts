@@ -1,23 +1,44 @@
 /**
- * "Get a model": search the hub (`HF_ENDPOINT`, `HF_TOKEN` as the CLI reads them), list a repository's quants with
+ * "Get a model": a demo model with random weights, or one from the hub: search the hub (`HF_ENDPOINT`, `HF_TOKEN` as the CLI reads them), list a repository's quants with
  * each one's plan on this machine (in the engine, which holds llama.cpp), and download one into the app's models
  * folder (here in the host: a download needs no engine), then open it as a dropped file is opened.
  */
+import {promises as fs} from "node:fs";
+import path from "node:path";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
+import {makeSyntheticModel} from "../../engine/writer/makeSyntheticModel.js";
+import {PRIVATE_DIR_MODE} from "../privateDataDir.js";
 import {groupGgufQuants, pickQuant} from "../../engine/hub/ggufQuants.js";
 import {hubAccessFromEnv} from "../../engine/hub/hubAccess.js";
 import {listRepoFiles} from "../../engine/hub/listRepoFiles.js";
-import {pullModel} from "../../engine/hub/pullModel.js";
+import {PARTIAL_DIR, pullModel} from "../../engine/hub/pullModel.js";
 import {searchModels} from "../../engine/hub/searchModels.js";
 import type {HostContext, RequestHandlers} from "../HostContext.js";
 
-type HubRequestName = "hub.search" | "hub.quants" | "hub.pull";
+type HubRequestName = "hub.search" | "hub.quants" | "hub.pull" | "model.makeDemo";
+
+/** The demo model's file in the models folder; the name says what it is. */
+export const DEMO_MODEL_FILE = "demo-random-weights.gguf";
 
 /** The app pulls from a repository's `main` revision. */
 const REVISION = "main";
 
 export function hubRequests(host: HostContext): RequestHandlers<HubRequestName> {
     return {
+        "model.makeDemo": async () => {
+            const file = path.join(host.access.ownFolder, DEMO_MODEL_FILE);
+            if (!(await fs.stat(file).then((stat) => stat.isFile(), () => false))) {
+                await fs.mkdir(host.access.ownFolder, {recursive: true, mode: PRIVATE_DIR_MODE});
+                // written beside, then renamed: a crash mid-write leaves no half demo model
+                const temp = path.join(host.access.ownFolder, PARTIAL_DIR, `${DEMO_MODEL_FILE}.partial`);
+                await fs.mkdir(path.dirname(temp), {recursive: true, mode: PRIVATE_DIR_MODE});
+                await makeSyntheticModel(temp, {preset: "tiny", type: "f16"});
+                await fs.rename(temp, file);
+            }
+            const card = await host.engine.request("inspect", {path: file});
+            await host.library.opened(card).catch(() => {});
+            return card;
+        },
         "hub.search": async (arg) => await searchModels(hubAccessFromEnv(), arg.query),
         "hub.quants": async (arg) => await host.engine.request("hubQuants", arg),
         "hub.pull": async (arg, client) => {

@@ -47,6 +47,19 @@ export async function downloadQuant(repo: string, quant: string): Promise<void> 
     void refreshLibrary();
 }
 
+/** Writes (once) and opens the demo model: random weights, so it answers gibberish, but every screen works with it. */
+export async function makeDemoModel(): Promise<void> {
+    const {setInspection} = useModelStore.getState();
+    useUiStore.getState().show("model");
+    setInspection({status: "inspecting", path: "demo-random-weights.gguf"});
+    try {
+        setInspection({status: "ready", card: await getTransport().request("model.makeDemo")});
+    } catch (error) {
+        setInspection({status: "failed", path: "demo-random-weights.gguf", fileName: "demo-random-weights.gguf", error: toContractError(error)});
+    }
+    void refreshLibrary();
+}
+
 /** Stops a running download or quant listing (a download's partial file is kept: downloading again resumes). */
 export async function cancelHubTask(taskId: string): Promise<void> {
     await getTransport().request("task.cancel", {taskId});

@@ -10,6 +10,7 @@ import {ConversationList} from "./components/ConversationList/ConversationList";
 import {Message, StreamingMessage} from "./components/Message/Message";
 import {useFollowTail} from "./hooks/useFollowTail";
 import "./Chat.css";
+import {makeDemoModel} from "../../actions/hubActions";
 
 export function Chat() {
     const activeId = useChatStore((state) => state.activeId);
@@ -61,6 +62,8 @@ export function Chat() {
                                 <div className="row">
                                     <button className="button primary" data-testid="chat-get-model" onClick={() => show("get-model")}>Get a model</button>
                                     <button className="button" onClick={() => show("model")}>Open a file</button>
+                                    <button className="button" data-testid="chat-demo-model" title="A tiny model with random weights: it answers gibberish, but every screen works with it"
+                                        onClick={() => void makeDemoModel()}>Make a demo model (random weights)</button>
                                 </div>
                             </div>
                         )}
