@@ -158,6 +158,8 @@ export class EngineService {
 
     /** A hub repository's quants (at `main`), each planned on this machine from its header alone; {@link cancelTask} stops it. */
     async hubQuants(request: {repo: string; profile: boolean; taskId: string}): Promise<HubQuantList> {
+        // a profile taken beside a running benchmark would time both wrong
+        this.refuseWhileBenching("plan a model's quants");
         const controller = new AbortController();
         this.tasks.set(request.taskId, controller);
         try {
