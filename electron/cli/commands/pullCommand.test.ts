@@ -51,6 +51,10 @@ beforeEach(async () => {
         ],
         "org/bad-sha": [{path: "tiny-F16.gguf", content: model, listedSha256: sha256(otherModel)}],
         "org/huge": [{path: "huge-Q4_K_M.gguf", content: model, listedBytes: 2 ** 45}],
+        "org/huge-split": [
+            {path: "m-Q4_0-00001-of-00002.gguf", content: model},
+            {path: "m-Q4_0-00002-of-00002.gguf", content: model, listedBytes: 2 ** 45}
+        ],
         "org/missing-file": [{path: "gone-Q4_0.gguf", content: model, unserved: true}],
         "org/gated": [{path: "tiny-F16.gguf", content: model}]
     }, {gated: ["org/gated"]});
@@ -115,6 +119,10 @@ describe("tensorwise pull", () => {
         const io = captureIo();
         expect(await main(["pull", "org/huge"], io)).toBe(1);
         expect(io.text()).toMatch(/not enough disk space in .*: it needs 32\.00 TiB more and .* is free/);
+        // a split model: checked for all its parts before its first part is fetched
+        const split = captureIo();
+        expect(await main(["pull", "org/huge-split"], split)).toBe(1);
+        expect(split.text()).toMatch(/m-Q4_0-00001-of-00002\.gguf: not enough disk space in .*: it needs 32\.00 TiB more/);
         expect(downloads()).toEqual([]);
         expect(await partials()).toEqual([]);
         expect(await modelsInFolder()).toEqual([]);

@@ -50,6 +50,8 @@ export type DownloadFileOptions = {
     readonly freeBytes?: (dir: string) => Promise<number>;
     /** Defaults to {@link DOWNLOAD_RESERVE_BYTES}. */
     readonly reserveBytes?: number;
+    /** Bytes of the files still to come after this one (the later parts of a split model): the free space must hold them too. Defaults to 0. */
+    readonly laterBytes?: number;
 };
 
 /** What a finished download did. */
@@ -81,8 +83,9 @@ export async function downloadFile(options: DownloadFileOptions): Promise<Downlo
     }
     const free = await (options.freeBytes ?? statfsFreeBytes)(dir);
     const reserve = options.reserveBytes ?? DOWNLOAD_RESERVE_BYTES;
-    if (bytes - have + reserve > free)
-        throw new HubError(`${what}: not enough disk space in ${dir}: it needs ${formatBytes(bytes - have)} more and ${formatBytes(free)} is free ` +
+    const needed = bytes - have + (options.laterBytes ?? 0);
+    if (needed + reserve > free)
+        throw new HubError(`${what}: not enough disk space in ${dir}: it needs ${formatBytes(needed)} more and ${formatBytes(free)} is free ` +
             `(a download leaves ${formatBytes(reserve)} free); free some space or choose another folder with --dir.`);
     const resumedFromBytes = have;
     let hasher = createHash("sha256");

@@ -44,7 +44,7 @@ export type PullModelOptions = {
 /** Downloads, checks and places every file of `quant`; the files in load order (part 1 first). */
 export async function pullModel(quant: GgufQuant, options: PullModelOptions): Promise<PulledFile[]> {
     const saved: PulledFile[] = [];
-    for (const file of quant.files) {
+    for (const [index, file] of quant.files.entries()) {
         const name = file.path.split("/").at(-1)!;
         const dest = path.join(options.modelsDir, name);
         if (await sameFileExists(dest, file)) {
@@ -56,6 +56,7 @@ export async function pullModel(quant: GgufQuant, options: PullModelOptions): Pr
         const result = await downloadFile({
             url: resolveUrl(options.access.endpoint, options.repo, options.revision, file.path), access: options.access, what,
             partialPath: partial, bytes: file.bytes, sha256: file.sha256, stallMs: options.stallMs, signal: options.signal,
+            laterBytes: quant.files.slice(index + 1).reduce((sum, later) => sum + later.bytes, 0),
             onProgress: options.onProgress == null ? undefined : (p) => options.onProgress!(name, p)
         });
         if (quant.files.length === 1) await checkModel(partial, what);
