@@ -202,5 +202,53 @@ export const MUTANTS = [
         find: "return firstHalf.has(tensor.layer) === FFN_TENSOR.test(tensor.name);",
         replace: "return firstHalf.has(tensor.layer) || !firstHalf.has(tensor.layer);",
         tests: ["electron/engine/testing/archCorpus/corpusPlacement.test.ts"]
+    },
+    {
+        id: "pull-no-sha256",
+        description: "tensorwise pull keeps a download whose sha256 differs from the repository's",
+        file: "electron/engine/hub/downloadFile.ts",
+        find: "if (options.sha256 != null && actual !== options.sha256) {",
+        replace: "if (options.sha256 != null && actual !== options.sha256 && false) {",
+        tests: ["electron/cli/commands/pullCommand.test.ts"]
+    },
+    {
+        id: "pull-no-resume",
+        description: "tensorwise pull fetches the whole file again instead of the rest (no HTTP Range)",
+        file: "electron/engine/hub/downloadFile.ts",
+        find: "headers: have > 0 ? {Range: `bytes=${have}-`} : {}",
+        replace: "headers: {}",
+        tests: ["electron/cli/commands/pullCommand.test.ts"]
+    },
+    {
+        id: "pull-no-disk-check",
+        description: "tensorwise pull starts a download the free disk cannot hold",
+        file: "electron/engine/hub/downloadFile.ts",
+        find: "if (bytes - have + reserve > free)",
+        replace: "if (bytes - have + reserve > free && false)",
+        tests: ["electron/cli/commands/pullCommand.test.ts"]
+    },
+    {
+        id: "pull-token-any-host",
+        description: "HF_TOKEN is sent to any host a URL names, not only HF_ENDPOINT's",
+        file: "electron/engine/hub/pullTarget.ts",
+        find: "token: sameHub ? access.token : null",
+        replace: "token: access.token",
+        tests: ["electron/cli/commands/pullCommand.test.ts"]
+    },
+    {
+        id: "header-validator-unbounded",
+        description: "a header fetched into a sparse file is validated against the whole file, reading the hole's zeros as header",
+        file: "electron/engine/gguf/validateGguf.ts",
+        find: "Math.min(fileSize, options.headerBytesAvailable ?? fileSize)",
+        replace: "fileSize",
+        tests: ["electron/engine/hub/hub.test.ts"]
+    },
+    {
+        id: "library-overwrites-other-writers",
+        description: "the app's model library writes its stale copy over a model tensorwise pull added meanwhile",
+        file: "electron/host/ModelLibrary.ts",
+        find: "if (this.reading == null || (mtime != null && mtime !== this.knownMtimeMs))",
+        replace: "if (this.reading == null)",
+        tests: ["electron/host/ModelLibrary.test.ts"]
     }
 ];

@@ -8,6 +8,8 @@ import {inspectCommand} from "./commands/inspectCommand.js";
 import {makeModelCommand} from "./commands/makeModelCommand.js";
 import {chatCommand} from "./commands/chatCommand.js";
 import {planCommand} from "./commands/planCommand.js";
+import {pullCommand} from "./commands/pullCommand.js";
+import {DEFAULT_STALL_MS} from "../engine/hub/hubFetch.js";
 import {profileCommand} from "./commands/profileCommand.js";
 import {BENCH_OPTIONS, BENCH_USAGE, benchCommand} from "./commands/benchCommand.js";
 import {SERVE_OPTIONS, SERVE_USAGE, serveRun} from "./commands/serveFlags.js";
@@ -101,6 +103,20 @@ const commands: Record<string, Command> = {
             });
         }
     },
+    pull: {
+        summary: "download a GGUF model from Hugging Face (HF_ENDPOINT, HF_TOKEN) into the app's models folder, resumable and sha256-checked; --list plans every quant here first",
+        usage: "tensorwise pull <owner/name[:QUANT]|URL> [--list [--profile]] [--dir D] [--revision R] [--timeout SECONDS] [--gpu auto|cpu|cuda|vulkan] [--json]",
+        options: {
+            ...gpuOption, ...jsonOption, list: {type: "boolean", default: false}, profile: {type: "boolean", default: false},
+            dir: {type: "string"}, revision: {type: "string"}, timeout: {type: "string"}
+        },
+        run: (io, values, positionals) => pullCommand(io, onePositional(positionals, "owner/name[:QUANT]|URL"), {
+            dir: typeof values.dir === "string" ? values.dir : null,
+            revision: typeof values.revision === "string" ? values.revision : null,
+            list: values.list === true, profile: values.profile === true, gpu: parseGpu(values.gpu), json: values.json === true,
+            stallMs: flagStallSeconds(values.timeout)
+        })
+    },
     bench: {
         summary: "benchmark placement strategies per budget (TTFT/TPOT, memory, predictions) and export report.json/csv/html",
         usage: BENCH_USAGE,
@@ -158,6 +174,15 @@ function parseStrategy(value: string | boolean | undefined): StrategyName {
     if (!(STRATEGY_NAMES as readonly string[]).includes(name))
         throw new UsageError(`--strategy must be one of ${STRATEGY_NAMES.join(", ")} (got "${name}")`);
     return name as StrategyName;
+}
+
+/** `--timeout`: seconds the server may send nothing before a pull gives up (1 to 3600; default {@link DEFAULT_STALL_MS}). */
+function flagStallSeconds(value: string | boolean | undefined): number {
+    if (value == null) return DEFAULT_STALL_MS;
+    const text = String(value);
+    if (!/^[1-9][0-9]{0,3}$/.test(text) || Number(text) > 3600)
+        throw new UsageError(`--timeout: the seconds to wait for the server must be an integer from 1 to 3600 (got "${text.slice(0, 40)}")`);
+    return Number(text) * 1000;
 }
 
 function onePositional(positionals: string[], name: string): string {

@@ -98,6 +98,7 @@ export const ERROR_SENTENCES = {
     "bench-running": "A benchmark is running.",
     "server-failed": "The OpenAI-compatible server could not start.",
     "rpc-unreachable": "No rpc-server answers at that address.",
+    "hub-error": "The model hub could not give what was asked for.",
     // anything else
     "internal": "Something went wrong inside the app."
 } as const;

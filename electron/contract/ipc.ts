@@ -15,6 +15,7 @@ import type {ServerChange, ServerState} from "./server.js";
 import type {PlacementStrategyName} from "./strategies.js";
 import type {GenerationTiming} from "./timing.js";
 import type {PlanExplanation} from "./planExplanation.js";
+import type {HubQuantList, HubSearchResult} from "./hub.js";
 
 export type {
     BenchDetail, BenchExportFormat, BenchLoad, BenchPlan, BenchPoint, BenchProgress, BenchReport, BenchRun, BenchStartRequest,
@@ -29,6 +30,7 @@ export type {ServerChange, ServerSettings, ServerState, ServerStatus} from "./se
 export type {ContractError} from "./TensorwiseError.js";
 export type {GenerationTiming} from "./timing.js";
 export type {PlanExplanation} from "./planExplanation.js";
+export type {HubQuant, HubQuantList, HubQuantPlacement, HubQuantPlan, HubSearchResult} from "./hub.js";
 import type {PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
 
 export type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
@@ -195,6 +197,12 @@ export type Requests = {
     "task.cancel": [{taskId: string}, void];
     "model.load": [{path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string}, LoadedModelState];
     "model.unload": [void, void];
+    /**
+     * Writes a small demo model with random weights (electron/engine/writer/makeSyntheticModel.ts: it replies with
+     * gibberish, but every screen works with it) into the app's models folder, or reuses the one written before, and
+     * opens it like a dropped file.
+     */
+    "model.makeDemo": [void, ModelCard];
     "model.current": [void, LoadedModelState | null];
     "conversations.list": [void, ConversationSummary[]];
     /** What the user must know about the saved conversations (see {@link ConversationNotice}); empty when all is well. */
@@ -219,6 +227,18 @@ export type Requests = {
     "library.list": [void, RecentModel[]];
     /** Loads a library model the way it was last loaded (Auto-offload with the default budget when it never was). */
     "library.load": [{path: string; taskId: string}, LoadedModelState];
+    /** GGUF model repositories on the hub (`HF_ENDPOINT`) whose name matches `query`, most downloaded first. */
+    "hub.search": [{query: string}, HubSearchResult[]];
+    /**
+     * A repository's quants, each planned on this machine from its header alone (no download; `profile`: measure this
+     * machine where no profile is cached). Progress as `task.progress`; `task.cancel` stops it.
+     */
+    "hub.quants": [{repo: string; profile: boolean; taskId: string}, HubQuantList];
+    /**
+     * Downloads one quant into the app's models folder (resumable, sha256-checked, validated) and opens it into the
+     * library; progress as `task.progress` (step "download"), `task.cancel` stops it (what came is kept for a retry).
+     */
+    "hub.pull": [{repo: string; quant: string; taskId: string}, ModelCard];
     /** Removes a model from the library (its file stays); the library after. */
     "library.forget": [{path: string}, RecentModel[]];
     /** Opens the native file dialog for a .gguf; `null` when cancelled or where no dialog exists (web mode). */

@@ -67,6 +67,8 @@ export type HostContext = {
     readonly shared: SharedHostState;
     /** The app's OpenAI-compatible server. */
     readonly server: ServerControl;
+    /** Tasks the host itself runs (a model download), by task id, for `task.cancel`. */
+    readonly hostTasks: Map<string, AbortController>;
     /** The rpc-servers of the settings, and the engine's share of them. */
     readonly rpc: RpcServers;
     engineState(): EngineState;

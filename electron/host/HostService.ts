@@ -28,6 +28,7 @@ import {serverRequests} from "./server/serverRequests.js";
 import {SERVER_SETTINGS_FILE, ServerControl} from "./server/ServerControl.js";
 import {LIBRARY_FILE, ModelLibrary} from "./ModelLibrary.js";
 import {libraryRequests} from "./model/libraryRequests.js";
+import {hubRequests} from "./model/hubRequests.js";
 import {UploadedCopies} from "./model/UploadedCopies.js";
 import {rpcRequests} from "./rpc/rpcRequests.js";
 import {RpcServers} from "./rpc/RpcServers.js";
@@ -76,6 +77,7 @@ export class HostService {
     private readonly library: ModelLibrary;
     private readonly rpc: RpcServers;
     private readonly uploads = new UploadedCopies();
+    private readonly hostTasks = new Map<string, AbortController>();
     /** Every request's handler, one file per domain; a request missing from them fails to compile here. */
     private readonly handlers: RequestHandlers<RequestName>;
 
@@ -100,7 +102,7 @@ export class HostService {
         });
         const context = this.context();
         this.handlers = {
-            ...modelRequests(context), ...libraryRequests(context), ...conversationRequests(context), ...chatRequests(context),
+            ...modelRequests(context), ...libraryRequests(context), ...hubRequests(context), ...conversationRequests(context), ...chatRequests(context),
             ...benchRequests(context), ...dialogRequests(context), ...serverRequests(context),
             ...rpcRequests(context)
         };
@@ -175,7 +177,7 @@ export class HostService {
     private context(): HostContext {
         return {
             store: this.store, engine: this.engine, platform: this.platform, access: this.access,
-            library: this.library, uploads: this.uploads, rpc: this.rpc,
+            library: this.library, uploads: this.uploads, rpc: this.rpc, hostTasks: this.hostTasks,
             benchStore: this.benchStore, bench: this.bench, streams: this.streams, shared: this.shared, server: this.server,
             engineState: () => this.engineState,
             broadcastState: () => this.broadcastState(),

@@ -23,6 +23,11 @@ export class ModelAccess {
         this.folders = options.folders.map((folder) => path.resolve(folder));
     }
 
+    /** The app's own models folder (uploads and pulled models land there). */
+    get ownFolder(): string {
+        return this.folders[0]!;
+    }
+
     /** A file the user chose themselves (a native open dialog): clients may open it from now on. */
     approve(modelPath: string): void {
         this.approved.add(path.resolve(modelPath));

@@ -23,6 +23,18 @@ describe("ModelLibrary", () => {
         await rm(dir, {recursive: true, force: true});
     });
 
+    it("keeps a model another process added while the app runs (tensorwise pull), instead of writing over it", async () => {
+        const app = new ModelLibrary(file);
+        await app.opened(card(dir, "a"));
+        expect((await app.list()).map((model) => model.fileName)).toEqual(["a.gguf"]);
+        // the CLI, another process, adds a pulled model to the same file
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await new ModelLibrary(file).opened(card(dir, "pulled"));
+        expect((await app.list()).map((model) => model.fileName)).toEqual(["pulled.gguf", "a.gguf"]);
+        await app.opened(card(dir, "b"));
+        expect((await new ModelLibrary(file).list()).map((model) => model.fileName)).toEqual(["b.gguf", "pulled.gguf", "a.gguf"]);
+    });
+
     it("keeps opened and loaded models across a restart, newest first, with how each was last loaded", async () => {
         const library = new ModelLibrary(file);
         expect(await library.list()).toEqual([]);

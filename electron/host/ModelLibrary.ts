@@ -29,6 +29,8 @@ function isRecentModel(value: unknown): value is RecentModel {
 export class ModelLibrary {
     private models: RecentModel[] = [];
     private reading: Promise<void> | null = null;
+    /** The file's mtime when this object last read or wrote it: another writer (`tensorwise pull`) changes it. */
+    private knownMtimeMs: number | null = null;
     private writes: Promise<unknown> = Promise.resolve();
 
     /** `file`: where the library is kept (see {@link LIBRARY_FILE}); read on first use. */
@@ -78,19 +80,29 @@ export class ModelLibrary {
     }
 
     private async change(update: (models: RecentModel[]) => RecentModel[]): Promise<void> {
-        await this.ready();
         const write = this.writes.catch(() => {}).then(async () => {
+            // read again where another process wrote since: its entries are kept, not overwritten with ours
+            await this.ready();
             const next = update(this.models).slice(0, MAX_RECENT_MODELS);
             await writeFileAtomic(this.file, JSON.stringify({version: FORMAT_VERSION, models: next}, null, 1));
             this.models = next;
+            this.knownMtimeMs = await this.mtimeMs();
         });
         this.writes = write;
         await write;
     }
 
-    private ready(): Promise<void> {
-        this.reading ??= this.read();
-        return this.reading;
+    private async ready(): Promise<void> {
+        const mtime = await this.mtimeMs();
+        if (this.reading == null || (mtime != null && mtime !== this.knownMtimeMs))
+            this.reading = this.read().then(() => {
+                this.knownMtimeMs = mtime;
+            });
+        await this.reading;
+    }
+
+    private async mtimeMs(): Promise<number | null> {
+        return await fs.stat(this.file).then((stat) => stat.mtimeMs, () => null);
     }
 
     private async read(): Promise<void> {

@@ -14,12 +14,22 @@ import {LIMITS, limitMessage, TEXT_LIMITS, withinLimit, type LimitName} from "..
 import {CLIENT_KEY_NAME_PATTERN, type ServerChange} from "../contract/server.js";
 import {canonicalCorsOrigins, MAX_CORS_ORIGIN_LENGTH, MAX_CORS_ORIGINS} from "../contract/corsOrigins.js";
 import {parseRpcEndpoint} from "../engine/rpc/parseRpcEndpoint.js";
+import {REPO_ID_PATTERN} from "../engine/hub/listRepoFiles.js";
+import {HUB_QUERY_MAX_CHARS} from "../contract/hub.js";
 import {isKvCacheType, KV_CACHE_TYPES, settingsConflict, type Budget, type FixedBudget, type RuntimeSettings} from "../contract/settings.js";
 import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAMES} from "../contract/strategies.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 import {CHAT_SETTING_KEYS} from "./replySettings.js";
 
 export type Fields = Record<string, unknown>;
+
+/** `fields.repo` as a hub repository id, `owner/name`. */
+function repoId(fields: Fields): string {
+    const repo = string(fields, "repo", 193);
+    if (!REPO_ID_PATTERN.test(repo))
+        throw bad(`"repo" must be a repository id such as owner/name`);
+    return repo;
+}
 
 /** A `bad-request` error with `message`. */
 export function bad(message: string): TensorwiseError {
@@ -235,6 +245,7 @@ const checks: Checks = {
     "engine.restart": none,
     "model.unload": none,
     "model.current": none,
+    "model.makeDemo": none,
     "conversations.list": none,
     "conversations.notices": none,
     "dialog.openModel": none,
@@ -250,6 +261,21 @@ const checks: Checks = {
         return {path: string(fields, "path", TEXT_LIMITS.path), taskId: string(fields, "taskId", TEXT_LIMITS.id)};
     },
     "library.forget": (arg) => ({path: string(object(arg, ["path"]), "path", TEXT_LIMITS.path)}),
+    "hub.search": (arg) => ({query: string(object(arg, ["query"]), "query", HUB_QUERY_MAX_CHARS)}),
+    "hub.quants": (arg) => {
+        const fields = object(arg, ["repo", "profile", "taskId"]);
+        const profile = fields.profile;
+        if (typeof profile !== "boolean")
+            throw bad(`"profile" must be true or false`);
+        return {repo: repoId(fields), profile, taskId: string(fields, "taskId", TEXT_LIMITS.id)};
+    },
+    "hub.pull": (arg) => {
+        const fields = object(arg, ["repo", "quant", "taskId"]);
+        const quant = string(fields, "quant", 64);
+        if (!/^[A-Za-z0-9_.-]+$/.test(quant))
+            throw bad(`"quant" must be a quant name such as Q4_K_M (letters, digits, _ . -)`);
+        return {repo: repoId(fields), quant, taskId: string(fields, "taskId", TEXT_LIMITS.id)};
+    },
     "model.inspect": (arg) => ({path: string(object(arg, ["path"]), "path", TEXT_LIMITS.path)}),
     "model.autoOffload": (arg) => {
         const fields = object(arg, ["path", "budget", "settings", "strategy", "taskId", "refreshProfile"]);

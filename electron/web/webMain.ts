@@ -8,13 +8,13 @@
  * Env: TENSORWISE_DATA_DIR (default ~/.tensorwise); the engine's own env (TENSORWISE_GPU, TENSORWISE_THREADS,
  * GGML_VK_VISIBLE_DEVICES) passes through.
  */
-import os from "node:os";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
 import {startHost} from "../host/startHost.js";
 import {withinLimit} from "../contract/limits.js";
 import {serveWeb} from "./serveWeb.js";
+import {defaultDataDir, modelsDirOf} from "../host/dataDir.js";
 
 const {values} = parseArgs({
     options: {
@@ -24,11 +24,11 @@ const {values} = parseArgs({
     },
     strict: true
 });
-const dataDir = path.resolve(values["data-dir"] ?? process.env.TENSORWISE_DATA_DIR ?? path.join(os.homedir(), ".tensorwise"));
+const dataDir = values["data-dir"] != null ? path.resolve(values["data-dir"]) : defaultDataDir();
 const rendererDir = values["renderer-dir"] ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../renderer");
 
 const modelAccess = {
-    folders: [path.join(dataDir, "models"), ...(values["model-dir"] ?? []).map((folder) => path.resolve(folder))],
+    folders: [modelsDirOf(dataDir), ...(values["model-dir"] ?? []).map((folder) => path.resolve(folder))],
     anyPath: values["allow-any-path"] === true
 };
 const host = await startHost({dataDir, modelAccess, onEngineLog: (stream, line) => process.stderr.write(`[engine ${stream}] ${line}\n`)});

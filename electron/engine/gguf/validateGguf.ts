@@ -68,7 +68,7 @@ export function validateGgufFileSync(path: string, options: ValidateGgufOptions 
 export function validateGgufFd(fd: number, fileSize: number, options: ValidateGgufOptions = {}): ValidatedGguf {
     const maxStringBytes = options.maxStringBytes ?? defaultMaxStringBytes;
     const maxTensorCount = options.maxTensorCount ?? defaultMaxTensorCount;
-    const reader = new GgufReader(fd, fileSize);
+    const reader = new GgufReader(fd, Math.min(fileSize, options.headerBytesAvailable ?? fileSize));
 
     // The first bytes of a file that is not GGUF are not ours to show: the message names no file content.
     if (fileSize < magic.length)

@@ -99,6 +99,11 @@ export type ProfileMachineOptions = {
     cacheDir?: string;
     /** Measure again even when the cache holds a profile for this machine (a user's "Re-profile"). Defaults to `false`. */
     refresh?: boolean;
+    /**
+     * Only reuse a cached profile: with none for these operators, reject with {@link ProfileNotCachedError} instead of
+     * measuring (a quick look, such as planning a model before it is downloaded). Defaults to `false`.
+     */
+    cacheOnly?: boolean;
     /** Also measure the fixed and per-layer decode costs on tiny generated models ({@link calibrateDecodeOverhead}). Defaults to `true`. */
     calibrateOverhead?: boolean;
     /** Aborting stops the native profiler at its next measurement (and rejects). */
@@ -109,6 +114,14 @@ export type ProfileMachineOptions = {
      */
     onProgress?: (message: string, fraction?: number) => void;
 };
+
+/** {@link profileMachine} with `cacheOnly`, where this machine has no cached profile for the operators asked for. */
+export class ProfileNotCachedError extends Error {
+    constructor(readonly operatorCount: number) {
+        super(`this machine has no cached profile for these ${operatorCount} operators (their shapes and quant types): profile them to plan`);
+        this.name = "ProfileNotCachedError";
+    }
+}
 
 /** The NVIDIA kernel driver's version line where one is installed (a driver update re-profiles), else `""`. */
 async function driverVersion(): Promise<string> {
@@ -223,6 +236,8 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
             return cached;
         }
     }
+    if (options.cacheOnly === true)
+        throw new ProfileNotCachedError(ops.length);
     options.signal?.throwIfAborted();
     const what = `timing ${ops.length} operators${request.expertOps!.length > 0 ? ` and ${request.expertOps!.length} expert operators` : ""} on ${bindings.tensorwiseGetDevices().length} devices`;
     options.onProgress?.(`profile: ${what}`, 0);

@@ -37,6 +37,8 @@ const APP_SERVER_QUEUE = 64;
 const APP_RESERVED_SEQUENCES = 1;
 const APP_SERVER_TIMEOUT_MS = 600_000;
 import type {RequestPredictor} from "../planner/requestPredictor.js";
+import type {HubQuantList} from "../../contract/hub.js";
+import {listHubQuants} from "../hub/listHubQuants.js";
 
 
 /** `predictRequest`: the plan's cost model for a reply's own token counts; absent for a load without a plan. */
@@ -151,6 +153,23 @@ export class EngineService {
             throw error;
         } finally {
             this.tasks.delete(taskId);
+        }
+    }
+
+    /** A hub repository's quants (at `main`), each planned on this machine from its header alone; {@link cancelTask} stops it. */
+    async hubQuants(request: {repo: string; profile: boolean; taskId: string}): Promise<HubQuantList> {
+        // a profile taken beside a running benchmark would time both wrong
+        this.refuseWhileBenching("plan a model's quants");
+        const controller = new AbortController();
+        this.tasks.set(request.taskId, controller);
+        try {
+            return await listHubQuants(this.engine, {...request, revision: "main", signal: controller.signal,
+                onProgress: (message) => this.progress(request.taskId, "plan", null, message)});
+        } catch (error) {
+            if (controller.signal.aborted) throw new TensorwiseError("aborted", "Planning the quants was cancelled.");
+            throw error;
+        } finally {
+            this.tasks.delete(request.taskId);
         }
     }
 

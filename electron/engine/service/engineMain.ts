@@ -90,6 +90,7 @@ async function main(): Promise<void> {
         inspect: ({path}) => service.inspect(path),
         autoOffload: (arg) => service.autoOffload(arg),
         cancelTask: ({taskId}) => service.cancelTask(taskId),
+        hubQuants: (arg) => service.hubQuants(arg),
         load: (arg) => service.load(arg),
         unload: () => service.unload(),
         current: () => service.current(),

@@ -12,11 +12,14 @@ import type {Envelope} from "../../contract/envelope.js";
 import type {ChatTurn, PromptProgress, SamplingSettings} from "../../contract/chat.js";
 import type {ChatReply} from "../runtime/streamChatReply.js";
 import type {ServedRequest} from "../../contract/server.js";
+import type {HubQuantList} from "../../contract/hub.js";
 
 export type EngineRequests = {
     describe: [void, MachineDescription];
     inspect: [{path: string}, ModelCard];
     autoOffload: [{path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string; refreshProfile?: boolean}, LoadedModelState];
+    /** A hub repository's quants, each planned here from its header (electron/engine/hub/planRemoteQuants.ts); cancelTask stops it. */
+    hubQuants: [{repo: string; profile: boolean; taskId: string}, HubQuantList];
     /** Stops a running autoOffload before its weights load. */
     cancelTask: [{taskId: string}, void];
     load: [{path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string}, LoadedModelState];

@@ -35,6 +35,7 @@ export function modelRequests(host: HostContext): RequestHandlers<ModelRequestNa
         "model.autoOffload": async (arg) =>
             await host.runLoad({name: "autoOffload", arg: {...arg, path: await host.access.check(arg.path)}}, "auto-offload"),
         "task.cancel": async (arg) => {
+            host.hostTasks.get(arg.taskId)?.abort();
             if (host.engine.state.state === "running")
                 await host.engine.request("cancelTask", arg);
         },

@@ -7,6 +7,7 @@ import {Benchmark} from "../screens/Benchmark/Benchmark";
 import {Chat} from "../screens/Chat/Chat";
 import {Dashboards} from "../screens/Dashboards/Dashboards";
 import {Memory} from "../screens/Memory/Memory";
+import {GetModel} from "../screens/GetModel/GetModel";
 import {Model} from "../screens/Model/Model";
 import {Offload} from "../screens/Offload/Offload";
 import {Server} from "../screens/Server/Server";
@@ -34,6 +35,7 @@ export function App() {
                         backLabel={screen === "chat" ? "Close this conversation" : "Back to Chat"}
                         onBack={() => screen === "chat" ? useChatStore.getState().setActive(null) : useUiStore.getState().show("chat")}>
                         {screen === "chat" && <Chat/>}
+                        {screen === "get-model" && <GetModel/>}
                         {screen === "model" && <Model/>}
                         {screen === "offload" && <Offload/>}
                         {screen === "memory" && <Memory/>}

@@ -7,6 +7,7 @@ import type {Transport} from "../transport/Transport";
 import {openBench, refreshBenchList} from "./benchActions";
 import {refreshConversations, reloadConversation} from "./chatActions";
 import {refreshLoaded, refreshMachine} from "./engineActions";
+import {useHubStore} from "../stores/hubStore";
 
 /** Feeds every domain store from the host's typed events. Returns an unsubscribe function. */
 export function wireEvents(transport: Transport): () => void {
@@ -21,7 +22,10 @@ export function wireEvents(transport: Transport): () => void {
             if (state.state !== "crashed" && previous.state === "starting")
                 void refreshMachine();
         }),
-        transport.on("task.progress", (progress) => usePlanStore.getState().progress(progress)),
+        transport.on("task.progress", (progress) => {
+            usePlanStore.getState().progress(progress);
+            useHubStore.getState().progress(progress);
+        }),
         transport.on("chat.delta", (delta) => useChatStore.getState().appendDelta(delta)),
         transport.on("chat.prompt", (progress) => useChatStore.getState().promptProgress(progress)),
         transport.on("chat.done", ({streamId, message}) => {

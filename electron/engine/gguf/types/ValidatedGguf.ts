@@ -94,4 +94,10 @@ export type ValidateGgufOptions = {
      * Defaults to `1`.
      */
     maxArrayDepth?: number;
+    /**
+     * Only the first this many bytes of the file hold its real content (a header fetched over HTTP Range into a sparse
+     * file of the model's full size, electron/engine/hub/fetchRemoteHeader.ts): the header must lie inside them (a read
+     * past them is `truncated`), while tensor data is checked against the whole file's size. Defaults to the file size.
+     */
+    headerBytesAvailable?: number;
 };

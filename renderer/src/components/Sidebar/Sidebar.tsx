@@ -7,6 +7,7 @@ import "./Sidebar.css";
 
 const items: {screen: Screen; label: string}[] = [
     {screen: "chat", label: "Chat"},
+    {screen: "get-model", label: "Get a model"},
     {screen: "model", label: "Model"},
     {screen: "offload", label: "Auto-offload"},
     {screen: "memory", label: "Memory"},

@@ -10,6 +10,7 @@ import {ConversationList} from "./components/ConversationList/ConversationList";
 import {Message, StreamingMessage} from "./components/Message/Message";
 import {useFollowTail} from "./hooks/useFollowTail";
 import "./Chat.css";
+import {makeDemoModel} from "../../actions/hubActions";
 
 export function Chat() {
     const activeId = useChatStore((state) => state.activeId);
@@ -57,8 +58,13 @@ export function Chat() {
                         {loaded == null && engine.state !== "busy" && engine.state !== "crashed" && (
                             <div className="notice chat-empty">
                                 <h2>No model loaded</h2>
-                                <p>Drop a .gguf anywhere on this window, or open one on the Model screen, then press Auto-offload.</p>
-                                <button className="button primary" onClick={() => show("model")}>Open a model</button>
+                                <p>Get one from Hugging Face (each quant's speed on this machine shown before the download), or drop a .gguf anywhere on this window, then press Auto-offload.</p>
+                                <div className="row">
+                                    <button className="button primary" data-testid="chat-get-model" onClick={() => show("get-model")}>Get a model</button>
+                                    <button className="button" onClick={() => show("model")}>Open a file</button>
+                                    <button className="button" data-testid="chat-demo-model" title="A tiny model with random weights: it answers gibberish, but every screen works with it"
+                                        onClick={() => void makeDemoModel()}>Make a demo model (random weights)</button>
+                                </div>
                             </div>
                         )}
                         {messages.map((message) => (

@@ -1,7 +1,9 @@
 import {Icon} from "../../../../components/Icon/Icon";
 import {useRef, useState} from "react";
 import {inspectPath, openModelDialog, openModelFile} from "../../../../actions/modelActions";
+import {makeDemoModel} from "../../../../actions/hubActions";
 import {getTransport} from "../../../../transport/getTransport";
+import {useUiStore} from "../../../../stores/uiStore";
 import "./ModelOpener.css";
 
 /** Drop zone + file picker (native dialog in Electron, upload in web mode) + a typed path for huge local files. */
@@ -32,6 +34,9 @@ export function ModelOpener({compact}: {compact: boolean}) {
             )}
             <div className="opener-actions">
                 <button className="button" data-testid="choose-file" onClick={pick}>Choose file…</button>
+                {!compact && <button className="button" data-testid="opener-get-model" onClick={() => useUiStore.getState().show("get-model")}>Get a model…</button>}
+                {!compact && <button className="button" data-testid="opener-demo-model" title="A tiny model with random weights: it answers gibberish, but every screen works with it"
+                    onClick={() => void makeDemoModel()}>Make a demo model (random weights)</button>}
                 <input ref={input} type="file" accept=".gguf" hidden data-testid="file-input"
                     onChange={(event) => {
                         const file = event.target.files?.[0];
