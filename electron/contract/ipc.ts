@@ -173,6 +173,20 @@ export type RecentModel = {
     missing?: boolean;
 };
 
+/** A `.gguf` file found in one of the models folders (the app's own, then each `--model-dir`). */
+export type FolderModel = {
+    path: string;
+    fileName: string;
+    /** The models folder it was found in. */
+    folder: string;
+    fileBytes: number;
+    /** When the library last opened or loaded it (ms since the epoch), or `null` when it never did. */
+    lastUsedAt: number | null;
+};
+
+/** Every model in the models folders, and a sentence for each folder that could not be read. */
+export type FolderModels = {models: FolderModel[]; notices: string[]};
+
 /**
  * A long step (profile, plan, load, …): `progress` in 0..1, `null` when unknown. `plan` is sent once a plan is made,
  * before its weights load: the placement and the memory it will take per device (llama.cpp's no-alloc simulation).
@@ -225,6 +239,8 @@ export type Requests = {
     "chat.edit": [{conversationId: string; messageId: string; text: string; streamId: string}, void];
     /** The model library: recent models, newest first. */
     "library.list": [void, RecentModel[]];
+    /** Every `.gguf` in the models folders (kept current while the app runs: see the `library.files` event). */
+    "library.files": [void, FolderModels];
     /** Loads a library model the way it was last loaded (Auto-offload with the default budget when it never was). */
     "library.load": [{path: string; taskId: string}, LoadedModelState];
     /** GGUF model repositories on the hub (`HF_ENDPOINT`) whose name matches `query`, most downloaded first. */
@@ -291,6 +307,8 @@ export type Events = {
     "bench.error": {benchId: string; code: ErrorCode; error: string};
     /** The server's state changed (turned on or off, started serving a model, failed). */
     "server.state": ServerState;
+    /** A models folder changed (a file added, removed or renamed, a folder gone or back): every model in them now. */
+    "library.files": FolderModels;
 };
 
 export type RequestName = keyof Requests;

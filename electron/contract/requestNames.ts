@@ -30,6 +30,7 @@ const requestNameSet = {
     "chat.stop": true,
     "chat.edit": true,
     "library.list": true,
+    "library.files": true,
     "library.load": true,
     "library.forget": true,
     "hub.search": true,
@@ -59,7 +60,8 @@ const eventNameSet = {
     "bench.progress": true,
     "bench.done": true,
     "bench.error": true,
-    "server.state": true
+    "server.state": true,
+    "library.files": true
 } as const satisfies {[Name in keyof Events]: true};
 
 export const requestNames = Object.keys(requestNameSet) as RequestName[];

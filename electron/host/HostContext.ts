@@ -14,6 +14,7 @@ import type {EngineClient} from "./EngineClient.js";
 import type {HostClient, HostPlatform} from "./HostService.js";
 import type {ModelAccess} from "./ModelAccess.js";
 import type {ServerControl} from "./server/ServerControl.js";
+import type {ModelFolders} from "./ModelFolders.js";
 import type {ModelLibrary} from "./ModelLibrary.js";
 import type {UploadedCopies} from "./model/UploadedCopies.js";
 import type {RpcServers} from "./rpc/RpcServers.js";
@@ -58,6 +59,8 @@ export type HostContext = {
     readonly access: ModelAccess;
     /** Recent models and how each was last loaded. */
     readonly library: ModelLibrary;
+    /** Every model in the models folders, watched. */
+    readonly modelFolders: ModelFolders;
     /** Web-mode uploads not yet opened: deleted when validation rejects them. */
     readonly uploads: UploadedCopies;
     readonly benchStore: BenchStore;

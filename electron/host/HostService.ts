@@ -26,6 +26,7 @@ import {modelRequests} from "./model/modelRequests.js";
 import {ModelAccess, type ModelAccessOptions} from "./ModelAccess.js";
 import {serverRequests} from "./server/serverRequests.js";
 import {SERVER_SETTINGS_FILE, ServerControl} from "./server/ServerControl.js";
+import {ModelFolders} from "./ModelFolders.js";
 import {LIBRARY_FILE, ModelLibrary} from "./ModelLibrary.js";
 import {libraryRequests} from "./model/libraryRequests.js";
 import {hubRequests} from "./model/hubRequests.js";
@@ -75,6 +76,7 @@ export class HostService {
     private readonly access: ModelAccess;
     private readonly server: ServerControl;
     private readonly library: ModelLibrary;
+    private readonly modelFolders: ModelFolders;
     private readonly rpc: RpcServers;
     private readonly uploads = new UploadedCopies();
     private readonly hostTasks = new Map<string, AbortController>();
@@ -90,6 +92,11 @@ export class HostService {
         this.benchStore = new BenchStore(options.benchDir ?? path.join(path.dirname(store.dir), "bench"));
         this.access = new ModelAccess(options.modelAccess ?? {folders: [path.join(path.dirname(store.dir), "models")]});
         this.library = new ModelLibrary(options.libraryFile ?? path.join(path.dirname(store.dir), LIBRARY_FILE));
+        this.modelFolders = new ModelFolders({
+            folders: this.access.folders, access: this.access,
+            lastUsed: async () => new Map((await this.library.list()).map((model) => [model.path, model.openedAt])),
+            onChange: (models) => this.broadcast("library.files", models)
+        });
         this.rpc = new RpcServers(options.rpcServersFile ?? path.join(path.dirname(store.dir), RPC_SERVERS_FILE), engine);
         this.bench = new BenchRunner({
             engine, store: this.benchStore, acquire: (task) => this.acquireEngine(task),
@@ -169,6 +176,7 @@ export class HostService {
             await stream.stop();
         for (const off of this.unsubscribe)
             off();
+        this.modelFolders.close();
         await this.server.dispose();
         await this.store.flush();
     }
@@ -177,7 +185,7 @@ export class HostService {
     private context(): HostContext {
         return {
             store: this.store, engine: this.engine, platform: this.platform, access: this.access,
-            library: this.library, uploads: this.uploads, rpc: this.rpc, hostTasks: this.hostTasks,
+            library: this.library, modelFolders: this.modelFolders, uploads: this.uploads, rpc: this.rpc, hostTasks: this.hostTasks,
             benchStore: this.benchStore, bench: this.bench, streams: this.streams, shared: this.shared, server: this.server,
             engineState: () => this.engineState,
             broadcastState: () => this.broadcastState(),

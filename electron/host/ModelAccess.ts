@@ -16,7 +16,8 @@ export type ModelAccessOptions = {
 };
 
 export class ModelAccess {
-    private readonly folders: string[];
+    /** The models folders, resolved: the app's own first, then each `--model-dir`. */
+    readonly folders: readonly string[];
     private readonly approved = new Set<string>();
 
     constructor(private readonly options: ModelAccessOptions) {

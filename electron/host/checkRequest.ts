@@ -256,6 +256,7 @@ const checks: Checks = {
     "rpc.add": rpcEndpoint,
     "rpc.remove": rpcEndpoint,
     "library.list": none,
+    "library.files": none,
     "library.load": (arg) => {
         const fields = object(arg, ["path", "taskId"]);
         return {path: string(fields, "path", TEXT_LIMITS.path), taskId: string(fields, "taskId", TEXT_LIMITS.id)};

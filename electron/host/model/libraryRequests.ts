@@ -1,12 +1,13 @@
-/** The model library: recent models, Load (repeating how each was last loaded) and Forget. */
+/** The model library: recent models, the models folders' files, Load (repeating how each was last loaded) and Forget. */
 import {checkRequest} from "../checkRequest.js";
 import type {HostContext, RequestHandlers} from "../HostContext.js";
 
-type LibraryRequestName = "library.list" | "library.load" | "library.forget";
+type LibraryRequestName = "library.list" | "library.files" | "library.load" | "library.forget";
 
 export function libraryRequests(host: HostContext): RequestHandlers<LibraryRequestName> {
     return {
         "library.list": async () => await host.library.list(),
+        "library.files": async () => await host.modelFolders.list(),
         "library.load": async (arg) => {
             const modelPath = await host.access.check(arg.path);
             const last = await host.library.lastLoad(modelPath);
