@@ -143,6 +143,12 @@ export async function refreshLibrary(): Promise<void> {
     } catch {
         // the host is not reachable yet; the next refresh fills it
     }
+    try {
+        // last use comes from the recent models just read
+        useLibraryStore.getState().setFolders(await getTransport().request("library.files"));
+    } catch {
+        // as above
+    }
 }
 
 /** Removes a model from the library; its file stays where it is. */

@@ -2,6 +2,7 @@ import {useBenchStore} from "../stores/benchStore";
 import {useChatStore} from "../stores/chatStore";
 import {useEngineStore} from "../stores/engineStore";
 import {usePlanStore} from "../stores/planStore";
+import {useLibraryStore} from "../stores/libraryStore";
 import {useServerStore} from "../stores/serverStore";
 import type {Transport} from "../transport/Transport";
 import {openBench, refreshBenchList} from "./benchActions";
@@ -55,6 +56,7 @@ export function wireEvents(transport: Transport): () => void {
             if (useBenchStore.getState().selectedId === benchId)
                 void openBench(benchId);
         }),
+        transport.on("library.files", (folders) => useLibraryStore.getState().setFolders(folders)),
         transport.on("server.state", (state) => {
             useServerStore.getState().setServer(state);
             // serving on several sequences made the context again: the Memory screen shows its KV cache

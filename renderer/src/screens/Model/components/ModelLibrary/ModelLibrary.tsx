@@ -5,11 +5,13 @@ import {useEngineStore} from "../../../../stores/engineStore";
 import {useLibraryStore} from "../../../../stores/libraryStore";
 import {useModelStore} from "../../../../stores/modelStore";
 import {usePlanStore} from "../../../../stores/planStore";
+import {FolderModelList} from "./components/FolderModelList/FolderModelList";
 import "./ModelLibrary.css";
 
 /**
  * Recent models with what is loaded now: Open shows a model's card (validated, nothing in memory), Load puts it in
- * memory the way it was last loaded, Unload ejects the loaded one. One model is loaded at a time.
+ * memory the way it was last loaded, Unload ejects the loaded one. One model is loaded at a time. Below them, every model
+ * file in the models folders.
  */
 export function ModelLibrary() {
     const models = useLibraryStore((state) => state.models);
@@ -76,6 +78,7 @@ export function ModelLibrary() {
                         })}
                     </ul>
                 )}
+            <FolderModelList/>
         </section>
     );
 }
