@@ -144,6 +144,30 @@ describe("receiveUpload over HTTP", () => {
         expect(await filesIn(modelsDir)).toEqual([]);
     });
 
+    it("a dropped file that is already in a --model-dir answers with that file and keeps no copy; a look-alike or a link there is copied", async () => {
+        const modelDir = path.join(root, `model-dir-${testCount}`);
+        const outside = path.join(root, `outside-${testCount}`);
+        await fs.mkdir(modelDir);
+        await fs.mkdir(outside);
+        await fs.writeFile(path.join(modelDir, "big.gguf"), "GGUF same bytes");
+        uploadOptions = {modelDirs: [modelDir]};
+        const same = await put("big.gguf", Buffer.from("GGUF same bytes"));
+        expect(same.body.result).toEqual({path: path.join(modelDir, "big.gguf"), bytes: 15, reused: true});
+        expect(await filesIn(modelsDir)).toEqual([]);
+        expect(await filesIn(modelDir)).toEqual(["big.gguf"]);
+
+        // same name and length, other bytes: a new file in the app's own folder, the --model-dir one untouched
+        const other = await put("big.gguf", Buffer.from("GGUF other byte"));
+        expect(other.body.result).toEqual({path: path.join(modelsDir, "big.gguf"), bytes: 15, reused: false});
+        expect(await fs.readFile(path.join(modelDir, "big.gguf"), "utf8")).toBe("GGUF same bytes");
+
+        // a link in the --model-dir to a file outside it is not an answer (ModelAccess would refuse to open it)
+        await fs.writeFile(path.join(outside, "linked.gguf"), "GGUF secret");
+        await fs.symlink(path.join(outside, "linked.gguf"), path.join(modelDir, "linked.gguf"));
+        const linked = await put("linked.gguf", Buffer.from("GGUF secret"));
+        expect(linked.body.result).toEqual({path: path.join(modelsDir, "linked.gguf"), bytes: 11, reused: false});
+    });
+
     it("reuses an existing file with the same content and stores different content under a new name", async () => {
         const first = await put("same.gguf", Buffer.from("GGUF one"));
         expect(first.body.result).toMatchObject({path: path.join(modelsDir, "same.gguf"), reused: false});

@@ -27,6 +27,12 @@ export type ReceiveUploadOptions = {
     reserveBytes?: number;
     /** Free bytes on the disk holding `dir`, or `null` when unknown. Defaults to `fs.statfs`. */
     freeBytes?: (dir: string) => Promise<number | null>;
+    /**
+     * The other models folders (each `--model-dir`). A browser cannot say where a dropped file lives, so an upload whose
+     * name and content match a regular file directly inside one of them answers with that file (opened where it is,
+     * `reused`) and keeps no copy. Defaults to none.
+     */
+    modelDirs?: readonly string[];
 };
 
 const MAX_NAME_CHARS = 200;
@@ -160,7 +166,9 @@ export async function receiveUpload(
         const received = metered.received();
         if (aborted || (hasDeclared && received !== declared))
             throw Object.assign(new Error("the upload ended early"), {code: "ECONNRESET"});
-        const stored = await placeWithoutOverwrite(temp, checked.name, modelsDir, received, metered.digest());
+        const sha256 = metered.digest();
+        const stored = await inModelDirs(temp, checked.name, options.modelDirs ?? [], received, sha256) ??
+            await placeWithoutOverwrite(temp, checked.name, modelsDir, received, sha256);
         return {status: 200, body: {ok: true, result: {path: stored.path, bytes: received, reused: stored.reused}}};
     } catch (error) {
         await fs.rm(temp, {force: true});
@@ -228,6 +236,18 @@ function checkSize(bytes: number, free: number | null, limits: SizeLimits): Uplo
         return failure(507, "disk-full", `Not enough disk space for ${limits.name}: it needs more than ${formatBytes(Math.max(0, free - limits.reserve))}, ` +
             `the space free in ${limits.modelsDir} less ${formatBytes(limits.reserve)} kept free; nothing was stored. ` +
             "Free some space, or start web mode with --model-dir <the model's folder> and type its path instead (it is opened where it is).");
+    return null;
+}
+
+/** The same file directly inside one of `modelDirs` (the temp copy deleted), or `null`; a link there is not followed. */
+async function inModelDirs(temp: string, name: string, modelDirs: readonly string[], bytes: number, sha256: string): Promise<{path: string; reused: boolean} | null> {
+    for (const dir of modelDirs) {
+        const candidate = path.join(dir, name);
+        if (!(await fs.lstat(candidate).then((stat) => stat.isFile(), () => false)) || !(await sameContent(candidate, bytes, sha256).catch(() => false)))
+            continue;
+        await fs.rm(temp, {force: true});
+        return {path: candidate, reused: true};
+    }
     return null;
 }
 

@@ -45,7 +45,8 @@ if (!Number.isInteger(port) || port < 0 || port > 65_535) {
 const server = await serveWeb({
     host: host.service, rendererDir, dataDir, port,
     // by default an upload may use the free disk space less a reserve (receiveUpload.ts); --max-upload-mib caps it
-    upload: maxUploadMiB == null ? {} : {maxBytes: Number(maxUploadMiB) * 2 ** 20}
+    // a dropped file that is already in a --model-dir opens there instead of being copied
+    upload: {modelDirs: modelAccess.folders.slice(1), ...(maxUploadMiB != null && {maxBytes: Number(maxUploadMiB) * 2 ** 20})}
 });
 
 process.stdout.write(`No Electron window here: tensorwise is serving web mode.\nOpen ${server.url}\n`);
