@@ -16,12 +16,13 @@ export type WebApp = {
     stop(): Promise<void>;
 };
 
-export async function startWebApp(dataDir: string, extraArgs: readonly string[] = []): Promise<WebApp> {
+/** `env`: added to the server's environment (HF_ENDPOINT for a local hub). */
+export async function startWebApp(dataDir: string, extraArgs: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<WebApp> {
     const child: ChildProcess = spawn(process.execPath, [path.join(repoRoot, "dist/electron/web/webMain.js"), "--data-dir", dataDir, ...extraArgs], {
         cwd: repoRoot,
         // the machine-profile cache inside the fresh data dir: the first Auto-offload of a run measures, later ones reuse
         env: {...process.env, GGML_VK_VISIBLE_DEVICES: process.env.GGML_VK_VISIBLE_DEVICES ?? "0", TENSORWISE_THREADS: process.env.TENSORWISE_THREADS ?? "2",
-            XDG_CACHE_HOME: path.join(dataDir, "cache")},
+            XDG_CACHE_HOME: path.join(dataDir, "cache"), ...env},
         stdio: ["ignore", "pipe", "pipe"]
     });
     let log = "";
