@@ -22,7 +22,10 @@ export type ChatStore = {
     streams: Record<string, LiveStream>;
     /** Last error of a send/stream, per conversation. */
     errors: Record<string, string>;
-    /** Settings a new conversation starts with: the last ones the user chose. */
+    /**
+     * Settings a new conversation starts with: DEFAULT_CHAT_SETTINGS, unless the user set them in the settings panel
+     * while no conversation was shown (it says "For the next new chat"). A conversation's own settings never leak here.
+     */
     options: ChatSettings;
     setSummaries(summaries: ConversationSummary[]): void;
     setNotices(notices: ConversationNotice[]): void;
@@ -31,6 +34,11 @@ export type ChatStore = {
     removeConversation(id: string): void;
     /** The user's message shown at once, before the host confirms it. */
     appendLocal(conversationId: string, message: ChatMessage): void;
+    /**
+     * Swaps the message shown at once (`localId`) for the host's saved copy, so that later edits and deletes name a
+     * message the host knows. Nothing happens when the local one is gone (the conversation was re-read meanwhile).
+     */
+    confirmLocal(conversationId: string, localId: string, saved: ChatMessage): void;
     /** For a regenerate: hides the reply being replaced. */
     dropLastAssistant(conversationId: string): void;
     startStream(streamId: string, conversationId: string): void;
@@ -70,6 +78,13 @@ export const useChatStore = create<ChatStore>((set) => ({
         if (conversation == null)
             return {};
         return {conversations: {...state.conversations, [conversationId]: {...conversation, messages: [...conversation.messages, message]}}};
+    }),
+    confirmLocal: (conversationId, localId, saved) => set((state) => {
+        const conversation = state.conversations[conversationId];
+        if (conversation == null || !conversation.messages.some((message) => message.id === localId))
+            return {};
+        const messages = conversation.messages.map((message) => message.id === localId ? saved : message);
+        return {conversations: {...state.conversations, [conversationId]: {...conversation, messages}}};
     }),
     dropLastAssistant: (conversationId) => set((state) => {
         const conversation = state.conversations[conversationId];
