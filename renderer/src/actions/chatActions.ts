@@ -35,7 +35,10 @@ export async function reloadConversation(id: string): Promise<void> {
     useChatStore.getState().putConversation(await getTransport().request("conversations.get", {id}));
 }
 
-/** A new conversation with the settings last chosen (system prompt, sampling). */
+/**
+ * A new conversation with the settings new conversations start with (chatStore's `options`: the defaults, or those
+ * set for the next new chat) — never those of the conversation shown before.
+ */
 export async function newConversation(): Promise<string> {
     const conversation = await getTransport().request("conversations.create", {settings: useChatStore.getState().options});
     useChatStore.getState().putConversation(conversation);

@@ -47,7 +47,7 @@ export type ChatStore = {
     markStopping(streamId: string): void;
     finishStream(streamId: string, message: ChatMessage | null): void;
     setError(conversationId: string, error: string | null): void;
-    /** Shows `settings` on conversation `id` at once (the host saves them) and keeps them for new conversations. */
+    /** Shows `settings` on conversation `id` at once (the host saves them); with `id` null, new conversations start with them. */
     setSettings(id: string | null, settings: ChatSettings): void;
     /** Removes one message from the shown conversation (after the host removed it). */
     removeMessage(conversationId: string, messageId: string): void;
@@ -127,11 +127,10 @@ export const useChatStore = create<ChatStore>((set) => ({
         return {errors: error == null ? errors : {...errors, [conversationId]: error}};
     }),
     setSettings: (id, settings) => set((state) => {
-        const conversation = id == null ? undefined : state.conversations[id];
-        return {
-            options: settings,
-            ...(conversation != null && id != null && {conversations: {...state.conversations, [id]: {...conversation, settings}}})
-        };
+        if (id == null)
+            return {options: settings};
+        const conversation = state.conversations[id];
+        return conversation == null ? {} : {conversations: {...state.conversations, [id]: {...conversation, settings}}};
     }),
     removeMessage: (conversationId, messageId) => set((state) => {
         const conversation = state.conversations[conversationId];
