@@ -15,10 +15,10 @@ import {AppShell, reachLast, type ScreenName} from "../pages/AppShell.js";
 import {ChatPage} from "../pages/ChatPage.js";
 import {ModelPage} from "../pages/ModelPage.js";
 import {OffloadPage} from "../pages/OffloadPage.js";
-import {chromiumMissingReason, keepScreenshot, openBrowser, type BrowserSession} from "../support/browser.js";
+import {chromiumMissingReason, keepScreenshot, openBrowser, viewportLabel, VIEWPORTS, type BrowserSession} from "../support/browser.js";
 import {startWebApp} from "../support/webApp.js";
 
-const SIZES = [{width: 1440, height: 900}, {width: 1024, height: 700}] as const;
+const SIZES = VIEWPORTS;
 const SCREENS: ScreenName[] = ["chat", "model", "offload", "memory", "dashboards", "benchmark", "server"];
 /**
  * From the user's stop to the reply shown as stopped. The product's target is 250 ms (each run prints the measured
@@ -80,7 +80,7 @@ describe.skipIf(missing != null)("web: layout at 1440×900 and 1024×700, and st
     });
 
     for (const size of SIZES) {
-        const label = `${size.width}x${size.height}`;
+        const label = viewportLabel(size);
         it(`${label}: the composer stays in the window through five exchanges and the sidebar never moves`, async () => {
             const page = browser.page;
             await page.setViewportSize(size);
@@ -151,7 +151,7 @@ describe.skipIf(missing != null)("web: layout at 1440×900 and 1024×700, and st
 
     it("Stop and Esc land within 250 ms while the prompt is processed and while tokens stream; the reply says Stopped", async () => {
         const page = browser.page;
-        await page.setViewportSize(SIZES[0]);
+        await page.setViewportSize(SIZES[0]!);
         const shell = new AppShell(page);
         await shell.show("chat");
         const chat = new ChatPage(page);

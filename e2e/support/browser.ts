@@ -18,14 +18,26 @@ const CHROMIUM_ARGS = [
 
 export type BrowserSession = {context: BrowserContext; page: Page; close(failedTest?: string): Promise<void>};
 
+/** A window size, in CSS pixels. */
+export type Viewport = {width: number; height: number};
+
+/** The window sizes people use that the layout specs check: a laptop's and a small window's. */
+export const VIEWPORTS: readonly Viewport[] = [{width: 1440, height: 900}, {width: 1024, height: 700}];
+
+/** A viewport's name in test titles and screenshot files ("1440x900"). */
+export function viewportLabel(viewport: Viewport): string {
+    return `${viewport.width}x${viewport.height}`;
+}
+
 export function chromiumMissingReason(): string | null {
     return existsSync(CHROMIUM_PATH) ? null : `no Chromium at ${CHROMIUM_PATH} (apt-get install chromium, or set TENSORWISE_CHROMIUM)`;
 }
 
-export async function openBrowser(): Promise<BrowserSession> {
+/** Opens Chromium with a fresh profile; `viewport` sets the window size (a test may change it with `page.setViewportSize`). */
+export async function openBrowser(options: {viewport?: Viewport} = {}): Promise<BrowserSession> {
     const userDataDir = mkdtempSync(path.join(os.tmpdir(), "tensorwise-chromium-"));
     const context = await chromium.launchPersistentContext(userDataDir, {
-        executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS, viewport: {width: 1360, height: 860}
+        executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS, viewport: options.viewport ?? {width: 1360, height: 860}
     });
     await context.tracing.start({screenshots: true, snapshots: true});
     const page = context.pages()[0] ?? await context.newPage();

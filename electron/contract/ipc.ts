@@ -231,12 +231,16 @@ export type Requests = {
     /** Removes one message (not while the conversation is replying). */
     "conversations.deleteMessage": [{id: string; messageId: string}, Conversation];
     /** Starts a reply; deltas arrive as `chat.delta` events with this stream id. */
-    "chat.send": [{conversationId: string; text: string; streamId: string; maxTokens?: number; temperature?: number}, void];
+    /**
+     * Appends the user's message and streams the reply. Returns the message as saved (with the id the host gave it),
+     * before the reply ends, so the message can be edited or deleted by that id.
+     */
+    "chat.send": [{conversationId: string; text: string; streamId: string; maxTokens?: number; temperature?: number}, ChatMessage];
     /** Replaces the last assistant message with a new reply. */
     "chat.regenerate": [{conversationId: string; streamId: string; maxTokens?: number; temperature?: number}, void];
     "chat.stop": [{streamId: string}, void];
-    /** Replaces user message `messageId` with `text`, drops everything after it, and replies to it. */
-    "chat.edit": [{conversationId: string; messageId: string; text: string; streamId: string}, void];
+    /** Replaces user message `messageId` with `text`, drops everything after it, and replies to it. Returns the new message as saved. */
+    "chat.edit": [{conversationId: string; messageId: string; text: string; streamId: string}, ChatMessage];
     /** The model library: recent models, newest first. */
     "library.list": [void, RecentModel[]];
     /** Every `.gguf` in the models folders (kept current while the app runs: see the `library.files` event). */

@@ -170,8 +170,10 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
 
     it("replies with the conversation's settings, reports why it stopped and the context used, edits and deletes messages", async () => {
         const {id} = await host.handle("conversations.create", {settings: {maxTokens: 5, temperature: 0}}, client);
-        await host.handle("chat.send", {conversationId: id, text: "Count", streamId: "set1"}, client);
+        const sent = await host.handle("chat.send", {conversationId: id, text: "Count", streamId: "set1"}, client);
         const first = (await waitFor("chat.done", (payload) => payload.streamId === "set1")).message;
+        // the send answers with the message as saved: the id an edit or delete then names
+        expect((await host.handle("conversations.get", {id}, client)).messages[0]).toEqual(sent);
         // 5 tokens from the conversation's own settings, and the reply says it was cut there
         expect(first.timing!.generatedTokens).toBeLessThanOrEqual(5);
         expect(first.stopReason).toBe("max-tokens");
@@ -183,9 +185,9 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
 
         // a system prompt changes the prompt the model sees; the next reply uses it
         await host.handle("conversations.setSettings", {id, settings: {maxTokens: 3, temperature: 0, systemPrompt: "You are terse. ".repeat(20)}}, client);
-        const user = (await host.handle("conversations.get", {id}, client)).messages[0]!;
-        await host.handle("chat.edit", {conversationId: id, messageId: user.id, text: "Count again", streamId: "set2"}, client);
+        const edited = await host.handle("chat.edit", {conversationId: id, messageId: sent.id, text: "Count again", streamId: "set2"}, client);
         const second = (await waitFor("chat.done", (payload) => payload.streamId === "set2")).message;
+        expect((await host.handle("conversations.get", {id}, client)).messages[0]).toEqual(edited);
         expect(second.timing!.generatedTokens).toBeLessThanOrEqual(3);
         expect(second.stopReason).toBe("max-tokens");
         expect(second.prompt!.tokens).toBeGreaterThan(first.prompt!.tokens + 20);

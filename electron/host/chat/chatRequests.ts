@@ -4,6 +4,7 @@
  * uses the conversation's own settings (system prompt, sampling) and is bound to the conversation it was sent for.
  */
 import {randomUUID} from "node:crypto";
+import type {ChatMessage} from "../../contract/ipc.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import type {HostClient} from "../HostService.js";
 import type {HostContext, ReplyRequest, ReplySlot, RequestHandlers} from "../HostContext.js";
@@ -12,11 +13,17 @@ import {replySettings} from "../replySettings.js";
 type ChatRequestName = "chat.send" | "chat.regenerate" | "chat.edit" | "chat.stop";
 
 export function chatRequests(host: HostContext): RequestHandlers<ChatRequestName> {
-    /** Holds the conversation's reply slot while `prepare` reads and writes it, then starts the reply it returns. */
-    const reply = async (client: HostClient, conversationId: string, streamId: string, prepare: () => Promise<ReplyRequest>): Promise<void> => {
+    /**
+     * Holds the conversation's reply slot while `prepare` reads and writes it, then starts the reply it returns;
+     * resolves with what `prepare` gave along with it (the user message it saved).
+     */
+    const reply = async <Saved>(client: HostClient, conversationId: string, streamId: string,
+        prepare: () => Promise<{request: ReplyRequest; saved: Saved}>): Promise<Saved> => {
         const slot: ReplySlot = host.reserveReply(conversationId, streamId);
         try {
-            host.startStream(client, slot, await prepare());
+            const {request, saved} = await prepare();
+            host.startStream(client, slot, request);
+            return saved;
         } catch (error) {
             slot.release();
             throw error;
@@ -26,22 +33,24 @@ export function chatRequests(host: HostContext): RequestHandlers<ChatRequestName
     return {
         "chat.send": async (arg, client) => {
             const {conversationId, text} = arg;
-            await reply(client, conversationId, arg.streamId, async () => {
+            return await reply(client, conversationId, arg.streamId, async () => {
                 const conversation = await host.store.get(conversationId);
                 host.requireModel();
                 const history = conversation.messages.map(({role, text: turn}) => ({role, text: turn}));
-                await host.store.append(conversationId, {id: randomUUID(), role: "user", text, createdAt: Date.now()});
-                return {history, message: text, ...replySettings(conversation.settings, arg)};
+                const saved: ChatMessage = {id: randomUUID(), role: "user", text, createdAt: Date.now()};
+                await host.store.append(conversationId, saved);
+                return {request: {history, message: text, ...replySettings(conversation.settings, arg)}, saved};
             });
         },
         "chat.edit": async (arg, client) => {
             const {conversationId, text} = arg;
-            await reply(client, conversationId, arg.streamId, async () => {
+            return await reply(client, conversationId, arg.streamId, async () => {
                 host.requireModel();
                 const kept = await host.store.truncateBefore(conversationId, arg.messageId);
                 const history = kept.messages.map(({role, text: turn}) => ({role, text: turn}));
-                await host.store.append(conversationId, {id: randomUUID(), role: "user", text, createdAt: Date.now()});
-                return {history, message: text, ...replySettings(kept.settings, {})};
+                const saved: ChatMessage = {id: randomUUID(), role: "user", text, createdAt: Date.now()};
+                await host.store.append(conversationId, saved);
+                return {request: {history, message: text, ...replySettings(kept.settings, {})}, saved};
             });
         },
         "chat.regenerate": async (arg, client) => {
@@ -53,7 +62,7 @@ export function chatRequests(host: HostContext): RequestHandlers<ChatRequestName
                 if (lastUser?.role !== "user")
                     throw new TensorwiseError("bad-request", "there is no message to reply to");
                 const history = conversation.messages.slice(0, -1).map(({role, text}) => ({role, text}));
-                return {history, message: lastUser.text, ...replySettings(conversation.settings, arg)};
+                return {request: {history, message: lastUser.text, ...replySettings(conversation.settings, arg)}, saved: undefined};
             });
         },
         "chat.stop": async (arg) => {

@@ -35,7 +35,10 @@ export async function reloadConversation(id: string): Promise<void> {
     useChatStore.getState().putConversation(await getTransport().request("conversations.get", {id}));
 }
 
-/** A new conversation with the settings last chosen (system prompt, sampling). */
+/**
+ * A new conversation with the settings new conversations start with (chatStore's `options`: the defaults, or those
+ * set for the next new chat) — never those of the conversation shown before.
+ */
 export async function newConversation(): Promise<string> {
     const conversation = await getTransport().request("conversations.create", {settings: useChatStore.getState().options});
     useChatStore.getState().putConversation(conversation);
@@ -64,11 +67,13 @@ export async function sendMessage(text: string): Promise<void> {
     const store = useChatStore.getState();
     const streamId = newId("stream");
     store.setError(conversationId, null);
-    store.appendLocal(conversationId, {id: newId("local"), role: "user", text: trimmed, createdAt: Date.now()});
+    const localId = newId("local");
+    store.appendLocal(conversationId, {id: localId, role: "user", text: trimmed, createdAt: Date.now()});
     store.startStream(streamId, conversationId);
     try {
         await settingsSaved(conversationId);
-        await getTransport().request("chat.send", {conversationId, text: trimmed, streamId});
+        const saved = await getTransport().request("chat.send", {conversationId, text: trimmed, streamId});
+        useChatStore.getState().confirmLocal(conversationId, localId, saved);
     } catch (error) {
         useChatStore.getState().finishStream(streamId, null);
         useChatStore.getState().setError(conversationId, errorMessage(error));
@@ -166,14 +171,16 @@ export async function editAndResend(conversationId: string, messageId: string, t
     const at = conversation.messages.findIndex((message) => message.id === messageId);
     const streamId = newId("stream");
     store.setError(conversationId, null);
+    const localId = newId("local");
     store.putConversation({...conversation, messages: [
         ...conversation.messages.slice(0, Math.max(0, at)),
-        {id: newId("local"), role: "user", text: trimmed, createdAt: Date.now()}
+        {id: localId, role: "user", text: trimmed, createdAt: Date.now()}
     ]});
     store.startStream(streamId, conversationId);
     try {
         await settingsSaved(conversationId);
-        await getTransport().request("chat.edit", {conversationId, messageId, text: trimmed, streamId});
+        const saved = await getTransport().request("chat.edit", {conversationId, messageId, text: trimmed, streamId});
+        useChatStore.getState().confirmLocal(conversationId, localId, saved);
     } catch (error) {
         useChatStore.getState().finishStream(streamId, null);
         useChatStore.getState().setError(conversationId, errorMessage(error));

@@ -59,3 +59,25 @@ export function formatRelativeTime(at: number, now = Date.now()): string {
         return `${Math.floor(seconds / 3600)} h ago`;
     return new Date(at).toLocaleDateString();
 }
+
+/** Where a time axis turns from milliseconds to seconds: from 10 s on, "12 s" reads better than "12,000 ms". */
+export const AXIS_SECONDS_FROM_MS = 10_000;
+
+/** The most decimals a tick label gets (a step finer than 1 ms, or 1 µs of a second, is not worth telling apart). */
+const MAX_TICK_DECIMALS = 3;
+
+/**
+ * Labels for the ticks of an axis whose values are milliseconds, all in one unit: ms while the largest tick is below
+ * AXIS_SECONDS_FROM_MS, s from there on; with the fewest decimals that tell the ticks apart and no digit grouping.
+ * The unit goes in the axis label (see durationAxis.ts).
+ */
+export function formatMsTicks(ticks: readonly number[]): {unit: "ms" | "s"; labels: string[]} {
+    const largest = Math.max(0, ...ticks.filter(Number.isFinite).map(Math.abs));
+    const unit = largest >= AXIS_SECONDS_FROM_MS ? "s" : "ms";
+    const values = ticks.map((tick) => unit === "s" ? tick / 1000 : tick);
+    let decimals = 0;
+    while (decimals < MAX_TICK_DECIMALS &&
+        values.some((value) => Number.isFinite(value) && Math.abs(value - Number(value.toFixed(decimals))) > 1e-9 * Math.max(1, Math.abs(value))))
+        decimals++;
+    return {unit, labels: values.map((value) => Number.isFinite(value) ? value.toFixed(decimals) : "")};
+}

@@ -22,7 +22,10 @@ export type ChatStore = {
     streams: Record<string, LiveStream>;
     /** Last error of a send/stream, per conversation. */
     errors: Record<string, string>;
-    /** Settings a new conversation starts with: the last ones the user chose. */
+    /**
+     * Settings a new conversation starts with: DEFAULT_CHAT_SETTINGS, unless the user set them in the settings panel
+     * while no conversation was shown (it says "For the next new chat"). A conversation's own settings never leak here.
+     */
     options: ChatSettings;
     setSummaries(summaries: ConversationSummary[]): void;
     setNotices(notices: ConversationNotice[]): void;
@@ -31,6 +34,11 @@ export type ChatStore = {
     removeConversation(id: string): void;
     /** The user's message shown at once, before the host confirms it. */
     appendLocal(conversationId: string, message: ChatMessage): void;
+    /**
+     * Swaps the message shown at once (`localId`) for the host's saved copy, so that later edits and deletes name a
+     * message the host knows. Nothing happens when the local one is gone (the conversation was re-read meanwhile).
+     */
+    confirmLocal(conversationId: string, localId: string, saved: ChatMessage): void;
     /** For a regenerate: hides the reply being replaced. */
     dropLastAssistant(conversationId: string): void;
     startStream(streamId: string, conversationId: string): void;
@@ -39,7 +47,7 @@ export type ChatStore = {
     markStopping(streamId: string): void;
     finishStream(streamId: string, message: ChatMessage | null): void;
     setError(conversationId: string, error: string | null): void;
-    /** Shows `settings` on conversation `id` at once (the host saves them) and keeps them for new conversations. */
+    /** Shows `settings` on conversation `id` at once (the host saves them); with `id` null, new conversations start with them. */
     setSettings(id: string | null, settings: ChatSettings): void;
     /** Removes one message from the shown conversation (after the host removed it). */
     removeMessage(conversationId: string, messageId: string): void;
@@ -70,6 +78,13 @@ export const useChatStore = create<ChatStore>((set) => ({
         if (conversation == null)
             return {};
         return {conversations: {...state.conversations, [conversationId]: {...conversation, messages: [...conversation.messages, message]}}};
+    }),
+    confirmLocal: (conversationId, localId, saved) => set((state) => {
+        const conversation = state.conversations[conversationId];
+        if (conversation == null || !conversation.messages.some((message) => message.id === localId))
+            return {};
+        const messages = conversation.messages.map((message) => message.id === localId ? saved : message);
+        return {conversations: {...state.conversations, [conversationId]: {...conversation, messages}}};
     }),
     dropLastAssistant: (conversationId) => set((state) => {
         const conversation = state.conversations[conversationId];
@@ -112,11 +127,10 @@ export const useChatStore = create<ChatStore>((set) => ({
         return {errors: error == null ? errors : {...errors, [conversationId]: error}};
     }),
     setSettings: (id, settings) => set((state) => {
-        const conversation = id == null ? undefined : state.conversations[id];
-        return {
-            options: settings,
-            ...(conversation != null && id != null && {conversations: {...state.conversations, [id]: {...conversation, settings}}})
-        };
+        if (id == null)
+            return {options: settings};
+        const conversation = state.conversations[id];
+        return conversation == null ? {} : {conversations: {...state.conversations, [id]: {...conversation, settings}}};
     }),
     removeMessage: (conversationId, messageId) => set((state) => {
         const conversation = state.conversations[conversationId];

@@ -24,21 +24,35 @@ export function Chat() {
     const show = useUiStore((state) => state.show);
     const transcript = useRef<HTMLDivElement>(null);
     const [settingsOpen, setSettingsOpen] = useState(false);
+    const composerInput = useRef<HTMLTextAreaElement>(null);
 
     const messages = conversation?.messages ?? [];
     const settings = conversation?.settings ?? (activeId == null ? defaults : {});
     const streamText = stream?.text.length ?? 0;
     const {onScroll} = useFollowTail(transcript, `${messages.length}:${streamText}:${stream?.prompt?.evaluated ?? ""}:${error ?? ""}`, activeId);
 
-    // Esc stops the reply being streamed here, wherever the focus is
+    // the message box has the focus on entering Chat and whenever another conversation is shown (chosen or created)
+    useEffect(() => {
+        composerInput.current?.focus();
+    }, [activeId]);
+
+    // Esc, wherever the focus is: closes the settings panel if it is open (the focus back to the message box),
+    // otherwise stops the reply being streamed here; one thing per press
     useEffect(() => {
         const onKey = (event: KeyboardEvent) => {
-            if (event.key === "Escape" && stopActiveStream())
+            if (event.key !== "Escape" || event.defaultPrevented)
+                return;
+            if (settingsOpen) {
+                event.preventDefault();
+                // focus first: a settings field being edited saves on blur while it is still there
+                composerInput.current?.focus();
+                setSettingsOpen(false);
+            } else if (stopActiveStream())
                 event.preventDefault();
         };
         window.addEventListener("keydown", onKey);
         return () => window.removeEventListener("keydown", onKey);
-    }, []);
+    }, [settingsOpen]);
 
     const idle = stream == null && activeId != null;
     const lastAssistant = messages.at(-1)?.role === "assistant" ? messages.at(-1) : undefined;
@@ -82,7 +96,7 @@ export function Chat() {
                         <ChatSettingsPanel key={activeId ?? "new"} conversationId={activeId} settings={settings} onClose={() => setSettingsOpen(false)}/>
                     )}
                 </div>
-                <Composer stream={stream} disabled={loaded == null} conversationId={activeId} settings={settings}
+                <Composer inputRef={composerInput} stream={stream} disabled={loaded == null} conversationId={activeId} settings={settings}
                     onOpenSettings={() => setSettingsOpen(!settingsOpen)}/>
             </section>
         </div>

@@ -63,10 +63,10 @@ export function Dashboards() {
                     <div className="stat"><span className="label">Mean speed</span><span className="value">{formatRate(mean(data.rate[0]!.values))}</span></div>
                 </section>
                 <div className="grid-2">
-                    <LiveChart testId="chart-ttft" title="Time to first token" unit="ms" x={data.x} series={data.ttft}/>
-                    <LiveChart testId="chart-tpot" title="Time per output token" unit="ms" x={data.x} series={data.tpot}/>
+                    <LiveChart testId="chart-ttft" title="Time to first token" quantity="TTFT" unit="ms" x={data.x} series={data.ttft}/>
+                    <LiveChart testId="chart-tpot" title="Time per output token" quantity="TPOT" unit="ms" x={data.x} series={data.tpot}/>
                 </div>
-                <LiveChart testId="chart-rate" title="Decode speed" unit="tok/s" x={data.x} series={data.rate}/>
+                <LiveChart testId="chart-rate" title="Decode speed" quantity="speed" unit="tok/s" x={data.x} series={data.rate}/>
             </div>
         </div>
     );

@@ -1,6 +1,7 @@
 import {useEffect, useRef} from "react";
 import uPlot from "uplot";
 import {useChartColors} from "../../../../App/useChartColors";
+import {durationAxis} from "../../../../format/durationAxis";
 import {formatMs} from "../../../../format/format";
 import "./BenchChart.css";
 
@@ -32,7 +33,7 @@ export function BenchChart({title, xLabel, x, series, testId}: {title: string; x
             scales: {x: {time: false, distr: 3, log: 2}, y: {range: (_plot: uPlot, _min: number, max: number) => [0, max > 0 ? max * 1.1 : 1]}},
             axes: [
                 {...axis, label: xLabel, values: (_plot: uPlot, ticks: number[]) => ticks.map((tick) => Number.isInteger(tick) ? String(tick) : "")},
-                {...axis, label: "ms", size: 56}
+                {...axis, size: 56, ...durationAxis("time")}
             ],
             series: [
                 {label: xLabel, value: (_plot: uPlot, value: number | null) => value == null ? "–" : String(value)},

@@ -1,4 +1,4 @@
-import {useState} from "react";
+import {useState, type Ref} from "react";
 import type {ChatSettings} from "../../../../../../electron/contract/ipc";
 import {saveSettings, sendMessage, stopStream} from "../../../../actions/chatActions";
 import {DEFAULT_CHAT_SETTINGS, type LiveStream} from "../../../../stores/chatStore";
@@ -8,7 +8,9 @@ import "./Composer.css";
  * The message box: always at the bottom of the chat, with the two settings changed most (max tokens, temperature; the
  * rest are in the settings panel) and Send, or Stop while a reply streams (Esc does the same).
  */
-export function Composer({stream, disabled, conversationId, settings, onOpenSettings}: {
+export function Composer({inputRef, stream, disabled, conversationId, settings, onOpenSettings}: {
+    /** The message box, for the Chat screen to give it the focus. */
+    inputRef?: Ref<HTMLTextAreaElement>;
     stream: LiveStream | null; disabled: boolean; conversationId: string | null; settings: ChatSettings; onOpenSettings: () => void;
 }) {
     const [text, setText] = useState("");
@@ -22,7 +24,7 @@ export function Composer({stream, disabled, conversationId, settings, onOpenSett
     };
     return (
         <div className="composer" data-testid="composer">
-            <textarea className="composer-input" data-testid="composer-input" rows={3} value={text}
+            <textarea ref={inputRef} className="composer-input" data-testid="composer-input" rows={3} value={text}
                 placeholder={disabled ? "Load a model to start chatting" : "Message the model — Enter to send, Shift+Enter for a new line, Esc to stop"}
                 onChange={(event) => setText(event.target.value)}
                 onKeyDown={(event) => {

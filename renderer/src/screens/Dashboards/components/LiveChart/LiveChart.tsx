@@ -1,12 +1,19 @@
 import {useEffect, useRef} from "react";
 import uPlot from "uplot";
 import {useChartColors} from "../../../../App/useChartColors";
+import {durationAxis} from "../../../../format/durationAxis";
 import "./LiveChart.css";
 
 export type Series = {label: string; color: string; values: (number | null)[]};
 
-/** A uPlot line chart that updates in place as data arrives (no re-creation per point). */
-export function LiveChart({title, unit, x, series, testId}: {title: string; unit: string; x: number[]; series: Series[]; testId?: string}) {
+/**
+ * A uPlot line chart that updates in place as data arrives (no re-creation per point). `unit` is what the values are
+ * in: milliseconds get the shared time axis (ms or s, as the values call for), other units are named as given;
+ * `quantity` names the value axis ("TTFT").
+ */
+export function LiveChart({title, quantity, unit, x, series, testId}: {
+    title: string; quantity: string; unit: "ms" | "tok/s"; x: number[]; series: Series[]; testId?: string;
+}) {
     const host = useRef<HTMLDivElement>(null);
     const plot = useRef<uPlot | null>(null);
     const colors = useChartColors();
@@ -27,7 +34,8 @@ export function LiveChart({title, unit, x, series, testId}: {title: string; unit
                 // replies are whole numbers: integer ticks only
                 {...axis, label: "reply #", labelSize: 16, labelFont: "11px DejaVu Sans, sans-serif", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500],
                     values: (_plot: uPlot, ticks: number[]) => ticks.map((tick) => Number.isInteger(tick) ? String(tick) : "")},
-                {...axis, label: unit, labelSize: 16, labelFont: "11px DejaVu Sans, sans-serif", size: 56}
+                {...axis, labelSize: 16, labelFont: "11px DejaVu Sans, sans-serif", size: 56,
+                    ...(unit === "ms" ? durationAxis(quantity) : {label: `${quantity} (${unit})`})}
             ],
             series: [
                 {label: "reply #", value: (_plot: uPlot, value: number | null) => value == null ? "–" : String(value)},
@@ -43,7 +51,7 @@ export function LiveChart({title, unit, x, series, testId}: {title: string; unit
         };
         // the chart is rebuilt only when its set of series or the theme changes
         // eslint-disable-next-line react-hooks/exhaustive-deps
-    }, [seriesKey, unit, colors]);
+    }, [seriesKey, quantity, unit, colors]);
 
     useEffect(() => {
         plot.current?.setData([x, ...series.map((entry) => entry.values)] as uPlot.AlignedData);

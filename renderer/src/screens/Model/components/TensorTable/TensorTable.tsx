@@ -36,11 +36,12 @@ export function TensorTable({tensors}: {tensors: ModelTensor[]}) {
             return sort.descending ? -order : order;
         });
     }, [tensors, filter, sort]);
+    // the whole cell is the sort control (a button filling it), and the cell tells assistive technology how it sorts
     const header = (column: Column, label: string, numeric = false) => (
-        <th className={numeric ? "num" : ""}>
-            <button className={`sort ${sort.column === column ? "active" : ""}`} data-testid={`sort-${column}`}
+        <th className={`sortable ${numeric ? "num" : ""}`} aria-sort={sort.column !== column ? "none" : sort.descending ? "descending" : "ascending"}>
+            <button type="button" className={`sort ${sort.column === column ? "active" : ""}`} data-testid={`sort-${column}`}
                 onClick={() => setSort({column, descending: sort.column === column ? !sort.descending : numeric})}>
-                {label}{sort.column === column ? (sort.descending ? " ↓" : " ↑") : ""}
+                {label}<span aria-hidden="true">{sort.column === column ? (sort.descending ? " ↓" : " ↑") : ""}</span>
             </button>
         </th>
     );
