@@ -92,7 +92,9 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
         await host.handle("chat.stop", {streamId: "eager-1"}, eager);
         while (ended.length < 3)
             await new Promise((resolve) => setTimeout(resolve, 10));
-        expect(await Promise.allSettled(followUps)).toEqual([{status: "fulfilled", value: undefined}, {status: "fulfilled", value: undefined}]);
+        // both follow-ups accepted (not refused as "a reply is already being written"), each answered with its user message as saved
+        const saved = {status: "fulfilled", value: expect.objectContaining({role: "user", text: "again"})};
+        expect(await Promise.allSettled(followUps)).toEqual([saved, saved]);
     });
 
     it("Auto-offload again reuses the machine profile, sends the explained plan before loading it, and predicts the same", async () => {
