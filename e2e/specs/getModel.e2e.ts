@@ -33,7 +33,9 @@ describe.skipIf(missing != null)("web mode: Get a model", () => {
             ],
             "other/unrelated": [{path: "x-Q8_0.gguf", content: await readFile(path.join(dir, "q8.gguf"))}]
         });
-        server = await startWebApp(path.join(dir, "data"), [], {HF_ENDPOINT: hub.endpoint});
+        // the engine on the CPU with one thread: the screen's "Profile this machine" then measures one device at one thread
+        // count (about 20 s) rather than llvmpipe and the CPU at every count (about two minutes); the flow is the same
+        server = await startWebApp(path.join(dir, "data"), [], {HF_ENDPOINT: hub.endpoint, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1"});
         browser = await openBrowser();
         await new AppShell(browser.page).open(server.url);
     });
