@@ -50,6 +50,8 @@ describe.skipIf(missing != null)("web mode: Get a model", () => {
         failed = "get-model";
         const shell = new AppShell(browser.page);
         const screen = new GetModelPage(browser.page);
+        // the quants are planned by the engine child: wait until it runs (a first start in a fresh checkout takes a while)
+        await shell.waitForEngineState("idle", 120_000);
         await shell.show("get-model");
         await screen.search("tiny");
         expect(await browser.page.getByTestId("hub-results").getByRole("button").allInnerTexts()).toEqual(["org/tiny-GGUF"]);
