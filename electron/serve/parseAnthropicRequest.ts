@@ -5,9 +5,9 @@
  * extended thinking…) is refused by name; `cache_control` marks (on the request or on a block) are accepted: the
  * server keeps every conversation's prefix cached anyway (ConversationKvStore.ts).
  */
-import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
+import {checkLimit, TEXT_LIMITS} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
-import {DEFAULT_TEMPERATURE, UNSENT_SAMPLING, type ChatCompletionRequest, type ChatMessage} from "./parseGenerationRequest.js";
+import {DEFAULT_TEMPERATURE, limitedNumber, UNSENT_SAMPLING, type ChatCompletionRequest, type ChatMessage} from "./parseGenerationRequest.js";
 
 type Body = Record<string, unknown>;
 
@@ -41,10 +41,10 @@ export function parseAnthropicMessagesRequest(body: unknown): ChatCompletionRequ
         kind: "chat",
         messages: promptMessages(object),
         model: modelName(object),
-        maxTokens: number(object, "max_tokens", "maxTokens"),
-        temperature: number(object, "temperature", "temperature") ?? DEFAULT_TEMPERATURE,
-        topP: number(object, "top_p", "topP"),
-        topK: number(object, "top_k", "topK"),
+        maxTokens: limitedNumber(object, "max_tokens", "maxTokens"),
+        temperature: limitedNumber(object, "temperature", "temperature") ?? DEFAULT_TEMPERATURE,
+        topP: limitedNumber(object, "top_p", "topP"),
+        topK: limitedNumber(object, "top_k", "topK"),
         seed: undefined,
         stop: stopList,
         stream: object.stream === true,
@@ -88,16 +88,6 @@ function modelName(object: Body): string | null {
     if (model != null && (typeof model !== "string" || model.length > TEXT_LIMITS.path))
         throw OpenAiError.badRequest("`model` must be a string.", "model");
     return typeof model === "string" ? model : null;
-}
-
-function number(object: Body, field: string, limit: LimitName): number | undefined {
-    const value = object[field];
-    if (value == null)
-        return undefined;
-    const checked = checkLimit(limit, value);
-    if (!checked.ok)
-        throw OpenAiError.badRequest(`\`${field}\`: ${checked.message}`, field);
-    return checked.value;
 }
 
 /** `system` and `messages` as chat messages, the last one the user's. */

@@ -3,7 +3,7 @@
  * table of request fields (requestFields.ts): each field is honoured, or refused with a 400 naming it; a field the
  * table does not list is refused too. Numbers are checked against the one bounds table (`electron/contract/limits.ts`).
  */
-import {checkLimit, TEXT_LIMITS} from "../contract/limits.js";
+import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
 import {emptyDraft, logprobsOf, requestField, type Endpoint, type LogprobsRequest, type OutputConstraint} from "./requestFields.js";
 
@@ -141,4 +141,15 @@ function contentText(content: unknown, param: string): string {
         return texts.join("");
     }
     throw OpenAiError.badRequest(`${param} must be a string or an array of text parts.`, param);
+}
+
+/** `object[field]` within `limit`'s range, `undefined` when absent or `null`; a 400 naming the field otherwise. */
+export function limitedNumber(object: Record<string, unknown>, field: string, limit: LimitName): number | undefined {
+    const value = object[field];
+    if (value == null)
+        return undefined;
+    const checked = checkLimit(limit, value);
+    if (!checked.ok)
+        throw OpenAiError.badRequest(`\`${field}\`: ${checked.message}`, field);
+    return checked.value;
 }

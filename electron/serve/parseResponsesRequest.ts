@@ -4,10 +4,10 @@
  * `stream`. This server keeps no responses, so `previous_response_id` and `store: true` are refused by name, as are
  * tools and every other item, part or field it cannot honour yet.
  */
-import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
+import {checkLimit, TEXT_LIMITS} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
 import {responsesTextConstraint} from "./requestFields.js";
-import {DEFAULT_TEMPERATURE, UNSENT_SAMPLING, type ChatCompletionRequest, type ChatMessage} from "./parseGenerationRequest.js";
+import {DEFAULT_TEMPERATURE, limitedNumber, UNSENT_SAMPLING, type ChatCompletionRequest, type ChatMessage} from "./parseGenerationRequest.js";
 
 type Body = Record<string, unknown>;
 
@@ -52,9 +52,9 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     const messages = inputMessages(object.input);
     if (typeof instructions === "string" && instructions !== "")
         messages.unshift({role: "system", text: instructions});
-    const maxOutputTokens = number(object, "max_output_tokens", "maxTokens");
-    const temperature = number(object, "temperature", "temperature");
-    const topP = number(object, "top_p", "topP");
+    const maxOutputTokens = limitedNumber(object, "max_output_tokens", "maxTokens");
+    const temperature = limitedNumber(object, "temperature", "temperature");
+    const topP = limitedNumber(object, "top_p", "topP");
     return {
         kind: "chat", messages, model: typeof model === "string" ? model : null, maxTokens: maxOutputTokens,
         temperature: temperature ?? DEFAULT_TEMPERATURE, topP, topK: undefined, seed: undefined, stop: [], stream: object.stream === true, includeUsage: false, ...UNSENT_SAMPLING,
@@ -63,16 +63,6 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
         instructions: typeof instructions === "string" ? instructions : null, maxOutputTokens: maxOutputTokens ?? null,
         topPSent: topP ?? null, temperatureSent: temperature ?? null, user: typeof user === "string" ? user : null
     };
-}
-
-function number(object: Body, field: string, limit: LimitName): number | undefined {
-    const value = object[field];
-    if (value == null)
-        return undefined;
-    const checked = checkLimit(limit, value);
-    if (!checked.ok)
-        throw OpenAiError.badRequest(`\`${field}\`: ${checked.message}`, field);
-    return checked.value;
 }
 
 function inputMessages(input: unknown): ChatMessage[] {
