@@ -335,23 +335,30 @@ public:
         return false;
     }
 
-    // Runs `fn` warmup + repeats times (bounded by maxMsPerPoint); returns the per-run times in µs.
+    // Runs `fn` warmup + repeats times (bounded by maxMsPerPoint); returns the per-run times in µs. A point the time
+    // limit reaches before its warm-up is done returns no times at all (the point is left unmeasured, so the cost model
+    // extrapolates it): a cold first run is not a timing — on an H100 it took 30-70× a warm one (first kernel launch
+    // of a fresh backend context; bench/results/2026-11-27-h100/README.md). A point `mustMeasure` marks runs its
+    // warm-up and repeats whatever the time limit (only a cancel stops it).
     template <typename Fn>
     std::vector<double> time(Fn fn, Response& out) {
+        auto halt = [&] { return mustMeasure ? cancelled(out) : stop(out); };
         std::vector<double> samples;
-        for (int i = 0; i < req.warmup && !stop(out); i++) {
+        for (int i = 0; i < req.warmup; i++) {
+            if (halt()) return samples;
             auto t0 = Clock::now();
             fn();
             if (elapsedUs(t0) / 1000 > req.maxMsPerPoint) break;  // a slow op needs no long warm-up
         }
         double spent = 0;
         for (int i = 0; i < req.repeats; i++) {
+            if (i == 0 && halt()) break;
             auto t0 = Clock::now();
             fn();
             double us = elapsedUs(t0);
             samples.push_back(us);
             spent += us;
-            if (spent / 1000 > req.maxMsPerPoint || stop(out)) break;
+            if (spent / 1000 > req.maxMsPerPoint || halt()) break;
         }
         return samples;
     }
@@ -739,10 +746,18 @@ public:
             BackendPtr backend(ggml_backend_dev_init(d.dev, nullptr));
             if (backend) transfers(backend.get(), d.dev, d.name, out);
         }
-        // the CPU first: it is what every plan falls back to, and GPU pipelines compile lazily (slow on llvmpipe)
+        // the CPU first within each batch size: it is what every plan falls back to, and GPU pipelines compile lazily
+        // (slow on llvmpipe)
         std::stable_sort(devs.begin(), devs.end(), [](const Dev& a, const Dev& b) { return a.isCpu && !b.isCpu; });
-        // every device's ops at its smallest batch whatever the time limit (only a cancel stops them): a device
-        // without a single matmul timing cannot be planned for, and a remote or slow device comes last
+        struct DenseTiming {
+            const Dev* d;
+            BackendPtr backend;
+            std::vector<int64_t> batches;
+            std::vector<std::pair<int64_t, double>> last;                   // op → (batch, median µs)
+            std::vector<std::vector<std::pair<int64_t, double>>> timed;    // op → every (batch, median µs)
+        };
+        std::vector<DenseTiming> dense;
+        std::vector<int64_t> allBatches;
         for (const Dev& d : devs) {
             if (cancelled(out)) break;
             BackendPtr backend(ggml_backend_dev_init(d.dev, nullptr));
@@ -753,29 +768,48 @@ public:
             }
             std::vector<int64_t> batches = d.isCpu ? req.cpuBatchSizes : req.batchSizes;
             std::sort(batches.begin(), batches.end());
-            // every op at the small batches first, so a time limit cuts only large-batch points (extrapolated)
-            std::vector<std::pair<int64_t, double>> last(req.ops.size(), {0, -1});  // op → (batch, median µs)
-            std::vector<std::vector<std::pair<int64_t, double>>> timed(req.ops.size());  // op → every (batch, median µs)
-            for (int64_t batch : batches) {
+            allBatches.insert(allBatches.end(), batches.begin(), batches.end());
+            dense.push_back({&d, std::move(backend), batches, std::vector<std::pair<int64_t, double>>(req.ops.size(), {0, -1}),
+                std::vector<std::vector<std::pair<int64_t, double>>>(req.ops.size())});
+        }
+        std::sort(allBatches.begin(), allBatches.end());
+        allBatches.erase(std::unique(allBatches.begin(), allBatches.end()), allBatches.end());
+        // Batch size by batch size across the devices, every op at the small batches first, so a time limit cuts only
+        // the large-batch points of every device (extrapolated), not a whole device. Each device's two smallest batches
+        // are measured whatever the time limit (only a cancel stops them): decode (batch 1) and the first prefill
+        // micro-batch. A device without a decode timing cannot be planned for, and one without a prefill timing gets
+        // its prefill extrapolated from decode, which is off by orders of magnitude on a GPU: the CPU-first order this
+        // replaced left an H100 with cold batch-1 points only, and the planner then priced its op offload 40× too slow
+        // and chose not to use the GPU (bench/results/2026-11-27-h100/README.md).
+        for (int64_t batch : allBatches) {
+            for (DenseTiming& t : dense) {
+                const Dev& d = *t.d;
+                auto at = std::find(t.batches.begin(), t.batches.end(), batch);
+                if (at == t.batches.end()) continue;
+                const bool must = at - t.batches.begin() < 2;
                 for (size_t i = 0; i < req.ops.size(); i++) {
-                    if (batch == batches.front() ? cancelled(out) : stop(out)) break;
-                    auto& [lastBatch, lastUs] = last[i];
+                    if (must ? cancelled(out) : stop(out)) break;
+                    auto& [lastBatch, lastUs] = t.last[i];
                     if (lastBatch > 0 && lastUs < 0) continue;  // unsupported or skipped before
                     if (lastBatch > 0) {
-                        double estimatedMs = lastUs * batchGrowth(req.ops, timed, i, lastBatch, batch) / 1000;
+                        double estimatedMs = lastUs * batchGrowth(req.ops, t.timed, i, lastBatch, batch) / 1000;
                         double leftMs = req.timeLimitMs - elapsedUs(budgetStarted) / 1000;
-                        if (estimatedMs > req.maxEstimatedMsPerPoint || estimatedMs * (1 + req.warmup) > leftMs / 2) {
+                        if (estimatedMs > req.maxEstimatedMsPerPoint || (!must && estimatedMs * (1 + req.warmup) > leftMs / 2)) {
                             lastUs = -1;
                             continue;
                         }
                     }
-                    matmul(pointBackend(d.isCpu, d.dev, backend.get()).get(), d.name, req.ops[i], batch, out);
+                    mustMeasure = must;
+                    matmul(pointBackend(d.isCpu, d.dev, t.backend.get()).get(), d.name, req.ops[i], batch, out);
+                    mustMeasure = false;
                     const MatmulResult& r = out.matmuls.back();
-                    last[i] = {batch, r.supported ? r.medianUs : -1};
-                    if (r.supported && r.medianUs > 0) timed[i].push_back({batch, r.medianUs});
+                    lastBatch = batch;
+                    lastUs = r.supported && r.medianUs > 0 ? r.medianUs : -1;
+                    if (r.supported && r.medianUs > 0) t.timed[i].push_back({batch, r.medianUs});
                 }
             }
         }
+        dense.clear();
         // expert weights (MUL_MAT_ID) after every device's dense ops, which the cost model cannot do without (it
         // prices experts from dense matmuls where these are missing): decode (the `used` experts of one token) and the
         // prefill micro-batches, with the same skip rule; on GPUs also the copy of the experts each micro-batch uses
@@ -828,6 +862,7 @@ public:
 private:
     const Request& req;
     unsigned generation;
+    bool mustMeasure = false;  // see time()
     Clock::time_point started;
     Clock::time_point budgetStarted;  // where the time limit starts: after the link phase
     bool linkPhase = false;
