@@ -163,6 +163,17 @@ function sameOp(a: OperatorShape, b: OperatorShape): boolean {
 }
 
 /**
+ * Devices of the profile with no matmul timed at a prefill batch (more than one token). The profiler measures every
+ * device's first prefill micro-batch whatever its time limit (native/src/TensorwiseProfiler.cpp, Profiler::run); a
+ * profile without one (cached by an older build, whose time limit could cut a GPU to decode only) would have its
+ * prefill extrapolated from decode, which is off by orders of magnitude on a GPU (bench/results/2026-11-27-h100/README.md).
+ */
+export function devicesWithoutPrefill(profile: Pick<MachineProfile, "devices" | "matmuls">): string[] {
+    return profile.devices.map((d) => d.name)
+        .filter((name) => !profile.matmuls.some((p) => p.device === name && p.batch > 1 && p.supported && p.medianUs > 0));
+}
+
+/**
  * Time of one weight matmul on `device` at `batch` tokens, µs. Between measured batch sizes it interpolates linearly;
  * below the smallest it takes the smallest. Above the largest it grows as another operator of the device (the same
  * type first) grew between those batch sizes where one was measured that far ({@link batchGrowth}), else linearly with

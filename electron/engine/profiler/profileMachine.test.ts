@@ -1,11 +1,11 @@
-import {mkdtemp, readdir, readFile} from "node:fs/promises";
+import {mkdtemp, readdir, readFile, writeFile} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, describe, expect, it} from "vitest";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileResult} from "../native/tensorwiseBindings.js";
 import {probeEngine} from "../testing/probeEngine.js";
-import type {OperatorShape} from "./MachineProfile.js";
+import type {MachineProfile, OperatorShape} from "./MachineProfile.js";
 import {profileAtThreads} from "./profileAtThreads.js";
 import {DEFAULT_PROFILE_TIME_LIMIT_MS, MAX_ESTIMATED_MS_PER_POINT, maxEstimatedMsPerPoint, profileCacheKey, profileMachine, type ProfileCacheFacts} from "./profileMachine.js";
 
@@ -107,6 +107,23 @@ describe.skipIf(probe.reason != null)("profileMachine on this machine's CPU", ()
         await profileMachine(engine, ops, {...quick, cacheDir, threads: 2});
         expect(results).toHaveLength(3);
         expect(await readdir(cacheDir)).toHaveLength(2);
+    }, 120_000);
+
+    it("measures again instead of reusing a saved profile that has no prompt-sized timing on a device", async () => {
+        // what an older build's time limit could leave (bench/results/2026-11-27-h100/README.md): decode timings only
+        const cacheDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-profile-decode-only-"));
+        const {engine, results} = counted(probe.engine!);
+        const first = await profileMachine(engine, ops, {...quick, cacheDir});
+        expect(first.matmuls.some((m) => m.batch > 1 && m.medianUs > 0)).toBe(true);
+        const [file] = await readdir(cacheDir);
+        const saved = JSON.parse(await readFile(path.join(cacheDir, file!), "utf8")) as MachineProfile;
+        await writeFile(path.join(cacheDir, file!), JSON.stringify({...saved, matmuls: saved.matmuls.filter((m) => m.batch === 1)}));
+        const messages: string[] = [];
+        const second = await profileMachine(engine, ops, {...quick, cacheDir, onProgress: (message) => messages.push(message)});
+        expect(results).toHaveLength(2);
+        expect(second.cachedFile).toBeUndefined();
+        expect(second.matmuls.some((m) => m.batch > 1 && m.medianUs > 0)).toBe(true);
+        expect(messages.join("\n")).toContain("no prompt-sized timing on CPU");
     }, 120_000);
 
     it("Cancel stops the native profiler at its next measurement, rejects, and caches nothing", async () => {

@@ -6,6 +6,7 @@ import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
 import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS, type DecodeOverhead} from "./calibrateDecodeOverhead.js";
 import type {AttentionShape, ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
+import {devicesWithoutPrefill} from "./MachineProfile.js";
 
 /**
  * Prefill micro-batch sizes timed on GPUs by default (llama.cpp offloads host-weight ops from 32 tokens up). Larger
@@ -230,8 +231,12 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
     const file = options.cacheDir == null ? null : path.join(options.cacheDir, `profile-${key}.json`);
     if (file != null && options.refresh !== true) {
         const cached = await readCachedProfile(file, key);
-        // a profile taken under a shorter limit than asked for now may lack points this one would measure
-        if (cached != null && (cached.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS) >= request.timeLimitMs!) {
+        // a profile taken under a shorter limit than asked for now may lack points this one would measure, and one
+        // without a prefill timing on some device cannot price prompts there (devicesWithoutPrefill)
+        const unpriced = cached == null ? [] : devicesWithoutPrefill(cached);
+        if (unpriced.length > 0)
+            options.onProgress?.(`profile: the saved profile has no prompt-sized timing on ${unpriced.join(", ")}; measuring again`, 0);
+        if (cached != null && unpriced.length === 0 && (cached.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS) >= request.timeLimitMs!) {
             options.onProgress?.(`profile: reusing this machine's profile of ${cached.createdAt.slice(0, 16).replace("T", " ")} UTC (${file})`, 1);
             return cached;
         }
