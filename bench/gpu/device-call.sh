@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The prepared device calls (a GPU session has 15 minutes of device time, the machine's start included; one command
 # at most 10). Make the bundle here first (bench/gpu/make-bundle.sh), then, with the device tool's `run`:
-#   call 1: command "DEADLINE=560 HARD_STOP=585 bash bench/gpu/device-call.sh --phases unpack,llama,addon,models,bench-q4-50"
+#   call 1: command "DEADLINE=560 HARD_STOP=585 bash bench/gpu/device-call.sh --phases unpack,llama,addon,models,bench-q4-50,llamabench"
 #           carry [".devbundle"], timeout_s 600
 #   call 2, AT ONCE (the machine stays warm only 30 s), with D = budget_left_s after call 1 − 45:
 #           command "DEADLINE=D HARD_STOP=D+15 bash bench/gpu/device-call.sh --phases unpack,bench-q4-25,llamabench,regret"
 #           carry [".devbundle"], timeout_s D+30
 # Measured on the first run (H200, bench/results/2026-11-27-h200-partial): machine start ≈ 30 s, unpack 3 s, CUDA
-# build 224 s, addon 13 s, models 36 s. Each call runs bench/gpu/run-on-gpu.sh with its deadline under a hard stop,
+# build 224 s, addon 13 s, models 36 s; on the second (H100, bench/results/2026-11-27-h100): CUDA build 176 s, models
+# 49 s, bench at 50% 163 s (10 s profiles), so call 1 ended 180 s before its deadline: its llama-bench runs there now. Each call runs bench/gpu/run-on-gpu.sh with its deadline under a hard stop,
 # so that what was measured is always packed and comes back: $OUT gets results.tar.xz (every log, report, profile and
 # table of both calls so far), run-on-gpu.log, phases.tsv and console.log — under the device tool's limit of 8 files.
 # Proven here without a GPU: OUT=/tmp/out bash bench/gpu/device-call.sh --dry-run-cpu

@@ -14,7 +14,7 @@
 #              node-llama-cpp local build linux-x64-cuda; stock llama-bench is then built in the background
 #   models     Llama-3.2-3B-shaped F16 with `tensorwise make-model`, Q4_K_M with llama-quantize
 #   bench-q4-50 `tensorwise bench` on Q4_K_M at 50% of the weights: prompts 64/2048, gen 32, strategies layers, fit,
-#              cpu, optimal, 2 repeats, all cores (--threads), a 10 s profile
+#              cpu, optimal, 2 repeats, all cores (--threads), a 20 s profile
 #   bench-q4-25 the same at 25%, without cpu (its plan does not depend on the budget)
 #   llamabench stock llama-bench on the layers / fit cells of every finished report, built by the same builder as
 #              `tensorwise bench --llama-bench` against the addon's own libraries
@@ -205,9 +205,11 @@ fi
 if [ "$DRY" = 1 ]; then
     GRID=(--prompts 32,64 --gens 8,16 --repeats 1 --warmup 4)
 else
-    # all 16 cores (the planner's own choice there on the first H200 run: 1…8 threads predicted 1.4–10× slower), and a
-    # 10 s profile: the thread scan and 20 s profiles took 171 s of that run's 436 s bench (bench/results/2026-11-27-h200-partial)
-    GRID=(--prompts 64,2048 --gens 32 --repeats "${REPEATS:-2}" --threads "$JOBS" --profile-seconds 10)
+    # all 16 cores (the planner's own choice there on the first H200 run: 1…8 threads predicted 1.4–10× slower: the
+    # thread scan took 171 s of that run's 436 s bench, bench/results/2026-11-27-h200-partial), and the default 20 s
+    # profile: a 10 s one left the H100 run's GPU with cold decode timings only, and the planner then did not use the
+    # GPU (bench/results/2026-11-27-h100/README.md; the profiler now times each device's first prefill batch anyway)
+    GRID=(--prompts 64,2048 --gens 32 --repeats "${REPEATS:-2}" --threads "$JOBS" --profile-seconds 20)
 fi
 run_bench() { # $1 name, $2 model, then bench arguments (added to GRID; a leading --only replaces it)
     local name="$1" model="$2" budget
@@ -241,8 +243,12 @@ if want llamabench; then
     timed
     for report in "$OUT_DIR"/bench-*/report.json; do
         [ -f "$report" ] || continue
+        # a report compared in an earlier call is not compared again (the second call continues)
+        stamp="$(dirname "$report")/llama-bench/.done"
+        [ -f "$stamp" ] && continue
         log "llama-bench on the layers/fit cells of $report"
-        (cd "$APP" && node bench/gpu/runLlamaBench.mjs "$report" "$(( $(left) - 10 ))") >> "$LOG" 2>&1 || log "llama-bench: some cells failed (see log)"
+        if (cd "$APP" && node bench/gpu/runLlamaBench.mjs "$report" "$(( $(left) - 10 ))") >> "$LOG" 2>&1; then touch "$stamp"
+        else log "llama-bench: some cells failed (see log)"; fi
     done
     took llamabench
 fi
