@@ -119,7 +119,13 @@ export function refuseOpenHost(host: string, keyRequired: boolean, remedy = "req
         : `Binding to ${host} lets other machines use this model: ${remedy}, or bind to 127.0.0.1.`;
 }
 
-/** A copy-paste `curl` that streams a reply from the server in `state` (the key included when one is required). */
+/**
+ * Tokens the copy-paste `curl` asks for: a bounded first try (without `max_tokens` the server writes until the context is
+ * full, which on a random-weight or slow model streamed 2,035 tokens for over a minute).
+ */
+export const CURL_EXAMPLE_MAX_TOKENS = 64;
+
+/** A copy-paste `curl` that streams a short reply from the server in `state` (the key included when one is required). */
 export function curlExample(state: Pick<ServerState, "url" | "port" | "bindAddress" | "requireKey" | "apiKey">): string {
     const host = state.bindAddress === "0.0.0.0" || state.bindAddress === "::" ? "127.0.0.1" : state.bindAddress;
     const url = state.url ?? `http://${host.includes(":") ? `[${host}]` : host}:${state.port}/v1`;
@@ -127,6 +133,6 @@ export function curlExample(state: Pick<ServerState, "url" | "port" | "bindAddre
         `curl ${url}/chat/completions \\`,
         "  -H 'Content-Type: application/json' \\",
         ...(state.requireKey ? [`  -H 'Authorization: Bearer ${state.apiKey}' \\`] : []),
-        `  -d '{"messages":[{"role":"user","content":"Hello"}],"stream":true}'`
+        `  -d '{"messages":[{"role":"user","content":"Hello"}],"max_tokens":${CURL_EXAMPLE_MAX_TOKENS},"stream":true}'`
     ].join("\n");
 }

@@ -1,6 +1,7 @@
 import {describe, expect, it} from "vitest";
 import {OpenAiError} from "./OpenAiError.js";
 import {parseChatCompletionRequest, parseCompletionRequest} from "./parseGenerationRequest.js";
+import {curlExample, CURL_EXAMPLE_MAX_TOKENS} from "../contract/server.js";
 
 function refusal(run: () => unknown): {status: number; param: string | null; message: string} {
     try {
@@ -14,6 +15,14 @@ function refusal(run: () => unknown): {status: number; param: string | null; mes
 }
 
 describe("OpenAI request bodies", () => {
+    it("accepts the Server screen's copy-paste curl as a streamed request for a short reply", () => {
+        const curl = curlExample({url: "http://127.0.0.1:8080/v1", port: 8080, bindAddress: "127.0.0.1", requireKey: true, apiKey: "tw-x"});
+        const body = JSON.parse(/-d '(.*)'/.exec(curl)![1]!) as unknown;
+        // a bounded first try: without max_tokens a reply runs until the context is full
+        expect(parseChatCompletionRequest(body)).toMatchObject({stream: true, maxTokens: CURL_EXAMPLE_MAX_TOKENS});
+        expect(CURL_EXAMPLE_MAX_TOKENS).toBeLessThanOrEqual(128);
+    });
+
     it("reads a chat request the way OpenAI clients send it", () => {
         const parsed = parseChatCompletionRequest({
             model: "x", messages: [{role: "developer", content: "Be brief."}, {role: "user", content: [{type: "text", text: "Hi "}, {type: "text", text: "there"}]}],
