@@ -1,8 +1,11 @@
 import type {EngineState} from "../../../../electron/contract/ipc";
+import {useChatStore} from "../../stores/chatStore";
 import {useEngineStore} from "../../stores/engineStore";
 import {usePlanStore} from "../../stores/planStore";
+import {useServerStore} from "../../stores/serverStore";
 import {useUiStore, type Screen, type ThemeChoice} from "../../stores/uiStore";
 import {Icon} from "../Icon/Icon";
+import {describeActivity} from "./describeActivity";
 import "./Sidebar.css";
 
 const items: {screen: Screen; label: string}[] = [
@@ -33,6 +36,9 @@ export function Sidebar() {
     const machine = useEngineStore((state) => state.machine);
     const loaded = usePlanStore((state) => state.loaded);
     const status = describeState(engine);
+    const streams = useChatStore((state) => state.streams);
+    const server = useServerStore((state) => state.server);
+    const activity = describeActivity(Object.values(streams), server);
     const theme = useUiStore((state) => state.theme);
     const setTheme = useUiStore((state) => state.setTheme);
     return (
@@ -58,6 +64,7 @@ export function Sidebar() {
                 <div className={`sidebar-engine tone-${status.tone}`} data-testid="engine-status" data-state={engine.state}>
                     <span className="dot"/>{status.label}
                 </div>
+                {activity.map((line) => <div key={line} className="sidebar-activity" data-testid="sidebar-activity">{line}</div>)}
                 {loaded != null && <div className="sidebar-model" title={loaded.card.path}>{loaded.card.name ?? loaded.card.fileName}</div>}
                 {machine != null && (
                     <div className="sidebar-machine faint">

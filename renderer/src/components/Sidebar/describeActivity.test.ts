@@ -1,0 +1,29 @@
+import {describe, expect, it} from "vitest";
+import type {LiveStream} from "../../stores/chatStore";
+import {describeActivity} from "./describeActivity";
+
+const stream = (over: Partial<LiveStream>): LiveStream =>
+    ({streamId: "s", conversationId: "c", messageId: null, text: "", tokens: 0, elapsedMs: 0, prompt: null, stopping: false, ...over});
+
+describe("the sidebar's activity line", () => {
+    it("says a long prompt is being read, with its progress, instead of nothing beside \"Model ready\"", () => {
+        expect(describeActivity([stream({prompt: {evaluated: 120, total: 411, reused: 0, elapsedMs: 900}})], null))
+            .toEqual(["Reading the prompt · 120 / 411 tokens"]);
+        expect(describeActivity([stream({})], null)).toEqual(["Starting a reply"]);
+    });
+
+    it("follows a reply from writing to stopping, and counts the other conversations' replies", () => {
+        const writing = stream({text: "Hello", tokens: 3});
+        expect(describeActivity([writing], null)).toEqual(["Writing a reply · 3 tokens"]);
+        expect(describeActivity([writing, stream({streamId: "t"})], null)).toEqual(["Writing a reply · 3 tokens (+1 more)"]);
+        expect(describeActivity([{...writing, stopping: true}], null)).toEqual(["Stopping a reply"]);
+    });
+
+    it("says what the server is doing, and nothing when all is quiet", () => {
+        expect(describeActivity([], {status: "starting", served: 0})).toEqual(["Server starting…"]);
+        expect(describeActivity([], {status: "serving", served: 1})).toEqual(["Serving · 1 request answered"]);
+        expect(describeActivity([], {status: "serving", served: 12})).toEqual(["Serving · 12 requests answered"]);
+        expect(describeActivity([], {status: "off", served: 3})).toEqual([]);
+        expect(describeActivity([], null)).toEqual([]);
+    });
+});

@@ -1,0 +1,28 @@
+import type {ServerState} from "../../../../electron/contract/server";
+import type {LiveStream} from "../../stores/chatStore";
+
+/**
+ * What the engine is doing right now, in the sidebar's words, one line per activity: the app's replies (reading the
+ * prompt with its progress, or writing with the tokens so far) and the server. Empty when nothing is happening, so
+ * "Model ready" is never the only thing said while a long prompt is read.
+ */
+export function describeActivity(streams: readonly LiveStream[], server: Pick<ServerState, "status" | "served"> | null): string[] {
+    const lines: string[] = [];
+    const [first, ...others] = streams;
+    if (first != null) {
+        const more = others.length > 0 ? ` (+${others.length} more)` : "";
+        if (first.stopping) lines.push(`Stopping a reply${more}`);
+        else if (first.tokens > 0 || first.text !== "") lines.push(`Writing a reply · ${first.tokens} tokens${more}`);
+        else if (first.prompt != null && first.prompt.total > 0)
+            lines.push(`Reading the prompt · ${first.prompt.evaluated} / ${first.prompt.total} tokens${more}`);
+        else lines.push(`Starting a reply${more}`);
+    }
+    switch (server?.status) {
+        case "starting": lines.push("Server starting…"); break;
+        case "serving": lines.push(`Serving · ${server.served} ${server.served === 1 ? "request" : "requests"} answered`); break;
+        case "waiting-for-model": lines.push("Server waits for a model"); break;
+        case "failed": lines.push("Server failed (see Server)"); break;
+        default: break;
+    }
+    return lines;
+}
