@@ -1,7 +1,8 @@
 /**
  * The chat flow and the keyboard, web mode, at 1440×900 and 1024×700: an edit sent with Enter replaces the message and
  * its reply; "+ New chat" starts from the default settings; the message box has the focus on entering Chat and after
- * choosing or creating a chat; Esc closes the settings panel before it stops a reply; a whole table header cell sorts.
+ * choosing or creating a chat; Esc closes the settings panel before it stops a reply; the sidebar says a reply is being
+ * written; a whole table header cell sorts.
  */
 import {mkdtemp} from "node:fs/promises";
 import os from "node:os";
@@ -153,6 +154,8 @@ describe.skipIf(missing != null)("web: chat flow and keyboard", () => {
                 await chat.send("Write a very long story.");
                 await page.waitForFunction(() => Number(document.querySelector("[data-testid='message-streaming']")?.getAttribute("data-tokens") ?? 0) >= 2,
                     undefined, {timeout: 60_000});
+                // the sidebar says a reply is being written, not only "Model ready"
+                expect(await page.getByTestId("sidebar-activity").first().textContent()).toMatch(/^Writing a reply · \d+ tokens$/);
                 await page.getByTestId("open-chat-settings").click();
                 await page.getByTestId("chat-settings").waitFor();
                 await page.keyboard.press("Escape");
@@ -162,6 +165,7 @@ describe.skipIf(missing != null)("web: chat flow and keyboard", () => {
                 await page.keyboard.press("Escape");
                 await chat.waitForReplyCount(1, 30_000);
                 expect(await chat.lastAssistantStopped()).toBe("user");
+                await page.getByTestId("sidebar-activity").waitFor({state: "detached", timeout: 10_000});
             });
 
             it("an edited message sent with Enter replaces the message and everything after it", async () => {
