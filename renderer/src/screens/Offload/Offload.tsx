@@ -9,6 +9,7 @@ import {OffloadControls} from "./components/OffloadControls/OffloadControls";
 import {PlacementMap} from "./components/PlacementMap/PlacementMap";
 import {MemoryEstimate} from "./components/MemoryEstimate/MemoryEstimate";
 import {PlanExplanation} from "./components/PlanExplanation/PlanExplanation";
+import {SlowPlanWarning} from "./components/SlowPlanWarning/SlowPlanWarning";
 import {TaskSteps} from "./components/TaskSteps/TaskSteps";
 import "./Offload.css";
 
@@ -59,6 +60,7 @@ export function Offload() {
                 {run.status !== "idle" && <TaskSteps steps={run.steps} running={run.status === "running"}/>}
                 {run.status === "failed" && <ErrorNotice testId="offload-error" title="The model was not loaded." error={run.error ?? {code: "internal", message: run.message}}/>}
                 {run.status === "cancelled" && <div className="muted" data-testid="offload-cancelled">Cancelled.{loaded != null ? " The model loaded before is still loaded." : ""}</div>}
+                <SlowPlanWarning prediction={prediction} loading={planned != null}/>
                 {prediction?.explanation != null && (
                     <section className="panel stack" data-testid="offload-plan">
                         <h2>Why this plan</h2>
@@ -71,6 +73,11 @@ export function Offload() {
                 {planned != null && <PlacementMap placement={planned.placement}/>}
                 {run.status !== "running" && loaded != null && (
                     <>
+                        {card != null && card.path !== loaded.card.path && (
+                            <div className="muted" data-testid="offload-loaded-other">
+                                Below: the plan of the loaded model, <b>{loaded.card.name ?? loaded.card.fileName}</b>. Auto-offload plans and loads {card.name ?? card.fileName} instead.
+                            </div>
+                        )}
                         <section className="panel offload-result" data-testid="offload-result">
                             <div className="offload-stats">
                                 <div className="stat"><span className="label">Strategy</span><span className="value" data-testid="plan-strategy">{loaded.placement.strategy}</span></div>
