@@ -181,13 +181,19 @@ llama_sampler* tensorwiseInitGrammarSampler(const llama_vocab* vocab, const std:
         if (sampler == nullptr || sampling.prefill.empty())
             return sampler;
         const std::vector<llama_token> tokens = common_tokenize(vocab, sampling.prefill, false, true);
-        for (size_t i = 0; i < tokens.size(); i++) {
-            const std::string piece = common_token_to_piece(vocab, tokens[i], true);
-            // some tokenizers add a space before the first special token
-            if (i == 0 && !piece.empty() && std::isspace(static_cast<unsigned char>(piece[0])) &&
-                !std::isspace(static_cast<unsigned char>(sampling.prefill[0])))
-                continue;
-            llama_sampler_accept(sampler, tokens[i]);
+        try {
+            for (size_t i = 0; i < tokens.size(); i++) {
+                const std::string piece = common_token_to_piece(vocab, tokens[i], true);
+                // some tokenizers add a space before the first special token
+                if (i == 0 && !piece.empty() && std::isspace(static_cast<unsigned char>(piece[0])) &&
+                    !std::isspace(static_cast<unsigned char>(sampling.prefill[0])))
+                    continue;
+                llama_sampler_accept(sampler, tokens[i]);
+            }
+        } catch (const std::exception&) {
+            // the grammar rejects the generation prompt as this vocabulary tokenizes it (llama-server would fail the same way)
+            llama_sampler_free(sampler);
+            return nullptr;
         }
         return sampler;
     }

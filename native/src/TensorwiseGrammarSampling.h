@@ -24,6 +24,7 @@ struct TensorwiseGrammarSampling {
 };
 
 // The grammar sampler of an AddonGrammarEvaluationState; `sampling` is default (plain llama_sampler_init_grammar) for
-// every grammar but a tool-call grammar. Returns nullptr when llama.cpp rejects the grammar or a trigger pattern.
+// every grammar but a tool-call grammar. Returns nullptr when llama.cpp rejects the grammar or a trigger pattern, or
+// the grammar rejects the prefill as this vocabulary tokenizes it.
 llama_sampler* tensorwiseInitGrammarSampler(const llama_vocab* vocab, const std::string& grammar, const std::string& root,
     const TensorwiseGrammarSampling& sampling);
