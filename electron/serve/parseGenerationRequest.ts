@@ -151,8 +151,6 @@ function asObject(body: unknown): Body {
     return body as Body;
 }
 
-const MESSAGE_KEYS = new Set(["role", "content", "name", "tool_calls", "tool_call_id", "refusal"]);
-
 function parseMessage(message: unknown, index: number): ChatMessage {
     const param = `messages[${index}]`;
     if (typeof message !== "object" || message == null)
