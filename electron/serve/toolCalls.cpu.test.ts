@@ -93,6 +93,10 @@ describe.skipIf(skip != null)("tools on POST /v1/chat/completions with the opena
         // the template lists the tools in the system turn: far more prompt tokens than the question alone
         const plain = await client.chat.completions.create({model: "kv-tiny", messages: [...messages], temperature: 0, max_tokens: 16});
         expect(required.usage!.prompt_tokens).toBeGreaterThan(plain.usage!.prompt_tokens + 100);
+        // "auto" (the default with tools): a lazy grammar, free text until the template's tool-call marker
+        const auto = await client.chat.completions.create(request);
+        expect(auto.usage!.prompt_tokens).toBe(required.usage!.prompt_tokens);
+        expect(auto.choices[0]!.finish_reason).toMatch(/^(length|stop|tool_calls)$/);
         const named = await client.chat.completions.create({...request, tool_choice: {type: "function", function: {name: "get_time"}}});
         expect(named.choices[0]!.finish_reason).toMatch(/^(length|tool_calls)$/);
         // a tool result: the assistant's call and the tool's answer go into the prompt through the template
