@@ -83,7 +83,11 @@ export const LIMITS = {
     /** Stop strings of one conversation in the app. */
     stopStrings: {label: "stop string count", integer: true, min: 0, max: 16},
     /** Stop sequences of one OpenAI-compatible request (OpenAI's API allows up to 4). */
-    stopCount: {label: "number of stop sequences", integer: true, min: 0, max: 4}
+    stopCount: {label: "number of stop sequences", integer: true, min: 0, max: 4},
+    /** Tools of one OpenAI-compatible chat request (OpenAI's API allows up to 128). */
+    toolCount: {label: "number of tools", integer: true, min: 0, max: 128},
+    /** Tool calls of one assistant message sent back in a chat request. */
+    toolCallCount: {label: "number of tool calls", integer: true, min: 1, max: 128}
 } as const satisfies Record<string, NumberLimit>;
 
 export type LimitName = keyof typeof LIMITS;
@@ -111,7 +115,11 @@ export const TEXT_LIMITS = {
     /** An rpc-server's `host:port`: a DNS name (at most 253 characters) and `:65535`. */
     rpcEndpoint: 259,
     /** A client key's name on the Server screen (contract/server.ts CLIENT_KEY_NAME_PATTERN). */
-    clientKeyName: 40
+    clientKeyName: 40,
+    /** A tool's (function's) name, and a tool call's id (OpenAI: letters, digits, `_` and `-`, at most 64). */
+    toolName: 64,
+    /** A tool call id sent back by a client (`call_…`; other servers' ids are longer than OpenAI's). */
+    toolCallId: 256
 } as const;
 
 /** A context may exceed the model's trained context by this factor (RoPE scaling); beyond it output is garbage. */

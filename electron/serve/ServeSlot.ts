@@ -43,10 +43,16 @@ export class ServeSlot {
         signal: AbortSignal; clock: TokenClock; onText: (text: string, logprobs: readonly TokenLogprob[]) => void;
         /** Token bias and grammar (samplingOptions.ts); the penalties come from `request`. */
         sampler?: Omit<SamplerOptions, "repeatPenalty">;
+        /**
+         * A chat prompt already templated and tokenized (toolCallPrompt.ts: llama.cpp's chat layer, for tools), generated
+         * from as a completion, with the template's extra stop strings; `request.messages` are then not read.
+         */
+        templated?: {tokens: readonly Token[]; stops: readonly string[]};
     }): Promise<SlotGeneration> {
         const {signal, clock, onText} = options;
         const inputBefore = this.sequence.tokenMeter.usedInputTokens;
-        const {history, last, prefix} = splitMessages(request.kind === "chat" ? request.messages : []);
+        const {templated} = options;
+        const {history, last, prefix} = splitMessages(request.kind === "chat" && templated == null ? request.messages : []);
         // a continued assistant message: node-llama-cpp reports its prefix as the first text and tokens; the reply is
         // only what follows it. LlamaChat detokenizes the first token after the prefix without the prefix as context, so a
         // SentencePiece vocabulary loses that token's leading space ("fin" + "▁5" → "fin5"): it is rendered again here.
@@ -87,7 +93,7 @@ export class ServeSlot {
             minP: request.minP,
             ...(repeatPenalty != null ? {repeatPenalty} : {}),
             ...options.sampler,
-            customStopTriggers: request.stop.length > 0 ? request.stop : undefined,
+            customStopTriggers: request.stop.length + (templated?.stops.length ?? 0) > 0 ? [...request.stop, ...(templated?.stops ?? [])] : undefined,
             signal,
             stopOnAbortSignal: true,
             onToken: (tokens: readonly Token[]) => {
@@ -119,7 +125,7 @@ export class ServeSlot {
         let stopReason: string;
         let trigger: readonly unknown[] | undefined;
         try {
-            if (request.kind === "chat") {
+            if (request.kind === "chat" && templated == null) {
                 const session = this.session();
                 session.setChatHistory(history);
                 const result = await session.promptWithMeta(last, {...sampling, ...(prefix !== "" && {responsePrefix: prefix})});
@@ -128,7 +134,8 @@ export class ServeSlot {
                 trigger = result.customStopTrigger;
             } else {
                 this.completion ??= new LlamaCompletion({contextSequence: this.sequence});
-                const result = await this.completion.generateCompletionWithMeta(request.prompt, sampling);
+                const result = await this.completion.generateCompletionWithMeta(templated != null ? [...templated.tokens] : request.kind === "completion" ? request.prompt : "",
+                    sampling);
                 text = result.response;
                 stopReason = result.metadata.stopReason;
                 trigger = result.metadata.stopReason === "customStopTrigger" ? result.metadata.customStopTrigger : undefined;
@@ -169,10 +176,14 @@ export function splitMessages(messages: readonly ChatMessage[]): {history: ChatH
     const continued = messages.at(-1)?.role === "assistant";
     const prefix = continued ? messages.at(-1)!.text : "";
     const asked = continued ? messages.slice(0, -1) : messages;
-    const history: ChatHistoryItem[] = asked.slice(0, -1).map((message): ChatHistoryItem =>
-        message.role === "system" ? {type: "system", text: message.text}
+    const history: ChatHistoryItem[] = asked.slice(0, -1).map((message): ChatHistoryItem => {
+        // a request with tool turns is templated by llama.cpp's chat layer (toolCallPrompt.ts), never by node-llama-cpp's wrapper
+        if (message.role === "tool" || (message.role === "assistant" && message.toolCalls != null))
+            throw new Error("tool turns go through toolCallPrompt.ts");
+        return message.role === "system" ? {type: "system", text: message.text}
             : message.role === "user" ? {type: "user", text: message.text}
-                : {type: "model", response: [message.text]});
+                : {type: "model", response: [message.text]};
+    });
     return {history, last: asked.at(-1)?.text ?? "", prefix};
 }
 

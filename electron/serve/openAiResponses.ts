@@ -5,6 +5,7 @@
 import type {GenerationTiming} from "../contract/timing.js";
 import type {KvFallback, KvPreparation} from "./ConversationKvStore.js";
 import {chatLogprobs, completionLogprobs, type TokenLogprob} from "./openAiLogprobs.js";
+import type {ToolCall} from "./toolRequest.js";
 
 export type Usage = {
     prompt_tokens: number; completion_tokens: number; total_tokens: number;
@@ -56,6 +57,8 @@ export type Finished = {
     conversation: string | null; kv: KvPreparation;
     /** Per token of `text` when the request asked for logprobs; `null` otherwise. `promptLength`: the completion prompt's length (its text_offset start). */
     logprobs: TokenLogprob[] | null; promptLength: number;
+    /** The reply parsed by llama.cpp's chat layer (a request with tools: toolCallPrompt.ts); `text` is then its content. */
+    toolCalls?: readonly ToolCall[];
 };
 
 /** Tokens of a stream chunk, and (completions) where the first starts in the prompt followed by the reply. */
@@ -104,6 +107,20 @@ function kvTimingsOf(conversation: string | null, kv: KvPreparation): KvTimings 
     };
 }
 
+/** A chat answer's message and finish: with tool calls, `tool_calls` and `finish_reason: "tool_calls"`, as OpenAI answers. */
+function chatChoice(finished: Finished): {message: unknown; finish_reason: string} {
+    const calls = finished.toolCalls ?? [];
+    if (calls.length === 0)
+        return {message: {role: "assistant", content: finished.text}, finish_reason: finished.finishReason};
+    return {
+        message: {
+            role: "assistant", content: finished.text === "" ? null : finished.text,
+            tool_calls: calls.map((call) => ({id: call.id, type: "function", function: {name: call.name, arguments: call.arguments}}))
+        },
+        finish_reason: "tool_calls"
+    };
+}
+
 /** The whole answer of a non-streamed request. */
 export function completionBody(finished: Finished): unknown {
     const common = {id: finished.id, created: finished.created, model: finished.model, usage: usageOf(finished), timings: timingsOf(finished)};
@@ -111,7 +128,7 @@ export function completionBody(finished: Finished): unknown {
     if (finished.kind === "chat")
         return {
             ...common, object: "chat.completion",
-            choices: [{index: 0, message: {role: "assistant", content: finished.text}, finish_reason: finished.finishReason, logprobs}]
+            choices: [{index: 0, ...chatChoice(finished), logprobs}]
         };
     return {...common, object: "text_completion", choices: [{index: 0, text: finished.text, finish_reason: finished.finishReason, logprobs}]};
 }

@@ -40,6 +40,7 @@ export function parseAnthropicMessagesRequest(body: unknown): ChatCompletionRequ
     return {
         kind: "chat",
         messages: promptMessages(object),
+        tools: null,
         model: modelName(object),
         maxTokens: limitedNumber(object, "max_tokens", "maxTokens"),
         temperature: limitedNumber(object, "temperature", "temperature") ?? DEFAULT_TEMPERATURE,
@@ -59,7 +60,7 @@ export function parseAnthropicMessagesRequest(body: unknown): ChatCompletionRequ
  */
 export function parseAnthropicCountTokensRequest(body: unknown): ChatCompletionRequest {
     const object = asObject(body, COUNT_FIELDS, "/v1/messages/count_tokens");
-    return {kind: "chat", messages: promptMessages(object), model: modelName(object), maxTokens: 1, temperature: DEFAULT_TEMPERATURE, topP: undefined,
+    return {kind: "chat", messages: promptMessages(object), tools: null, model: modelName(object), maxTokens: 1, temperature: DEFAULT_TEMPERATURE, topP: undefined,
         topK: undefined, seed: undefined, stop: [], stream: false, includeUsage: false, ...UNSENT_SAMPLING};
 }
 

@@ -32,7 +32,7 @@ describe("OpenAI request bodies", () => {
         expect(parsed).toEqual({
             kind: "chat", model: "x", messages: [{role: "system", text: "Be brief."}, {role: "user", text: "Hi there"}],
             maxTokens: 12, temperature: 0, topP: 0.9, topK: 40, minP: undefined, seed: 7, stop: ["\n"], stream: true, includeUsage: true,
-            frequencyPenalty: undefined, presencePenalty: 0, repeatPenalty: undefined, repeatLastN: undefined, logitBias: new Map(), constraint: null, logprobs: null
+            frequencyPenalty: undefined, presencePenalty: 0, repeatPenalty: undefined, repeatLastN: undefined, logitBias: new Map(), constraint: null, logprobs: null, tools: null
         });
         expect(parseChatCompletionRequest({messages: [{role: "user", content: "x"}], max_completion_tokens: 5}).maxTokens).toBe(5);
         expect(parseChatCompletionRequest({messages: [{role: "user", content: "x"}]})).toMatchObject({maxTokens: undefined, temperature: 1, stop: [], stream: false});
@@ -44,7 +44,7 @@ describe("OpenAI request bodies", () => {
         expect(refusal(() => parseChatCompletionRequest({messages: []}))).toMatchObject({param: "messages"});
         expect(refusal(() => parseChatCompletionRequest({messages: [{role: "assistant", content: "x"}]}))).toMatchObject({param: "messages", message: expect.stringMatching(/must follow a user message/)});
         expect(refusal(() => parseChatCompletionRequest({messages: [{role: "user", content: "x"}, {role: "system", content: "x"}]}))).toMatchObject({param: "messages"});
-        expect(refusal(() => parseChatCompletionRequest({messages: [{role: "tool", content: "x"}]}))).toMatchObject({param: "messages[0].role"});
+        expect(refusal(() => parseChatCompletionRequest({messages: [{role: "function", content: "x"}]}))).toMatchObject({param: "messages[0].role"});
         expect(refusal(() => parseChatCompletionRequest({messages: [{role: "user", content: [{type: "image_url"}]}]}))).toMatchObject({param: "messages[0].content"});
         expect(refusal(() => parseChatCompletionRequest({messages: user, n: 2}))).toMatchObject({param: "n"});
         expect(refusal(() => parseChatCompletionRequest({messages: user, max_tokens: 0}))).toMatchObject({param: "max_tokens", message: expect.stringMatching(/max tokens must be an integer from 1/)});
@@ -52,7 +52,7 @@ describe("OpenAI request bodies", () => {
         expect(refusal(() => parseChatCompletionRequest({messages: user, seed: -1}))).toMatchObject({param: "seed"});
         expect(refusal(() => parseChatCompletionRequest({messages: user, stop: ["a", "b", "c", "d", "e"]}))).toMatchObject({param: "stop"});
         expect(refusal(() => parseChatCompletionRequest({messages: user, stream: "yes"}))).toMatchObject({param: "stream"});
-        expect(refusal(() => parseChatCompletionRequest({messages: user, tools: [{type: "function"}]}))).toMatchObject({param: "tools"});
+        expect(refusal(() => parseChatCompletionRequest({messages: user, tools: [{type: "function"}]}))).toMatchObject({param: "tools[0].function"});
         expect(refusal(() => parseCompletionRequest({prompt: ["a", "b"]}))).toMatchObject({param: "prompt"});
         expect(parseCompletionRequest({prompt: ["once"]}).prompt).toBe("once");
     });

@@ -5,10 +5,17 @@
  */
 import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
-import {emptyDraft, logprobsOf, requestField, type Endpoint, type LogprobsRequest, type OutputConstraint} from "./requestFields.js";
+import {emptyDraft, logprobsOf, requestField, type Endpoint, type FieldDraft, type LogprobsRequest, type OutputConstraint} from "./requestFields.js";
+import {readToolCalls, toolCallId, toolUseOf, type ToolCall, type ToolUse} from "./toolRequest.js";
 
-/** One chat message, its content flattened to text. */
-export type ChatMessage = {role: "system" | "user" | "assistant"; text: string};
+/**
+ * One chat message, its content flattened to text. Tool turns (chat completions only): an assistant message's
+ * `toolCalls`, and a `tool` message, the result of the call `toolCallId`.
+ */
+export type ChatMessage =
+    | {role: "system" | "user"; text: string}
+    | {role: "assistant"; text: string; toolCalls?: ToolCall[]}
+    | {role: "tool"; text: string; toolCallId: string};
 
 /** What both endpoints share: sampling, stopping, output constraints and streaming. */
 export type SamplingRequest = {
@@ -48,7 +55,11 @@ export const UNSENT_SAMPLING: Readonly<Pick<SamplingRequest, "minP" | "frequency
     logitBias: new Map(), constraint: null, logprobs: null
 };
 
-export type ChatCompletionRequest = SamplingRequest & {kind: "chat"; messages: ChatMessage[]};
+/**
+ * `tools`: `null` when the request neither sends tools nor has tool turns; otherwise the chat template is applied by
+ * llama.cpp's chat layer (toolCallPrompt.ts) instead of node-llama-cpp's chat wrapper.
+ */
+export type ChatCompletionRequest = SamplingRequest & {kind: "chat"; messages: ChatMessage[]; tools: ToolUse | null};
 export type CompletionRequest = SamplingRequest & {kind: "completion"; prompt: string};
 export type GenerationRequest = ChatCompletionRequest | CompletionRequest;
 
@@ -67,12 +78,30 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
     if (!count.ok)
         throw OpenAiError.badRequest(`\`messages\`: ${count.message}`, "messages");
     const parsed = messages.map((message, index) => parseMessage(message, index));
-    if (parsed.at(-1)!.role === "system")
+    const draft = readFields(object, "chat");
+    const tools = toolUseOf(draft.tools, draft.toolChoice, draft.parallelToolCalls,
+        parsed.some((message) => message.role === "tool" || (message.role === "assistant" && message.toolCalls != null)));
+    const last = parsed.at(-1)!;
+    if (last.role === "system")
         throw OpenAiError.badRequest("The last message must be the user's (to answer) or the assistant's (to continue), not a system message.", "messages");
+    if (last.role === "tool" && tools == null)
+        throw OpenAiError.badRequest("A last tool message needs the request's `tools`.", "messages");
+    if (last.role === "assistant" && tools != null)
+        throw OpenAiError.badRequest("With tools, the last message must be the user's or a tool result: this server does not continue an assistant message then.", "messages");
     // an assistant message to continue answers the user message right before it
-    if (parsed.at(-1)!.role === "assistant" && parsed.at(-2)?.role !== "user")
+    if (last.role === "assistant" && parsed.at(-2)?.role !== "user")
         throw OpenAiError.badRequest("A last assistant message (to continue) must follow a user message.", "messages");
-    return {kind: "chat", messages: parsed, ...parseFields(object, "chat")};
+    if (tools != null) {
+        // llama-server refuses a custom grammar with tools too: the tool-call grammar is the one constraint
+        if (draft.constraint != null)
+            throw OpenAiError.badRequest(`\`${draft.constraint.field}\` cannot be combined with tools: the tool-call grammar already constrains the reply.`,
+                draft.constraint.field);
+        if (draft.stream)
+            throw OpenAiError.badRequest("`stream: true` is not supported together with tools yet: send the request unstreamed.", "stream");
+        if (draft.logprobs !== undefined && draft.logprobs !== false)
+            throw OpenAiError.badRequest("`logprobs` is not supported together with tools: the reply's text is parsed into tool calls.", "logprobs");
+    }
+    return {kind: "chat", messages: parsed, tools, ...samplingOf(draft, "chat")};
 }
 
 /** A `/v1/completions` body (one prompt string). */
@@ -90,6 +119,10 @@ export function parseCompletionRequest(body: unknown): CompletionRequest {
 
 /** Every field of `object` through its row of the table; a field without one is refused by name. */
 function parseFields(object: Body, endpoint: Endpoint): SamplingRequest {
+    return samplingOf(readFields(object, endpoint), endpoint);
+}
+
+function readFields(object: Body, endpoint: Endpoint): FieldDraft {
     const draft = emptyDraft();
     for (const [field, value] of Object.entries(object)) {
         const row = requestField(field, endpoint);
@@ -99,6 +132,10 @@ function parseFields(object: Body, endpoint: Endpoint): SamplingRequest {
         if (value != null)
             row.read(value, draft, field);
     }
+    return draft;
+}
+
+function samplingOf(draft: FieldDraft, endpoint: Endpoint): SamplingRequest {
     return {
         model: draft.model, maxTokens: draft.maxTokens?.value, temperature: draft.temperature ?? DEFAULT_TEMPERATURE, topP: draft.topP,
         topK: draft.topK, minP: draft.minP, seed: draft.seed, stop: draft.stop, stream: draft.stream, includeUsage: draft.includeUsage,
@@ -118,13 +155,22 @@ function parseMessage(message: unknown, index: number): ChatMessage {
     const param = `messages[${index}]`;
     if (typeof message !== "object" || message == null)
         throw OpenAiError.badRequest(`${param} must be an object with "role" and "content".`, param);
-    const {role, content} = message as Body;
-    const mapped = role === "system" || role === "developer" ? "system" : role === "user" || role === "assistant" ? role : null;
+    const {role, content, tool_calls: toolCalls, tool_call_id: callId} = message as Body;
+    const mapped = role === "system" || role === "developer" ? "system" : role === "user" || role === "assistant" || role === "tool" ? role : null;
     if (mapped == null)
-        throw OpenAiError.badRequest(`${param}.role must be "system", "developer", "user" or "assistant" (got ${JSON.stringify(String(role).slice(0, 20))}).`, `${param}.role`);
-    const text = contentText(content, `${param}.content`);
+        throw OpenAiError.badRequest(`${param}.role must be "system", "developer", "user", "assistant" or "tool" (got ${JSON.stringify(String(role).slice(0, 20))}).`, `${param}.role`);
+    if (toolCalls != null && mapped !== "assistant")
+        throw OpenAiError.badRequest(`${param}.tool_calls goes only with "role": "assistant".`, `${param}.tool_calls`);
+    if (callId != null && mapped !== "tool")
+        throw OpenAiError.badRequest(`${param}.tool_call_id goes only with "role": "tool".`, `${param}.tool_call_id`);
+    // an assistant message that calls tools may have no content (OpenAI sends null)
+    const text = mapped === "assistant" && toolCalls != null && content == null ? "" : contentText(content, `${param}.content`);
     if (text.length > TEXT_LIMITS.message)
         throw OpenAiError.badRequest(`${param}.content is longer than ${TEXT_LIMITS.message} characters.`, `${param}.content`);
+    if (mapped === "tool")
+        return {role: "tool", text, toolCallId: toolCallId(callId, `${param}.tool_call_id`)};
+    if (mapped === "assistant")
+        return toolCalls != null ? {role: "assistant", text, toolCalls: readToolCalls(toolCalls, `${param}.tool_calls`)} : {role: "assistant", text};
     return {role: mapped, text};
 }
 

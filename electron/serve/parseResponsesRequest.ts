@@ -56,7 +56,7 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     const temperature = limitedNumber(object, "temperature", "temperature");
     const topP = limitedNumber(object, "top_p", "topP");
     return {
-        kind: "chat", messages, model: typeof model === "string" ? model : null, maxTokens: maxOutputTokens,
+        kind: "chat", messages, tools: null, model: typeof model === "string" ? model : null, maxTokens: maxOutputTokens,
         temperature: temperature ?? DEFAULT_TEMPERATURE, topP, topK: undefined, seed: undefined, stop: [], stream: object.stream === true, includeUsage: false, ...UNSENT_SAMPLING,
         constraint: responsesTextConstraint(object.text),
         textFormat: (object.text as {format?: Record<string, unknown>} | null | undefined)?.format ?? null,

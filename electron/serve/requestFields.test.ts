@@ -85,7 +85,7 @@ describe("the request-field table", () => {
                         continue;
                     const refused = refusal(() => parse(endpoint, {[field]: value}));
                     expect(refused.status, `${field} = ${JSON.stringify(value)?.slice(0, 40)}`).toBe(400);
-                    expect(refused.param, `${field} = ${JSON.stringify(value)?.slice(0, 40)}`).toMatch(new RegExp(`^${field}(\\.|$)`));
+                    expect(refused.param, `${field} = ${JSON.stringify(value)?.slice(0, 40)}`).toMatch(new RegExp(`^${field}(\\.|\\[|$)`));
                     expect(refused.message.length).toBeLessThan(400);
                 }
         }
@@ -102,7 +102,7 @@ describe("the request-field table", () => {
         expect(parse("chat", {n: 1, tools: [], tool_choice: "none", logprobs: false, store: false, service_tier: "auto", cache_prompt: true})).toMatchObject({kind: "chat"});
         expect(parse("completion", {best_of: 1, echo: false, n_probs: 0, typical_p: 1})).toMatchObject({kind: "completion"});
         for (const [field, value] of [["n", 2], ["n_probs", 5], ["store", true], ["service_tier", "priority"],
-            ["tool_choice", "auto"], ["modalities", ["text", "audio"]], ["reasoning_effort", "low"], ["cache_prompt", false]] as const)
+            ["modalities", ["text", "audio"]], ["reasoning_effort", "low"], ["cache_prompt", false]] as const)
             expect(refusal(() => parse("chat", {[field]: value})), field).toMatchObject({param: field, message: expect.stringContaining("is not supported by this server")});
         expect(refusal(() => parse("completion", {suffix: "}"}))).toMatchObject({param: "suffix"});
         expect(refusal(() => parse("completion", {echo: true}))).toMatchObject({param: "echo"});

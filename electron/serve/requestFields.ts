@@ -15,6 +15,7 @@
  */
 import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
+import {readToolChoice, readTools, type ToolChoice, type ToolDefinition} from "./toolRequest.js";
 
 export type Endpoint = "chat" | "completion";
 
@@ -45,6 +46,10 @@ export type FieldDraft = {
     /** `logprobs` and `top_logprobs` as sent; {@link logprobsOf} checks them together once the endpoint is known. */
     logprobs: unknown;
     topLogprobs: unknown;
+    /** `tools`, `tool_choice`, `parallel_tool_calls` as read; parseGenerationRequest.ts checks them together (toolUseOf). */
+    tools: ToolDefinition[] | undefined;
+    toolChoice: ToolChoice | undefined;
+    parallelToolCalls: boolean | undefined;
 };
 
 /** Log-probabilities to report per generated token: the chosen token's and the `top` most likely (0: none). */
@@ -54,7 +59,8 @@ export function emptyDraft(): FieldDraft {
     return {
         model: null, maxTokens: undefined, temperature: undefined, topP: undefined, topK: undefined, minP: undefined, seed: undefined,
         stop: [], stream: false, includeUsage: false, frequencyPenalty: undefined, presencePenalty: undefined, repeatPenalty: undefined,
-        repeatLastN: undefined, logitBias: new Map(), constraint: null, logprobs: undefined, topLogprobs: undefined
+        repeatLastN: undefined, logitBias: new Map(), constraint: null, logprobs: undefined, topLogprobs: undefined,
+        tools: undefined, toolChoice: undefined, parallelToolCalls: undefined
     };
 }
 
@@ -322,12 +328,19 @@ export const REQUEST_FIELDS = {
     // —— OpenAI: chat only
     audio: refused(CHAT, "this model reads and writes text only.", () => false),
     modalities: refused(CHAT, "this model writes text only (send [\"text\"]).", (value) => Array.isArray(value) && value.length === 1 && value[0] === "text"),
-    function_call: refused(CHAT, "function calling is not supported (send \"none\").", (value) => value === "none"),
-    functions: refused(CHAT, "function calling is not supported (send the request without functions).", isEmptyArray),
-    tools: refused(CHAT, "tools are not supported (send the request without them).", isEmptyArray),
-    tool_choice: refused(CHAT, "tools are not supported (send \"none\").", (value) => value === "none"),
-    parallel_tool_calls: inert(CHAT, "Only shapes tool calls, which this server never makes.", (value, _draft, field) => {
-        boolean(value, field);
+    function_call: refused(CHAT, "the deprecated functions API is not supported: send `tools` and `tool_choice` (or \"none\").", (value) => value === "none"),
+    functions: refused(CHAT, "the deprecated functions API is not supported: send `tools` instead.", isEmptyArray),
+    tools: honoured(CHAT, "Functions the model may call: the chat template is applied with them and the calls are constrained and parsed by " +
+        "llama.cpp's chat layer (common_chat_templates_apply, common_chat_parse), as llama-server does; the reply's calls come in message.tool_calls.",
+    (value, draft, field) => {
+        draft.tools = readTools(value, field);
+    }),
+    tool_choice: honoured(CHAT, "\"none\", \"auto\" (a lazy grammar: free text until the template's tool-call marker), \"required\" or a named " +
+        "function (a grammar that allows only tool calls, or only that function's).", (value, draft, field) => {
+        draft.toolChoice = readToolChoice(value, field);
+    }),
+    parallel_tool_calls: honoured(CHAT, "false: the grammar allows one tool call; true (the default): several.", (value, draft, field) => {
+        draft.parallelToolCalls = boolean(value, field);
     }),
     prediction: refused(CHAT, "predicted outputs are not supported.", () => false),
     reasoning_effort: refused(CHAT, "this server has no reasoning-effort control.", () => false),

@@ -55,7 +55,7 @@ export async function scheduledChatReply(server: OpenAiServer, model: Parameters
             const restore = {path: prepared.path, ms: prepared.restoreMs};
             try {
                 const generation = await slot.generate({
-                    kind: "chat", messages, model: null, stream: true, includeUsage: false,
+                    kind: "chat", messages, tools: null, model: null, stream: true, includeUsage: false,
                     maxTokens: Math.min(maxTokens, server.contextSize - promptTokens), temperature,
                     topK: options.topK, topP: options.topP, minP: options.minP, repeatPenalty: options.repeatPenalty, seed: options.seed,
                     stop: options.stopStrings ?? [], frequencyPenalty: undefined, presencePenalty: undefined, repeatLastN: undefined,

@@ -51,6 +51,7 @@ import {parseAnthropicCountTokensRequest, parseAnthropicMessagesRequest} from ".
 import {anthropicErrorBody, anthropicMessageFormat} from "./anthropicReplies.js";
 import {parseResponsesRequest} from "./parseResponsesRequest.js";
 import {responsesFormat} from "./responsesReplies.js";
+import {toolCallPrompt} from "./toolCallPrompt.js";
 
 /** Request bodies beyond this are refused (413): room for a full context of text several times over. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -281,12 +282,16 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         // a long text is counted on a worker first: only one that fits is tokenized on this thread (TokenCounter.ts)
         if (promptTextBytes(parsed) > SYNC_TOKENIZE_BYTES)
             refuseOverlongPrompt(parsed, await countedPromptTokens(tokenCounter, parsed, placed.model.tokens.bos != null), contextSize, true);
-        const promptTokens = parsed.kind === "chat"
-            ? chatPromptTokens(chatWrapper, placed.model, parsed.messages)
-            : placed.model.tokenize(parsed.prompt, true).length + (placed.model.tokens.bos != null ? 1 : 0);
+        // tools (or tool turns): templated, constrained and parsed by llama.cpp's chat layer instead of node-llama-cpp's wrapper
+        const toolPrompt = parsed.kind === "chat" && parsed.tools != null
+            ? toolCallPrompt(parsed.messages, parsed.tools, placed.model, placed.engine.bindings) : null;
+        const promptTokens = toolPrompt != null ? toolPrompt.promptTokens
+            : parsed.kind === "chat" ? chatPromptTokens(chatWrapper, placed.model, parsed.messages)
+                : placed.model.tokenize(parsed.prompt, true).length + (placed.model.tokens.bos != null ? 1 : 0);
         refuseOverlongPrompt(parsed, promptTokens, contextSize, false);
         const maxTokens = parsed.maxTokens ?? contextSize - promptTokens;
-        const sampler = constraintsOf(parsed, placed.model, placed.engine.bindings);
+        const constraints = constraintsOf(parsed, placed.model, placed.engine.bindings);
+        const sampler = toolPrompt?.grammar != null ? {...constraints, grammar: toolPrompt.grammar} : constraints;
         const stream = {id: `${format?.idPrefix ?? (parsed.kind === "chat" ? "chatcmpl" : "cmpl")}-${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000),
             model: options.modelId, kind: parsed.kind};
 
@@ -325,6 +330,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                 try {
                     const generation = await slot.generate({...parsed, maxTokens}, {
                         signal: controller.signal, clock, sampler,
+                        ...(toolPrompt != null && {templated: {tokens: toolPrompt.tokens, stops: toolPrompt.stops}}),
                         onText: (text, logprobs) => {
                             if (streamed != null)
                                 streamed = {tokens: [...streamed.tokens, ...logprobs], offset: streamed.offset};
@@ -345,8 +351,10 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             const {generation, slot, waitedMs, restored} = await run.finally(() => running.delete(run));
             if (generation.finishReason === "abort")
                 throw controller.signal.reason;
+            // a reply cut by the length is not parsed: its unfinished call would be no call, so the client gets the text as generated
+            const reply = toolPrompt != null && generation.finishReason !== "length" ? toolPrompt.parse(generation.text, false) : null;
             const finished: Finished = {
-                ...stream, text: generation.text, finishReason: generation.finishReason, stopSequence: generation.stopTrigger, promptTokens, timing: clock.timing(promptTokens),
+                ...stream, text: reply?.content ?? generation.text, ...(reply != null && {toolCalls: reply.toolCalls}), finishReason: generation.finishReason, stopSequence: generation.stopTrigger, promptTokens, timing: clock.timing(promptTokens),
                 queueMs: waitedMs, promptTokensEvaluated: generation.promptTokensEvaluated, sequence: slot.index,
                 conversation, kv: restored, logprobs: generation.logprobs, promptLength
             };

@@ -1,5 +1,6 @@
 #include "TensorwiseExt.h"
 #include "TensorwiseGenerate.h"
+#include "TensorwiseChat.h"
 #include "TensorwiseGrammar.h"
 #include "TensorwiseProfiler.h"
 #include "TensorwiseRpc.h"
@@ -254,5 +255,6 @@ void tensorwiseRegisterExports(Napi::Env env, Napi::Object exports) {
     tensorwiseRegisterRpcExports(env, exports);
     tensorwiseRegisterGenerateExports(env, exports);
     tensorwiseRegisterGrammarExports(env, exports);
+    tensorwiseRegisterChatExports(env, exports);
     tensorwiseRegisterSimulateExports(env, exports);
 }

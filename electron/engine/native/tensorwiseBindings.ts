@@ -1,7 +1,7 @@
 import type {Llama} from "node-llama-cpp";
 
 /** Version of the native extension this engine expects (TENSORWISE_EXT_VERSION in native/src/TensorwiseExt.h). */
-export const TENSORWISE_EXT_VERSION = 4;
+export const TENSORWISE_EXT_VERSION = 5;
 
 /** A ggml device as the loaded llama.cpp binary sees it. */
 export type NativeDevice = {
@@ -174,6 +174,57 @@ export type NativeGenerateEnd = {
     error: string | null;
 };
 
+/** Request of `tensorwiseChatApply` (native/src/TensorwiseChat.cpp: common_chat_templates_apply). */
+export type NativeChatApplyRequest = {
+    /** The model's chat template (GGUF `tokenizer.chat_template`), or `"chatml"`. */
+    template: string;
+    bosToken: string;
+    eosToken: string;
+    /** The prompt will get the model's BOS token prepended: a BOS the template writes first is left out. */
+    addBos: boolean;
+    /** JSON text of OpenAI-shaped messages (`tool_calls` on assistant messages, `role: "tool"` results with `tool_call_id`). */
+    messages: string;
+    /** JSON text of OpenAI-shaped tools (`[{type: "function", function: {name, description, parameters}}]`). */
+    tools: string;
+    toolChoice: "auto" | "none" | "required";
+    parallelToolCalls: boolean;
+    addGenerationPrompt: boolean;
+};
+
+/** A grammar trigger (common_grammar_trigger): `type` 0 token, 1 word, 2 pattern, 3 full pattern. */
+export type NativeGrammarTrigger = {type: number; value: string};
+
+/** Result of `tensorwiseChatApply` (common_chat_params). */
+export type NativeChatApplyResult = {
+    prompt: string;
+    /** common_chat_format id, for `tensorwiseChatParse`. */
+    format: number;
+    formatName: string;
+    /** GBNF of the reply (empty: unconstrained). */
+    grammar: string;
+    grammarLazy: boolean;
+    grammarTriggers: NativeGrammarTrigger[];
+    preservedTokens: string[];
+    additionalStops: string[];
+    /** The assistant turn's opening the prompt ends with; the parser and a non-lazy grammar start with it. */
+    generationPrompt: string;
+    /** The reply's parser, serialized (common_peg_arena::save). */
+    parser: string;
+};
+
+/** Request of `tensorwiseChatParse` (common_chat_parse). */
+export type NativeChatParseRequest = {text: string; format: number; parser: string; generationPrompt: string; isPartial: boolean};
+
+/** Result of `tensorwiseChatParse` (common_chat_msg). */
+export type NativeChatParseResult = {
+    content: string;
+    reasoningContent: string;
+    toolCalls: {name: string; arguments: string; id: string}[];
+};
+
+/** How a grammar's sampler is built (native/src/TensorwiseGrammarSampling.h). */
+export type NativeGrammarSampling = {lazy: boolean; triggers: NativeGrammarTrigger[]; preservedTokens: string[]; prefill: string};
+
 /** The functions the tensorwise patch adds to node-llama-cpp's addon. */
 export type TensorwiseBindings = {
     tensorwiseExtVersion(): number;
@@ -205,6 +256,12 @@ export type TensorwiseBindings = {
      * throws with llama.cpp's message when the schema cannot be converted.
      */
     tensorwiseJsonSchemaToGrammar(schemaJson: string): string;
+    /** llama.cpp's chat template application with tools; throws with llama.cpp's message. */
+    tensorwiseChatApply(request: NativeChatApplyRequest): NativeChatApplyResult;
+    /** llama.cpp's parse of a reply into content and tool calls; throws with llama.cpp's message when it does not parse. */
+    tensorwiseChatParse(request: NativeChatParseRequest): NativeChatParseResult;
+    /** Sets how the sampler of `addonGrammar` (a LlamaGrammar's native object) is built: lazy triggers, generation-prompt prefill. */
+    tensorwiseSetGrammarSampling(addonGrammar: object, sampling: NativeGrammarSampling): void;
 };
 
 /** Thrown when the loaded llama.cpp binary is not the tensorwise-patched build. */

@@ -79,6 +79,17 @@ export type SyntheticModelOptions = Partial<SyntheticModelShape> & {
     readonly preset?: SyntheticModelPresetName;
     /** Type of the matmul weights (token_embd too; `output` is q8_0 when this is q4_0). Defaults to `"f16"`. */
     readonly type?: SyntheticWeightType;
+    /**
+     * `tokenizer.chat_template`: e.g. a real model's template (llama.cpp's models/templates/*.jinja) so that the chat
+     * layer formats and parses tool calls as for that model. Defaults to a minimal ChatML template.
+     */
+    readonly chatTemplate?: string;
+    /**
+     * `tokenizer.ggml.add_space_prefix`: whether the SentencePiece tokenizer puts "▁" before text, also after a special
+     * token (so `<|im_start|>assistant` tokenizes as `<|im_start|>`, `▁assistant`). A real template's tool-call grammar
+     * starts with the generation prompt as written, which such a tokenization does not reproduce. Defaults to `true`.
+     */
+    readonly addSpacePrefix?: boolean;
     /** Seed of the random weights; the same options write byte-identical files. Defaults to `0`. */
     readonly seed?: number;
     /** `general.name`. Defaults to `synthetic-<preset>-<type>`. */
@@ -195,7 +206,8 @@ export function syntheticTensorSpecs(shape: SyntheticModelShape, type: Synthetic
 }
 
 /** source: llama-arch.cpp `LLM_KV_NAMES` and gguf-py/gguf/constants.py `Keys` */
-function modelMetadata(shape: SyntheticModelShape, type: SyntheticWeightType, name: string): Record<string, GgufMetadataValue> {
+function modelMetadata(shape: SyntheticModelShape, type: SyntheticWeightType, name: string,
+    tokenizer: Pick<SyntheticModelOptions, "chatTemplate" | "addSpacePrefix"> = {}): Record<string, GgufMetadataValue> {
     const arch = shape.arch ?? "llama";
     const headDim = headDimOf(shape);
     const experts = shape.experts ?? 0;
@@ -226,7 +238,7 @@ function modelMetadata(shape: SyntheticModelShape, type: SyntheticWeightType, na
         "general.file_type": ggufValue.uint32(fileTypes[type]),
         "general.quantization_version": ggufValue.uint32(2),
         ...Object.fromEntries(Object.entries(archKeys).map(([key, value]) => [`${arch}.${key}`, value])),
-        ...syntheticTokenizerMetadata(shape.vocab)
+        ...syntheticTokenizerMetadata(shape.vocab, tokenizer)
     };
 }
 
@@ -253,7 +265,7 @@ export async function makeSyntheticModel(outPath: string, options: SyntheticMode
     signal?.throwIfAborted();
 
     const tensors = syntheticTensorSpecs(shape, type);
-    const totalBytes = await writeSyntheticGguf(outPath, modelMetadata(shape, type, options.name ?? `synthetic-${preset}-${type}`), tensors,
+    const totalBytes = await writeSyntheticGguf(outPath, modelMetadata(shape, type, options.name ?? `synthetic-${preset}-${type}`, options), tensors,
         {seed, signal, onProgress});
     return {path: outPath, totalBytes, tensorCount: tensors.length, shape, type};
 }
@@ -299,7 +311,8 @@ export async function writeSyntheticGguf(outPath: string, metadata: Record<strin
 }
 
 /** The tokenizer and general keys every synthetic model carries (a SentencePiece-style vocabulary, a ChatML template). */
-export function syntheticTokenizerMetadata(vocabSize: number): Record<string, GgufMetadataValue> {
+export function syntheticTokenizerMetadata(vocabSize: number, options: Pick<SyntheticModelOptions, "chatTemplate" | "addSpacePrefix"> = {}):
+    Record<string, GgufMetadataValue> {
     const vocab = buildSyntheticVocab(vocabSize);
     return {
         "tokenizer.ggml.model": ggufValue.string("llama"),
@@ -311,6 +324,7 @@ export function syntheticTokenizerMetadata(vocabSize: number): Record<string, Gg
         "tokenizer.ggml.unknown_token_id": ggufValue.uint32(vocab.unkId),
         "tokenizer.ggml.add_bos_token": ggufValue.bool(true),
         "tokenizer.ggml.add_eos_token": ggufValue.bool(false),
-        "tokenizer.chat_template": ggufValue.string(syntheticChatTemplate)
+        "tokenizer.chat_template": ggufValue.string(options.chatTemplate ?? syntheticChatTemplate),
+        ...(options.addSpacePrefix === false && {"tokenizer.ggml.add_space_prefix": ggufValue.bool(false)})
     };
 }

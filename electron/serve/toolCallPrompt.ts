@@ -1,0 +1,121 @@
+/**
+ * A chat request with tools, templated and constrained by llama.cpp's own chat layer, as llama-server does it
+ * (tools/server/server-common.cpp, oaicompat_chat_params_parse): the model's chat template applied with the tools and
+ * the tool turns (common_chat_templates_apply), the tool-call grammar it returns (lazy until a trigger for
+ * `tool_choice: "auto"`), extra stop strings, and the parser the reply is read back with (common_chat_parse).
+ * node-llama-cpp's chat wrappers know no tool-call format of their own for most templates, so this path bypasses them.
+ */
+import {randomBytes} from "node:crypto";
+import {LlamaGrammar, type LlamaModel, type Token} from "node-llama-cpp";
+import type {NativeChatApplyResult, TensorwiseBindings} from "../engine/native/tensorwiseBindings.js";
+import {OpenAiError} from "./OpenAiError.js";
+import type {ChatMessage} from "./parseGenerationRequest.js";
+import type {ToolCall, ToolUse} from "./toolRequest.js";
+
+/** What a reply says once parsed: its text and the calls it makes (ids `call_…`). */
+export type ParsedReply = {content: string; reasoning: string; toolCalls: ToolCall[]};
+
+export type ToolCallPrompt = {
+    /** The templated prompt, tokenized with its special tokens, without the BOS token LlamaCompletion prepends. */
+    tokens: Token[];
+    /** Tokens the sequence evaluates (`tokens` and the BOS token). */
+    promptTokens: number;
+    /** The tool-call grammar; `undefined` when the reply is free (`tool_choice: "none"`, or no tools). */
+    grammar: LlamaGrammar | undefined;
+    /** Stop strings the template adds (common_chat_params::additional_stops). */
+    stops: string[];
+    /** common_chat_format's name (llama.cpp's), for logs. */
+    formatName: string;
+    /** The reply as llama.cpp parses it; `partial`: more text may follow. Throws a 500 when the reply does not parse. */
+    parse(text: string, partial: boolean): ParsedReply;
+};
+
+/** The chat template in the model's GGUF; llama.cpp uses ChatML when there is none (common_chat_templates_init). */
+function chatTemplateOf(model: LlamaModel): string {
+    const template = (model.fileInfo.metadata as {tokenizer?: {chat_template?: unknown}}).tokenizer?.chat_template;
+    return typeof template === "string" && template !== "" ? template : "chatml";
+}
+
+/** The messages in OpenAI's shape, as common_chat_msgs_parse_oaicompat reads them. */
+function openAiMessages(messages: readonly ChatMessage[]): unknown[] {
+    return messages.map((message) => {
+        if (message.role === "tool")
+            return {role: "tool", content: message.text, tool_call_id: message.toolCallId};
+        if (message.role === "assistant" && message.toolCalls != null)
+            return {
+                role: "assistant", content: message.text === "" ? null : message.text,
+                tool_calls: message.toolCalls.map((call) => ({id: call.id, type: "function", function: {name: call.name, arguments: call.arguments}}))
+            };
+        return {role: message.role, content: message.text};
+    });
+}
+
+/**
+ * Templates `messages` with `tools` for `model`; a template llama.cpp cannot apply, or a parameter schema it cannot turn
+ * into a grammar, is a 400 naming `tools` with llama.cpp's message.
+ */
+export function toolCallPrompt(messages: readonly ChatMessage[], tools: ToolUse, model: LlamaModel, bindings: TensorwiseBindings): ToolCallPrompt {
+    const addBos = model.tokens.bos != null && model.tokens.shouldPrependBosToken;
+    const apply = (toolList: ToolUse["tools"], toolChoice: "auto" | "none" | "required"): NativeChatApplyResult => {
+        try {
+            return bindings.tensorwiseChatApply({
+                template: chatTemplateOf(model), bosToken: model.tokens.bosString ?? "", eosToken: model.tokens.eosString ?? "", addBos,
+                messages: JSON.stringify(openAiMessages(messages)),
+                tools: JSON.stringify(toolList.map((tool) => ({
+                    type: "function", function: {name: tool.name, ...(tool.description != null && {description: tool.description}), parameters: tool.parameters}
+                }))),
+                toolChoice, parallelToolCalls: tools.parallel, addGenerationPrompt: true
+            });
+        } catch (error) {
+            throw OpenAiError.badRequest(`\`tools\`: llama.cpp could not apply this model's chat template with these tools and messages: ${firstLine(error)}`,
+                "tools");
+        }
+    };
+    const {choice} = tools;
+    // the prompt shows every tool; a named choice constrains the reply to that one function (llama-server takes no names)
+    const applied = apply(tools.tools, typeof choice === "object" ? "required" : choice);
+    const constraint = typeof choice === "object" ? apply(tools.tools.filter((tool) => tool.name === choice.name), "required") : applied;
+    let grammar: LlamaGrammar | undefined;
+    if (choice !== "none" && constraint.grammar !== "") {
+        try {
+            grammar = new LlamaGrammar(model.llama, {grammar: constraint.grammar});
+        } catch (error) {
+            throw OpenAiError.badRequest(`\`tools\`: llama.cpp could not parse the tool-call grammar of these tools (${firstLine(error)}).`, "tools");
+        }
+        bindings.tensorwiseSetGrammarSampling((grammar as unknown as {_grammar: object})._grammar, {
+            lazy: constraint.grammarLazy, triggers: constraint.grammarTriggers, preservedTokens: constraint.preservedTokens,
+            prefill: constraint.generationPrompt
+        });
+    }
+    const tokens = model.tokenize(applied.prompt, true);
+    return {
+        tokens,
+        promptTokens: tokens.length + (addBos ? 1 : 0),
+        grammar,
+        stops: applied.additionalStops,
+        formatName: constraint.formatName,
+        parse: (text, partial) => {
+            let parsed;
+            try {
+                parsed = bindings.tensorwiseChatParse({text, format: constraint.format, parser: constraint.parser, generationPrompt: constraint.generationPrompt,
+                    isPartial: partial});
+            } catch (error) {
+                throw new OpenAiError(500, `llama.cpp could not parse the model's reply into content and tool calls: ${firstLine(error)}`, "server_error",
+                    "unparsable_reply");
+            }
+            return {
+                content: parsed.content, reasoning: parsed.reasoningContent,
+                toolCalls: parsed.toolCalls.map((call) => ({id: call.id !== "" ? call.id : newToolCallId(), name: call.name, arguments: call.arguments}))
+            };
+        }
+    };
+}
+
+/** An id in OpenAI's style (`call_` and random characters). */
+export function newToolCallId(): string {
+    return `call_${randomBytes(12).toString("hex")}`;
+}
+
+function firstLine(error: unknown): string {
+    return (error instanceof Error ? error.message : String(error)).split("\n")[0]!.slice(0, 300);
+}
