@@ -7,8 +7,8 @@
 import type {ConversationSearchHit, SearchMatch} from "../../contract/conversationFile.js";
 import type {Conversation, ConversationSummary} from "../../contract/ipc.js";
 
-/** Characters of message text shown before and after a match. */
-const CONTEXT_BEFORE = 40;
+/** Characters of message text shown before and after a match (the sidebar shows about 40 in one line). */
+const CONTEXT_BEFORE = 20;
 const CONTEXT_AFTER = 80;
 
 type Searchable = {title: string; messages: {id: string; role: "user" | "assistant"; text: string}[]};
@@ -26,8 +26,10 @@ function around(text: string, at: number, length: number): {before: string; matc
     const start = Math.max(0, at - CONTEXT_BEFORE);
     const end = Math.min(text.length, at + length + CONTEXT_AFTER);
     const oneLine = (part: string) => part.replace(/\s+/g, " ");
+    // a cut-off word at the start is left out
+    const lead = start > 0 ? text.slice(start, at).replace(/^\S*\s(?=.)/su, "") : text.slice(start, at);
     return {
-        before: (start > 0 ? "…" : "") + oneLine(text.slice(start, at)).trimStart(),
+        before: (start > 0 ? "…" : "") + oneLine(lead).trimStart(),
         match: oneLine(text.slice(at, at + length)),
         after: oneLine(text.slice(at + length, end)).trimEnd() + (end < text.length ? "…" : "")
     };

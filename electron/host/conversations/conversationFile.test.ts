@@ -197,7 +197,7 @@ describe("conversation search", () => {
         const hits = await request("conversations.search", {query: "BoRRoW"});
         expect(hits.map((hit) => hit.id)).toEqual([loops, borrow]);
         expect(hits[0]!.match).toEqual({
-            in: "message", messageId: "m1", role: "assistant", before: "Use for f in *.txt; do …; done — the ", match: "borrow", after: "ed idea from C."
+            in: "message", messageId: "m1", role: "assistant", before: "…do …; done — the ", match: "borrow", after: "ed idea from C."
         });
         expect(hits[1]!.match).toEqual({in: "title"});
         expect((await request("conversations.search", {query: "batter"})).map((hit) => hit.id)).toEqual([recipes]);
