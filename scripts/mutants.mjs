@@ -250,5 +250,37 @@ export const MUTANTS = [
         find: "if (this.reading == null || (mtime != null && mtime !== this.knownMtimeMs))",
         replace: "if (this.reading == null)",
         tests: ["electron/host/ModelLibrary.test.ts"]
+    },
+    {
+        id: "conversation-duplicate-message-ids",
+        description: "a conversation file (on disk or imported) with two messages of one id is accepted",
+        file: "electron/host/conversations/checkStoredConversation.ts",
+        find: "if (ids.has(messageId))",
+        replace: "if (ids.has(messageId) && ids.size < 0)",
+        tests: ["electron/host/conversations/conversationFile.test.ts"]
+    },
+    {
+        id: "conversation-import-any-version",
+        description: "an import of a conversation file of another version is read as if it were this app's",
+        file: "electron/host/conversations/importConversation.ts",
+        find: "if (fields.version !== CONVERSATION_FILE_VERSION)",
+        replace: "if (fields.version === \"never\")",
+        tests: ["electron/host/conversations/conversationFile.test.ts"]
+    },
+    {
+        id: "conversation-search-stale-hits",
+        description: "an older search's late answer replaces the hits of the search typed after it",
+        file: "renderer/src/stores/conversationListStore.ts",
+        find: "set((state) => state.query === query ? {hits} : {})",
+        replace: "set({hits})",
+        tests: ["renderer/src/screens/Chat/components/ConversationList/ConversationList.test.tsx"]
+    },
+    {
+        id: "web-import-body-cap",
+        description: "web mode refuses a conversation import larger than 1 MiB (the cap of other requests)",
+        file: "electron/web/serveWeb.ts",
+        find: "name === \"conversations.import\" ? MAX_IMPORT_REQUEST_BYTES : MAX_REQUEST_BYTES",
+        replace: "MAX_REQUEST_BYTES",
+        tests: ["electron/web/serveWeb.test.ts"]
     }
 ];

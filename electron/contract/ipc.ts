@@ -16,6 +16,7 @@ import type {PlacementStrategyName} from "./strategies.js";
 import type {GenerationTiming} from "./timing.js";
 import type {PlanExplanation} from "./planExplanation.js";
 import type {HubQuantList, HubSearchResult} from "./hub.js";
+import type {ConversationExport, ConversationExportFormat, ConversationSearchHit} from "./conversationFile.js";
 
 export type {
     BenchDetail, BenchExportFormat, BenchLoad, BenchPlan, BenchPoint, BenchProgress, BenchReport, BenchRun, BenchStartRequest,
@@ -31,6 +32,7 @@ export type {ContractError} from "./TensorwiseError.js";
 export type {GenerationTiming} from "./timing.js";
 export type {PlanExplanation} from "./planExplanation.js";
 export type {HubQuant, HubQuantList, HubQuantPlacement, HubQuantPlan, HubSearchResult} from "./hub.js";
+export type {ConversationExport, ConversationExportFormat, ConversationSearchHit, SearchMatch} from "./conversationFile.js";
 import type {PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
 
 export type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
@@ -120,6 +122,8 @@ export type ChatMessage = {
     createdAt: number;
     /** Engine-side timing, for assistant messages. */
     timing?: GenerationTiming;
+    /** The file name of the model that wrote this reply (absent on replies saved before it was recorded). */
+    model?: string;
     /** Set when the reply was stopped by the user or cut by an engine crash. */
     stopped?: "user" | "crash";
     /** Why a finished reply ended (absent on replies saved before it was recorded, and on crashed ones). */
@@ -230,6 +234,18 @@ export type Requests = {
     "conversations.setSettings": [{id: string; settings: ChatSettings}, Conversation];
     /** Removes one message (not while the conversation is replying). */
     "conversations.deleteMessage": [{id: string; messageId: string}, Conversation];
+    /**
+     * The conversation as a file to save: Markdown to read, or JSON (the stored conversation with a format and version)
+     * that `conversations.import` restores.
+     */
+    "conversations.export": [{id: string; format: ConversationExportFormat}, ConversationExport];
+    /**
+     * A JSON export (the file's text) as a new conversation: checked as a conversation file on disk is, refused whole
+     * in one sentence otherwise; the new conversation has a new id, everything else as exported.
+     */
+    "conversations.import": [{text: string}, Conversation];
+    /** Saved conversations whose title or message text contains `query` (case-insensitive), newest first. */
+    "conversations.search": [{query: string}, ConversationSearchHit[]];
     /** Starts a reply; deltas arrive as `chat.delta` events with this stream id. */
     /**
      * Appends the user's message and streams the reply. Returns the message as saved (with the id the host gave it),

@@ -44,8 +44,15 @@ export class ChatStream {
         readonly streamId: string,
         readonly conversationId: string,
         readonly clientId: string,
-        private readonly sink: ChatStreamSink
+        private readonly sink: ChatStreamSink,
+        /** The file name of the model writing the reply, kept with it (an export names it). */
+        private readonly model?: string
     ) {}
+
+    /** `message` with the model that wrote it, where known. */
+    private withModel(message: ChatMessage): ChatMessage {
+        return this.model == null ? message : {...message, model: this.model};
+    }
 
     async run(request: Omit<EngineChatRequest, "streamId" | "conversationId">): Promise<void> {
         this.checkpointTimer = setInterval(() => this.checkpoint(), CHECKPOINT_MS);
@@ -55,22 +62,22 @@ export class ChatStream {
             const reply = await this.sink.chat({...request, streamId: this.streamId, conversationId: this.conversationId});
             this.flushDeltas();
             const stopped = reply.aborted || this.stopRequested ? "user" : undefined;
-            const message: ChatMessage = {
+            const message = this.withModel({
                 id: this.messageId, role: "assistant", text: reply.text, createdAt: this.createdAt, timing: reply.timing,
                 stopReason: stopped != null ? "stopped" : reply.stopReason, prompt: reply.prompt, context: reply.context,
                 ...(reply.restore != null ? {restore: reply.restore} : {}),
                 ...(stopped != null ? {stopped} : {})
-            };
+            });
             await this.finish(message);
             this.sink.settled?.();
             this.sink.emit("chat.done", {streamId: this.streamId, conversationId: this.conversationId, message});
         } catch (error) {
             this.flushDeltas();
             const crashed = error instanceof TensorwiseError && (error.code === "engine-crashed" || error.code === "engine-stopped");
-            const message: ChatMessage = {
+            const message = this.withModel({
                 id: this.messageId, role: "assistant", text: this.text, createdAt: this.createdAt,
                 stopped: crashed ? "crash" : "user", ...(crashed ? {} : {stopReason: "stopped" as const})
-            };
+            });
             await this.finish(message).catch(() => {});
             this.sink.settled?.();
             // the user's own stop that landed before the first token (the engine answers it with an abort error) is
@@ -132,7 +139,7 @@ export class ChatStream {
     private checkpoint(): void {
         if (this.finished || this.text === "")
             return;
-        const message: ChatMessage = {id: this.messageId, role: "assistant", text: this.text, createdAt: this.createdAt, stopped: "crash"};
+        const message = this.withModel({id: this.messageId, role: "assistant", text: this.text, createdAt: this.createdAt, stopped: "crash"});
         this.checkpointing = this.checkpointing.then(() => this.sink.checkpoint(message)).catch(() => {});
     }
 

@@ -13,9 +13,10 @@
 import {randomUUID} from "node:crypto";
 import {constants as fsConstants, promises as fs} from "node:fs";
 import path from "node:path";
-import type {ChatMessage, ChatSettings, Conversation, ConversationNotice, ConversationSummary} from "../contract/ipc.js";
+import type {ChatMessage, ChatSettings, Conversation, ConversationNotice, ConversationSearchHit, ConversationSummary} from "../contract/ipc.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 import {checkStoredConversation} from "./conversations/checkStoredConversation.js";
+import {ConversationSearch} from "./conversations/ConversationSearch.js";
 import {PRIVATE_DIR_MODE, PRIVATE_FILE_MODE} from "./privateDataDir.js";
 import {storageFailure} from "./storageFailure.js";
 
@@ -110,6 +111,8 @@ function fileStamp(): string {
 
 export class ConversationStore {
     private index = new Map<string, ConversationSummary>();
+    /** The title and message texts of every conversation in {@link index}, kept in step with it. */
+    private readonly searchable = new ConversationSearch();
     /** Writes per conversation run one after another, so a slow older write never lands over a newer one. */
     private readonly queues = new Map<string, Promise<unknown>>();
     private indexQueue: Promise<unknown> = Promise.resolve();
@@ -161,12 +164,28 @@ export class ConversationStore {
         return conversation;
     }
 
+    /**
+     * Stores `conversation` (already checked, e.g. by importConversation.ts) as a new conversation: a new id, so it
+     * never replaces one that exists, and updated now, so it is listed first; its title, messages and settings as given.
+     */
+    async importConversation(conversation: Conversation): Promise<Conversation> {
+        const imported: Conversation = {...conversation, id: randomUUID(), updatedAt: Date.now(), messageCount: conversation.messages.length};
+        await this.save(imported);
+        return imported;
+    }
+
+    /** Conversations whose title or message text contains `query`, ignoring case, newest first (ConversationSearch.ts). */
+    search(query: string): ConversationSearchHit[] {
+        return this.searchable.search(query, this.list());
+    }
+
     async delete(id: string): Promise<void> {
         this.checkId(id);
         await this.saving(async () => {
             await this.enqueue(id, async () => {
                 await fs.rm(this.fileOf(id), {force: true});
                 this.index.delete(id);
+                this.searchable.remove(id);
             });
             await this.writeIndex();
         });
@@ -251,6 +270,7 @@ export class ConversationStore {
                 const updated: Conversation = {...changed, updatedAt: Date.now(), messageCount: changed.messages.length};
                 await writeFileAtomic(this.fileOf(id), JSON.stringify(updated), this.io);
                 this.index.set(id, summarize(updated));
+                this.searchable.put(updated);
                 return updated;
             });
             await this.writeIndex();
@@ -263,6 +283,7 @@ export class ConversationStore {
             await this.enqueue(conversation.id, async () => {
                 await writeFileAtomic(this.fileOf(conversation.id), JSON.stringify(conversation), this.io);
                 this.index.set(conversation.id, summarize(conversation));
+                this.searchable.put(conversation);
             });
             await this.writeIndex();
         });
@@ -336,6 +357,7 @@ export class ConversationStore {
                 throw error;
             const notice = await this.setAside(id, error.message);
             this.index.delete(id);
+            this.searchable.remove(id);
             await this.writeIndex().catch((indexError: unknown) => this.noteWriteFailure(indexError));
             throw new TensorwiseError("damaged-conversation", notice.message);
         }
@@ -406,8 +428,10 @@ export class ConversationStore {
         for (const id of ids) {
             try {
                 const conversation = await this.readChecked(id);
-                if (conversation != null)
+                if (conversation != null) {
                     this.index.set(id, summarize(conversation));
+                    this.searchable.put(conversation);
+                }
             } catch (error) {
                 if (!(error instanceof DamagedFile))
                     throw error;

@@ -63,6 +63,7 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
         const saved = await host.handle("conversations.get", {id}, client);
         expect(saved.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
         expect(saved.messages[1]).toEqual(done.message);
+        expect(done.message.model, "the reply names the model that wrote it (an export shows it)").toBe("tiny.gguf");
         expect(saved.title).toBe("Hello");
     });
 

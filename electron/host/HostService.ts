@@ -283,7 +283,7 @@ export class HostService {
                 slot.release();
             }
         };
-        const stream = new ChatStream(streamId, conversationId, client.id, sink);
+        const stream = new ChatStream(streamId, conversationId, client.id, sink, this.shared.loaded?.card.fileName);
         this.streams.set(streamId, stream);
         void stream.run(request)
             .finally(() => {

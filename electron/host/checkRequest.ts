@@ -16,6 +16,9 @@ import {canonicalCorsOrigins, MAX_CORS_ORIGIN_LENGTH, MAX_CORS_ORIGINS} from "..
 import {parseRpcEndpoint} from "../engine/rpc/parseRpcEndpoint.js";
 import {REPO_ID_PATTERN} from "../engine/hub/listRepoFiles.js";
 import {HUB_QUERY_MAX_CHARS} from "../contract/hub.js";
+import {
+    CONVERSATION_EXPORT_FORMATS, CONVERSATION_IMPORT_MAX_CHARS, isConversationExportFormat, SEARCH_QUERY_MAX_CHARS
+} from "../contract/conversationFile.js";
 import {isKvCacheType, KV_CACHE_TYPES, settingsConflict, type Budget, type FixedBudget, type RuntimeSettings} from "../contract/settings.js";
 import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAMES} from "../contract/strategies.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
@@ -305,6 +308,19 @@ const checks: Checks = {
         const fields = object(arg ?? {}, ["title", "settings"]);
         const title = optionalString(fields, "title", TEXT_LIMITS.title);
         return {...(title != null && {title}), ...(fields.settings != null && {settings: chatSettings(fields.settings)})};
+    },
+    "conversations.export": (arg) => {
+        const fields = object(arg, ["id", "format"]);
+        if (!isConversationExportFormat(fields.format))
+            throw bad(`"format" must be one of ${CONVERSATION_EXPORT_FORMATS.join(", ")}`);
+        return {id: string(fields, "id", TEXT_LIMITS.id), format: fields.format};
+    },
+    "conversations.import": (arg) => ({text: string(object(arg, ["text"]), "text", CONVERSATION_IMPORT_MAX_CHARS)}),
+    "conversations.search": (arg) => {
+        const query = string(object(arg, ["query"]), "query", SEARCH_QUERY_MAX_CHARS);
+        if (query.trim() === "")
+            throw bad("the search is empty");
+        return {query};
     },
     "conversations.rename": (arg) => {
         const fields = object(arg, ["id", "title"]);

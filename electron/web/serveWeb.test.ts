@@ -231,6 +231,22 @@ describe("serveWeb", () => {
         }
     });
 
+    it("carries a conversation import larger than other requests may be, and still refuses a larger body of any other request", async () => {
+        const events = await openEvents();
+        try {
+            const headers = {authorization: `Bearer ${server.token}`, "x-tensorwise-client": events.clientId, "content-type": "application/json"};
+            // 3 MiB of text, every character escaped in the body: what a long chat's export can be
+            const text = "\"".repeat(3 * 1024 * 1024);
+            const body = JSON.stringify({arg: {text}});
+            const imported = await rawRequest({method: "POST", path: "/api/request/conversations.import", headers, body});
+            expect((JSON.parse(imported.body) as {result: {arg: {text: string}}}).result.arg.text).toBe(text);
+            const other = await rawRequest({method: "POST", path: "/api/request/conversations.search", headers, body: JSON.stringify({arg: {query: text}})});
+            expect(JSON.parse(other.body)).toMatchObject({ok: false, error: {code: "too-large"}});
+        } finally {
+            events.close();
+        }
+    });
+
     it("pushes each event as one data line holding the contract's event envelope, which the web transport reads back", async () => {
         const events = await openEvents();
         try {

@@ -20,6 +20,7 @@ import path from "node:path";
 import {pipeline} from "node:stream/promises";
 import {eventEnvelope, type Reply} from "../contract/envelope.js";
 import type {EventName, Events, RequestName} from "../contract/ipc.js";
+import {CONVERSATION_IMPORT_MAX_CHARS} from "../contract/conversationFile.js";
 import {isRequestName} from "../contract/requestNames.js";
 import {toContractError, TensorwiseError, type ContractError} from "../contract/TensorwiseError.js";
 import type {HostClient} from "../host/HostService.js";
@@ -52,6 +53,11 @@ export type ServeWebOptions = {
 export type WebServer = {url: string; port: number; token: string; close(): Promise<void>};
 
 const MAX_REQUEST_BYTES = 1 << 20;
+/**
+ * `conversations.import` carries a whole conversation file: as many characters as CONVERSATION_IMPORT_MAX_CHARS,
+ * each at most 6 bytes once escaped in the JSON body (`\uXXXX`), and the envelope around them.
+ */
+const MAX_IMPORT_REQUEST_BYTES = 6 * CONVERSATION_IMPORT_MAX_CHARS + 1024;
 const SSE_KEEPALIVE_MS = 15_000;
 
 /** Strict CSP: only our own scripts and styles; no inline script, no eval, no framing, no remote connections. */
@@ -275,7 +281,7 @@ async function handleRequest(state: WebState, encodedName: string, request: http
         const entry = typeof clientId === "string" ? state.clients.get(clientId) : undefined;
         if (entry == null)
             throw new TensorwiseError("no-event-stream", "open the event stream first (GET /api/events) and send its client id");
-        const parsed = parseBody(await readBody(request));
+        const parsed = parseBody(await readBody(request, name === "conversations.import" ? MAX_IMPORT_REQUEST_BYTES : MAX_REQUEST_BYTES));
         if (parsed == null || typeof parsed !== "object" || Array.isArray(parsed))
             throw new TensorwiseError("bad-request", "the request body must be a JSON object: {\"arg\": …}");
         const result = await state.options.host.handle(name, (parsed as {arg?: unknown}).arg, entry.client);
@@ -353,12 +359,12 @@ export function sendJson(response: http.ServerResponse, status: number, body: Re
     response.end(text);
 }
 
-async function readBody(request: http.IncomingMessage): Promise<string> {
+async function readBody(request: http.IncomingMessage, maxBytes: number): Promise<string> {
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of request as AsyncIterable<Buffer>) {
         size += chunk.length;
-        if (size > MAX_REQUEST_BYTES)
+        if (size > maxBytes)
             throw new TensorwiseError("too-large", "the request body is too large");
         chunks.push(chunk);
     }

@@ -9,7 +9,7 @@ import {TEXT_LIMITS} from "../../contract/limits.js";
 import {bad, chatSettings, object, string, type Fields} from "../checkRequest.js";
 
 const CONVERSATION_FIELDS = ["id", "title", "updatedAt", "messageCount", "messages", "settings"] as const;
-const MESSAGE_FIELDS = ["id", "role", "text", "createdAt", "timing", "stopped", "stopReason", "prompt", "context", "restore"] as const;
+const MESSAGE_FIELDS = ["id", "role", "text", "createdAt", "timing", "stopped", "stopReason", "prompt", "context", "restore", "model"] as const;
 const STOP_REASONS = ["done", "max-tokens", "stop-string", "stopped"] as const;
 const STOPPED = ["user", "crash"] as const;
 const RESTORE_PATHS = ["resident", "new", "swap", "recompute"] as const;
@@ -46,6 +46,8 @@ function message(value: unknown, index: number): ChatMessage {
     const checked: ChatMessage = {
         id: string(fields, "id", TEXT_LIMITS.id), role, text, createdAt: amount(fields, "createdAt", what)
     };
+    if (fields.model != null)
+        checked.model = string(fields, "model", TEXT_LIMITS.path);
     if (fields.stopped != null)
         checked.stopped = oneOf(fields, "stopped", STOPPED, what);
     if (fields.stopReason != null)
@@ -80,6 +82,13 @@ export function checkStoredConversation(value: unknown, id: string): Conversatio
     if (!Array.isArray(messages))
         throw bad('"messages" must be a list');
     const checked = messages.map(message);
+    // an edit, a delete or a streamed reply names its message by id: two with one id would change the wrong one
+    const ids = new Set<string>();
+    for (const [index, {id: messageId}] of checked.entries()) {
+        if (ids.has(messageId))
+            throw bad(`message ${index + 1}: "id" ${JSON.stringify(messageId.slice(0, 40))} is used by an earlier message`);
+        ids.add(messageId);
+    }
     return {
         id, title: string(fields, "title", TEXT_LIMITS.title, {allowEmpty: true}), updatedAt: amount(fields, "updatedAt", ""),
         messageCount: checked.length, messages: checked,

@@ -1,12 +1,15 @@
 /**
  * Conversations on disk: list, read, create, rename, delete (stopping a reply that is still writing to it), change
- * their settings, delete one message (not while replying).
+ * their settings, delete one message (not while replying), export one as a file, import one, search them all.
  */
 import {checkConversationFree, type HostContext, type RequestHandlers} from "../HostContext.js";
+import {exportConversation} from "./exportConversation.js";
+import {importConversation} from "./importConversation.js";
 
 type ConversationRequestName =
     | "conversations.list" | "conversations.notices" | "conversations.get" | "conversations.create" | "conversations.delete" | "conversations.rename"
-    | "conversations.setSettings" | "conversations.deleteMessage";
+    | "conversations.setSettings" | "conversations.deleteMessage" | "conversations.export" | "conversations.import"
+    | "conversations.search";
 
 export function conversationRequests(host: HostContext): RequestHandlers<ConversationRequestName> {
     return {
@@ -25,6 +28,10 @@ export function conversationRequests(host: HostContext): RequestHandlers<Convers
         "conversations.deleteMessage": async (arg) => {
             checkConversationFree(host, arg.id);
             return await host.store.deleteMessage(arg.id, arg.messageId);
-        }
+        },
+        "conversations.export": async (arg) => exportConversation(await host.store.get(arg.id), arg.format),
+        // checked whole before anything is written: a refused file stores nothing
+        "conversations.import": async (arg) => await host.store.importConversation(importConversation(arg.text)),
+        "conversations.search": async (arg) => host.store.search(arg.query)
     };
 }

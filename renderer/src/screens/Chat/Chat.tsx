@@ -11,6 +11,7 @@ import {Message, StreamingMessage} from "./components/Message/Message";
 import {useFollowTail} from "./hooks/useFollowTail";
 import "./Chat.css";
 import {makeDemoModel} from "../../actions/hubActions";
+import {ExportMenu} from "./components/ExportMenu/ExportMenu";
 
 export function Chat() {
     const activeId = useChatStore((state) => state.activeId);
@@ -62,6 +63,7 @@ export function Chat() {
             <section className="chat-main">
                 <header className="chat-header">
                     <h1 data-testid="conversation-title">{summaryTitle ?? conversation?.title ?? "New chat"}</h1>
+                    {activeId != null && <ExportMenu conversationId={activeId}/>}
                     <span className="pill" data-testid="chat-model">
                         <span className={`dot ${loaded != null ? "on" : ""}`}/>
                         {loaded != null ? `${loaded.card.name ?? loaded.card.fileName} · ${loaded.placement.strategy}` : "no model loaded"}
