@@ -1,7 +1,7 @@
 /**
  * The chat flow and the keyboard, web mode, at 1440×900 and 1024×700: an edit sent with Enter replaces the message and
  * its reply; "+ New chat" starts from the default settings; the message box has the focus on entering Chat and after
- * choosing or creating a chat; Esc closes the settings panel before it stops a reply; the sidebar says a reply is being
+ * choosing or creating a chat, and after the model card's Start chatting; Esc closes the settings panel before it stops a reply; the sidebar says a reply is being
  * written; a whole table header cell sorts.
  */
 import {mkdtemp} from "node:fs/promises";
@@ -111,6 +111,18 @@ describe.skipIf(missing != null)("web: chat flow and keyboard", () => {
                 await page.getByTestId("conversation-item").first().focus();
                 await page.keyboard.press("Enter");
                 await expect.poll(() => focusedTestId(page), {message: "after choosing a chat with Enter"}).toBe("composer-input");
+            });
+
+            it("the opened model's card comes first, and once that model is ready its one action is Start chatting, into the message box", async () => {
+                await shell.show("model");
+                const model = new ModelPage(page);
+                await model.openPath(modelPath);
+                await model.card.waitFor({timeout: 30_000});
+                const top = async (testId: string) => (await page.getByTestId(testId).boundingBox())!.y;
+                expect(await top("model-card"), "the card above the library").toBeLessThan(await top("model-library"));
+                expect(await page.getByTestId("go-offload").count(), "no second load offered for the loaded model").toBe(0);
+                await page.getByTestId("start-chatting").click();
+                await expect.poll(() => focusedTestId(page), {message: "after Start chatting"}).toBe("composer-input");
             });
 
             it("+ New chat starts from the default settings, not the system prompt and sampling of the chat before", async () => {

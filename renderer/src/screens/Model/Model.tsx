@@ -37,14 +37,11 @@ export function Model() {
                         <ModelCard card={loaded.card}/>
                     </div>
                 )}
+                {/* the model just opened comes first, with its one next step; the library and the rest below */}
+                {inspection.status === "ready" && <ModelCard card={inspection.card}/>}
                 <ModelLibrary/>
                 <RpcServers/>
-                {inspection.status === "ready" && (
-                    <>
-                        <ModelCard card={inspection.card}/>
-                        <TensorTable tensors={inspection.card.tensors}/>
-                    </>
-                )}
+                {inspection.status === "ready" && <TensorTable tensors={inspection.card.tensors}/>}
             </div>
         </div>
     );

@@ -86,6 +86,9 @@ export function Offload() {
                                 <div className="stat"><span className="label">Predicted speed</span><span className="value">{formatRate(tokensPerSecond(loaded.prediction?.tpotMs))}</span></div>
                                 <div className="stat"><span className="label">Load time</span><span className="value">{formatMs(loaded.loadMs)}</span></div>
                                 <div className="stat"><span className="label">Context · batch</span><span className="value">{loaded.settings.contextSize} · {loaded.settings.batchSize}</span></div>
+                                {engine.state === "ready" && (
+                                    <button className="button primary offload-start-chatting" data-testid="start-chatting" onClick={() => show("chat")}>Start chatting →</button>
+                                )}
                             </div>
                             {loaded.prediction != null && <div className="faint offload-note">Predictions for a {loaded.prediction.promptTokens}-token prompt. Each reply in Chat and Dashboards is predicted for its own prompt and length, beside what was measured.</div>}
                         </section>

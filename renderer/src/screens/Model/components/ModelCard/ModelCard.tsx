@@ -3,6 +3,7 @@ import {formatBytes, formatCount} from "../../../../format/format";
 import {autoOffload} from "../../../../actions/modelActions";
 import {useEngineStore} from "../../../../stores/engineStore";
 import {usePlanStore} from "../../../../stores/planStore";
+import {useUiStore} from "../../../../stores/uiStore";
 import {quantColor} from "./quantColor";
 import "./ModelCard.css";
 
@@ -10,6 +11,9 @@ export function ModelCard({card}: {card: Card}) {
     const running = usePlanStore((state) => state.run.status === "running");
     const engineBusy = useEngineStore((state) => state.engine.state === "busy" || state.engine.state === "crashed");
     const busy = running || engineBusy;
+    const show = useUiStore((state) => state.show);
+    // this very model is loaded and the engine is free: the next step is a reply, not another load
+    const ready = usePlanStore((state) => state.loaded?.card.path === card.path) && !busy;
     const totalBytes = card.quantMix.reduce((sum, entry) => sum + entry.bytes, 0) || 1;
     return (
         <section className="panel model-card" data-testid="model-card">
@@ -18,9 +22,11 @@ export function ModelCard({card}: {card: Card}) {
                     <h2 data-testid="model-name">{card.name ?? card.fileName}</h2>
                     <div className="faint mono model-card-path">{card.path}</div>
                 </div>
-                <button className="button primary" data-testid="go-offload" disabled={busy}
-                    title="Profiles this machine if no saved profile fits it, plans the placement and loads the model"
-                    onClick={() => void autoOffload(card.path)}>⚡ Auto-offload</button>
+                {ready
+                    ? <button className="button primary" data-testid="start-chatting" onClick={() => show("chat")}>Start chatting →</button>
+                    : <button className="button primary" data-testid="go-offload" disabled={busy}
+                        title="Profiles this machine if no saved profile fits it, plans where each weight lives within the GPU memory, and loads the model that way"
+                        onClick={() => void autoOffload(card.path)}>{running ? "Loading…" : "⚡ Load — auto-offload"}</button>}
             </div>
             <div className="model-card-stats">
                 <div className="stat"><span className="label">Architecture</span><span className="value" data-testid="model-architecture">{card.architecture}</span></div>

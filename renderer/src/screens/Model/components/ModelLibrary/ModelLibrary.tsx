@@ -65,11 +65,11 @@ export function ModelLibrary() {
                                     </div>
                                     <div className="library-item-actions">
                                         <button className="button small" data-testid="library-open" disabled={model.missing === true}
-                                            onClick={() => void inspectPath(model.path)}>Open</button>
+                                            title="Shows the model's card and tensors, without loading it" onClick={() => void inspectPath(model.path)}>Details</button>
                                         {isLoaded
                                             ? <button className="button small" data-testid="library-unload" disabled={working} onClick={() => void unloadModel()}>Unload</button>
                                             : <button className="button small primary" data-testid="library-load" disabled={working || model.missing === true}
-                                                onClick={() => void loadFromLibrary(model.path)}>Load</button>}
+                                                title="Loads it the way it was last loaded (see above)" onClick={() => void loadFromLibrary(model.path)}>Load</button>}
                                         <button className="button small ghost" title="Remove from the library (the file stays)" aria-label={`Forget ${model.fileName}`}
                                             onClick={() => void forgetModel(model.path)}>✕</button>
                                     </div>

@@ -26,7 +26,7 @@ export function FolderModelList() {
                                     </div>
                                 </div>
                                 <div className="library-item-actions">
-                                    <button className="button small" data-testid="folder-model-open" onClick={() => void inspectPath(model.path)}>Open</button>
+                                    <button className="button small" data-testid="folder-model-open" title="Shows the model's card and tensors, without loading it" onClick={() => void inspectPath(model.path)}>Details</button>
                                 </div>
                             </li>
                         ))}
