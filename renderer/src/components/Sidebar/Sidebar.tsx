@@ -64,7 +64,8 @@ export function Sidebar() {
                 <div className={`sidebar-engine tone-${status.tone}`} data-testid="engine-status" data-state={engine.state}>
                     <span className="dot"/>{status.label}
                 </div>
-                {activity.map((line) => <div key={line} className="sidebar-activity" data-testid="sidebar-activity">{line}</div>)}
+                {/* keyed by position (the reply's line, then the server's): a key per text would replace the element at every token */}
+                {activity.map((line, index) => <div key={index} className="sidebar-activity" data-testid="sidebar-activity">{line}</div>)}
                 {loaded != null && <div className="sidebar-model" title={loaded.card.path}>{loaded.card.name ?? loaded.card.fileName}</div>}
                 {machine != null && (
                     <div className="sidebar-machine faint">
