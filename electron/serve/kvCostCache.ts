@@ -19,8 +19,10 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import {machineCacheFacts, type MachineCacheFacts} from "../engine/cache/machineCacheFacts.js";
 import {writeCacheFile} from "../engine/cache/writeCacheFile.js";
+import type {LlamaContextSequence} from "node-llama-cpp";
 import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
-import {calibrationLengths, calibrationMethod, fitKvCostModel, KV_COST_FORMAT, type KvCalibration, type KvCalibrationPoint} from "./calibrateKvCost.js";
+import {calibrateKvCost, calibrationLengths, calibrationMethod, fitKvCostModel, KV_COST_FORMAT, type KvCalibration, type KvCalibrationPoint} from "./calibrateKvCost.js";
+import type {KvCostModel} from "./KvCostModel.js";
 
 /** What a cached calibration is valid for. */
 export type KvCostCacheFacts = {
@@ -129,4 +131,36 @@ export function checkCachedKvCost(body: unknown, entry: Pick<KvCostCacheEntry, "
     if (JSON.stringify(model) !== JSON.stringify(fitted))
         return "its cost model is not the one its points fit to";
     return null;
+}
+
+/**
+ * The KV cost model for this start: kept from an earlier start with the same model, settings and machine when
+ * `kv.cacheDir` holds one that checks out, else measured on `sequence` (and kept there). `onStartup` says when the
+ * measurement begins and how far it is.
+ */
+export async function cachedOrMeasuredKvCost(placed: PlacedModel, sequence: LlamaContextSequence,
+    kv: {cacheDir?: string; calibrationTokens?: number; dir?: string}, log: (line: string) => void,
+    onStartup?: (step: "measuring-kv", fraction: number) => void): Promise<KvCostModel> {
+    // a model file moved or deleted since it was loaded has no key: measured, as without a cache
+    const entry = kv.cacheDir == null ? null : await kvCostCacheEntry(placed, kv.cacheDir, kv.calibrationTokens).catch((error: unknown) => {
+        log(`kv costs are not kept this time: ${error instanceof Error ? error.message : String(error)}`);
+        return null;
+    });
+    if (entry != null) {
+        const read = await readCachedKvCost(entry);
+        if (read != null && "calibration" in read)
+            return {...read.calibration.model, source: `${read.calibration.model.source}, kept in ${entry.file}`};
+        if (read != null)
+            log(`kv costs kept in ${entry.file} are not used: ${read.ignored}; measuring again`);
+    }
+    onStartup?.("measuring-kv", 0);
+    const calibration = await calibrateKvCost(sequence, {
+        maxTokens: kv.calibrationTokens, dir: kv.dir, onProgress: (done, total) => onStartup?.("measuring-kv", done / total)
+    });
+    if (entry != null) {
+        // a cache that cannot be written (a read-only or full disk) costs the next start this measurement, nothing more
+        await writeCachedKvCost(entry, calibration).catch((error: unknown) =>
+            log(`kv costs could not be kept in ${entry.file}: ${error instanceof Error ? error.message : String(error)}`));
+    }
+    return calibration.model;
 }

@@ -24,7 +24,7 @@ import {randomBytes} from "node:crypto";
 import {isLoopbackHost, refuseOpenHost as refuseOpenHostFor, type ServedRequest, type ServerStartupStep} from "../contract/server.js";
 import http from "node:http";
 import type {AddressInfo} from "node:net";
-import {resolveChatWrapper, type ChatWrapper, type LlamaContextSequence} from "node-llama-cpp";
+import {resolveChatWrapper, type ChatWrapper} from "node-llama-cpp";
 import {TokenClock} from "../engine/runtime/generationTiming.js";
 import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
 import {OpenAiError} from "./OpenAiError.js";
@@ -34,8 +34,7 @@ import {readJsonBody} from "./readJsonBody.js";
 import type {SchedulingPolicy} from "./schedulingPolicies.js";
 import {QueueFullError, SequenceScheduler} from "./SequenceScheduler.js";
 import {chatPromptTokens, ServeSlot} from "./ServeSlot.js";
-import {calibrateKvCost} from "./calibrateKvCost.js";
-import {kvCostCacheEntry, readCachedKvCost, writeCachedKvCost} from "./kvCostCache.js";
+import {cachedOrMeasuredKvCost} from "./kvCostCache.js";
 import {ConversationKvStore, type KvRestoreDecision} from "./ConversationKvStore.js";
 import {conversationKey, CONVERSATION_HEADER, OPEN_TENANT} from "./conversationKey.js";
 import {ApiKeyList} from "./apiKeys.js";
@@ -163,7 +162,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         new ServeSlot(index, placed.context.getSequence(), chatWrapper));
     const scheduler = new SequenceScheduler(slots, {policy: options.policy, queueLength: options.queueLength, reservedForPriority: options.reservedForApp});
     const log = options.log ?? (() => {});
-    const costModel = options.kv?.costModel ?? await measuredKvCost(placed, slots[0]!.sequence, options.kv ?? {}, log, options.onStartup);
+    const costModel = options.kv?.costModel ?? await cachedOrMeasuredKvCost(placed, slots[0]!.sequence, options.kv ?? {}, log, options.onStartup);
     const kv = await ConversationKvStore.create({
         costModel, measureBoth: options.kv?.measureBoth, dir: options.kv?.dir, diskBudget: options.kv?.diskBudget, log,
         onDecision: (decision) => {
@@ -467,32 +466,6 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             await kv.close();
         }
     };
-}
-
-/**
- * The KV cost model for this start: kept from an earlier start with the same model, settings and machine when
- * `kv.cacheDir` holds one that checks out (kvCostCache.ts), else measured on `sequence` (and kept there).
- */
-async function measuredKvCost(placed: PlacedModel, sequence: LlamaContextSequence, kv: NonNullable<OpenAiServerOptions["kv"]>, log: (line: string) => void,
-    onStartup: OpenAiServerOptions["onStartup"]): Promise<KvCostModel> {
-    const entry = kv.cacheDir != null ? await kvCostCacheEntry(placed, kv.cacheDir, kv.calibrationTokens) : null;
-    if (entry != null) {
-        const read = await readCachedKvCost(entry);
-        if (read != null && "calibration" in read)
-            return {...read.calibration.model, source: `${read.calibration.model.source}, kept in ${entry.file}`};
-        if (read != null)
-            log(`kv costs kept in ${entry.file} are not used: ${read.ignored}; measuring again`);
-    }
-    onStartup?.("measuring-kv", 0);
-    const calibration = await calibrateKvCost(sequence, {
-        maxTokens: kv.calibrationTokens, dir: kv.dir, onProgress: (done, total) => onStartup?.("measuring-kv", done / total)
-    });
-    if (entry != null) {
-        // a cache that cannot be written (a read-only or full disk) costs the next start this measurement, nothing more
-        await writeCachedKvCost(entry, calibration).catch((error: unknown) =>
-            log(`kv costs could not be kept in ${entry.file}: ${error instanceof Error ? error.message : String(error)}`));
-    }
-    return calibration.model;
 }
 
 /** The host name of a `Host` header for this port (`127.0.0.1:8080` → `127.0.0.1`), or "" when the port differs. */
