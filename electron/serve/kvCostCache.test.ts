@@ -45,10 +45,13 @@ describe("the KV cost cache", () => {
         expect((await stat(path.dirname(entry.file))).mode & 0o777).toBe(0o700);
     });
 
-    it("ignores, with the reason, a file that is not JSON, and one of another key (another model, setting or machine)", async () => {
+    it("ignores, with the reason, a file that is not JSON, one larger than any calibration, and one of another key (another model, setting or machine)", async () => {
         const kept = await readFile(entry.file, "utf8");
         await writeFile(entry.file, kept.slice(0, kept.length / 2));
         expect(await readCachedKvCost(entry)).toEqual({ignored: "it is not JSON"});
+        await writeFile(entry.file, kept);
+        await writeFile(entry.file, kept + " ".repeat(1024 * 1024));
+        expect(await readCachedKvCost(entry)).toEqual({ignored: expect.stringMatching(/^it is \d+ bytes, more than a calibration takes/)});
         await writeFile(entry.file, kept);
         expect(await readCachedKvCost({...entry, key: kvCostCacheKey({...facts, load: {...facts.load, contextSize: 2048}})}))
             .toEqual({ignored: "it was measured for another model, setting or machine (its key differs)"});

@@ -40,6 +40,9 @@ export type KvCostCacheEntry = {readonly file: string; readonly key: string; rea
 /** A cache file read: the calibration it holds, or why it was not used (`null` when there was none). */
 export type KvCostCacheRead = {calibration: KvCalibration} | {ignored: string} | null;
 
+/** A kept calibration larger than this is not read. */
+const MAX_CACHE_FILE_BYTES = 1024 * 1024;
+
 /** The cache key of `facts`: any change gives another key (and another file). */
 export function kvCostCacheKey(facts: KvCostCacheFacts): string {
     return createHash("sha256").update(JSON.stringify(facts)).digest("hex").slice(0, 20);
@@ -79,6 +82,10 @@ export async function writeCachedKvCost(entry: KvCostCacheEntry, calibration: Kv
 export async function readCachedKvCost(entry: KvCostCacheEntry): Promise<KvCostCacheRead> {
     let text: string;
     try {
+        // bounded before it is read: a file this code wrote is a few KiB
+        const {size} = await fs.stat(entry.file);
+        if (size > MAX_CACHE_FILE_BYTES)
+            return {ignored: `it is ${size} bytes, more than a calibration takes (${MAX_CACHE_FILE_BYTES})`};
         text = await fs.readFile(entry.file, "utf8");
     } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "ENOENT")
