@@ -282,5 +282,37 @@ export const MUTANTS = [
         find: "name === \"conversations.import\" ? MAX_IMPORT_REQUEST_BYTES : MAX_REQUEST_BYTES",
         replace: "MAX_REQUEST_BYTES",
         tests: ["electron/web/serveWeb.test.ts"]
+    },
+    {
+        id: "kv-cost-cache-trusts-edited-model",
+        description: "a kept KV cost model edited apart from its measured points is used as it stands",
+        file: "electron/serve/kvCostCache.ts",
+        find: "if (JSON.stringify(model) !== JSON.stringify(fitted))",
+        replace: "if (model == null && fitted == null)",
+        tests: ["electron/serve/kvCostCache.test.ts"]
+    },
+    {
+        id: "kv-cost-cache-any-key",
+        description: "KV costs kept for another model, setting or machine are reused",
+        file: "electron/serve/kvCostCache.ts",
+        find: "if (key !== entry.key)",
+        replace: "if (typeof key !== \"string\")",
+        tests: ["electron/serve/kvCostCache.test.ts"]
+    },
+    {
+        id: "server-startup-step-hidden",
+        description: "the Server screen says only \"Starting…\" while the server starts, not its step and progress",
+        file: "renderer/src/screens/Server/Server.tsx",
+        find: "{server.status === \"starting\" && server.startup != null && <ServerStartupProgress startup={server.startup}/>}",
+        replace: "",
+        tests: ["renderer/src/screens/Server/Server.test.tsx"]
+    },
+    {
+        id: "sidebar-startup-step-hidden",
+        description: "the sidebar says \"Server starting…\" without the step",
+        file: "renderer/src/components/Sidebar/describeActivity.ts",
+        find: "lines.push(step == null ? \"Server starting…\"",
+        replace: "lines.push(step != null ? \"Server starting…\"",
+        tests: ["renderer/src/components/Sidebar/describeActivity.test.ts"]
     }
 ];

@@ -27,7 +27,7 @@ export type {BufferTypeDescription, DeviceDescription, MachineDescription} from 
 export type {BufferTypeMemory, BufferTypeUse, DeviceMemory, MemoryComparison, MemoryReport, PlannedTotals} from "./memory.js";
 export type {Budget, FixedBudget, RuntimeSettings} from "./settings.js";
 export type {RpcServerEntry, RpcServersState} from "./rpc.js";
-export type {ServerChange, ServerSettings, ServerState, ServerStatus} from "./server.js";
+export type {ServerChange, ServerSettings, ServerStartup, ServerStartupStep, ServerState, ServerStatus} from "./server.js";
 export type {ContractError} from "./TensorwiseError.js";
 export type {GenerationTiming} from "./timing.js";
 export type {PlanExplanation} from "./planExplanation.js";

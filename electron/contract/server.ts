@@ -42,6 +42,31 @@ export const CLIENT_KEY_NAME_PATTERN = /^[\p{L}\p{N}][\p{L}\p{N} ._-]{0,39}$/u;
 export type ServerStatus = "off" | "waiting-for-model" | "starting" | "serving" | "failed";
 
 /**
+ * The steps of a server start, in the order they happen; one that is not needed is skipped (no reply to stop, KV
+ * costs already measured for this model, settings and machine: electron/serve/kvCostCache.ts).
+ */
+export const SERVER_STARTUP_STEPS = ["stopping-reply", "loading-context", "measuring-kv", "binding-port"] as const;
+export type ServerStartupStep = typeof SERVER_STARTUP_STEPS[number];
+
+/** Each start-up step as the Server screen and the sidebar say it. */
+export const SERVER_STARTUP_STEP_TEXT: Readonly<Record<ServerStartupStep, string>> = Object.freeze({
+    "stopping-reply": "waiting for the app's reply to stop",
+    "loading-context": "loading the model's context for the parallel sequences",
+    "measuring-kv": "measuring KV swap costs (first start with this model and settings)",
+    "binding-port": "binding the port"
+});
+
+/** Where a start is, while the server's status is `starting`. */
+export type ServerStartup = {
+    /** The step running now; `null` until the engine has begun (it may still be finishing a load). */
+    step: ServerStartupStep | null;
+    /** How far the current step is, 0..1, where that is known (the KV measurement: rounds done / rounds); else `null`. */
+    fraction: number | null;
+    /** The steps of this start so far, in order, the current one last. */
+    steps: ServerStartupStep[];
+};
+
+/**
  * One request the server answered, as its Server screen lists it: a completion (with its tokens and timings), or a
  * request refused before generating (a wrong key, a bad body, a full queue) with its HTTP status.
  */
@@ -77,6 +102,8 @@ export type ServerState = ServerSettings & {
     /** More keys, one per client program, each its own tenant; accepted besides {@link apiKey} while keys are required. */
     clientKeys: ClientKey[];
     status: ServerStatus;
+    /** What the start is doing while `status` is `starting`, else `null`. */
+    startup: ServerStartup | null;
     /** The base URL clients use (`http://127.0.0.1:8080/v1`) while serving, else `null`. */
     url: string | null;
     /** The model name clients see in `/v1/models` while serving. */

@@ -321,6 +321,8 @@ export class HostService {
             this.bench.onProgress(payload as EngineEvents["benchProgress"]);
         else if (name === "served")
             this.server.record(payload as EngineEvents["served"]);
+        else if (name === "serveStartup")
+            this.server.onStartup(payload as EngineEvents["serveStartup"]);
     }
 
     private broadcastState(): void {

@@ -12,8 +12,22 @@ const STATE_ROUNDS = 3;
 /** The longest calibration prompt, tokens (capped by the context). */
 export const DEFAULT_CALIBRATION_TOKENS = 256;
 
+/**
+ * Bumped when what a calibration measures changes meaning, so cost models cached by an older version are measured
+ * again (kvCostCache.ts).
+ */
+export const KV_COST_FORMAT = 1;
+
+/** Everything about how {@link calibrateKvCost} measures that its result depends on, for the cache key. */
+export function calibrationMethod(maxTokens: number | undefined): {format: number; shares: readonly number[]; stateRounds: number; maxTokens: number} {
+    return {format: KV_COST_FORMAT, shares: [...LENGTH_SHARES], stateRounds: STATE_ROUNDS, maxTokens: maxTokens ?? DEFAULT_CALIBRATION_TOKENS};
+}
+
 /** One timed round at one prompt length. */
 export type KvCalibrationPoint = {tokens: number; stateBytes: number; prefillMs: number; saveMs: number; loadMs: number};
+
+/** What a calibration measured and the lines fitted through it. */
+export type KvCalibration = {model: KvCostModel; points: KvCalibrationPoint[]};
 
 function median(values: readonly number[]): number {
     const sorted = [...values].sort((a, b) => a - b);
@@ -35,21 +49,29 @@ function fillerTokens(sequence: LlamaContextSequence, count: number): Token[] {
  * file and a load back cost at a few lengths up to `maxTokens`, and fits the lines of {@link KvCostModel}. State files go
  * to a temporary folder under `dir` (the OS temp dir by default) that is removed afterwards.
  */
-export async function calibrateKvCost(sequence: LlamaContextSequence, options: {maxTokens?: number; dir?: string} = {}):
-Promise<{model: KvCostModel; points: KvCalibrationPoint[]}> {
-    const longest = Math.max(8, Math.min(options.maxTokens ?? DEFAULT_CALIBRATION_TOKENS, sequence.contextSize - 1));
-    const lengths = [...new Set(LENGTH_SHARES.map((share) => Math.max(4, Math.round(longest * share))))];
+export async function calibrateKvCost(sequence: LlamaContextSequence, options: {
+    maxTokens?: number; dir?: string;
+    /** After each prefill and each save/load round: `done` of `total` (the untimed warm-up round counts too). */
+    onProgress?: (done: number, total: number) => void;
+} = {}): Promise<KvCalibration> {
+    const lengths = calibrationLengths(sequence.contextSize, options.maxTokens);
+    const longest = lengths.at(-1)!;
     const tokens = fillerTokens(sequence, longest);
     const folder = await mkdtemp(path.join(options.dir ?? os.tmpdir(), `${KV_FOLDER_PREFIX}${process.pid}-calibrate-`));
     const points: KvCalibrationPoint[] = [];
+    const rounds = [lengths[0]!, ...lengths];
+    const total = rounds.length * (1 + STATE_ROUNDS);
+    let done = 0;
+    const step = () => options.onProgress?.(++done, total);
     try {
         // a first untimed round warms the graph allocation and the file system
-        for (const n of [lengths[0]!, ...lengths]) {
+        for (const n of rounds) {
             const file = path.join(folder, `state-${n}.bin`);
             await sequence.clearHistory();
             let started = performance.now();
             await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(0, n));
             const prefillMs = performance.now() - started;
+            step();
             const saves: number[] = [];
             const loads: number[] = [];
             let fileSize = 0;
@@ -64,6 +86,7 @@ Promise<{model: KvCostModel; points: KvCalibrationPoint[]}> {
                 loads.push(performance.now() - started);
                 if (sequence.contextTokens.length !== n)
                     throw new Error(`The sequence state saved with ${n} tokens loaded back with ${sequence.contextTokens.length}.`);
+                step();
             }
             points.push({tokens: n, stateBytes: fileSize || (await stat(file)).size, prefillMs, saveMs: median(saves), loadMs: median(loads)});
             await rm(file, {force: true});
@@ -73,15 +96,23 @@ Promise<{model: KvCostModel; points: KvCalibrationPoint[]}> {
     } finally {
         await rm(folder, {recursive: true, force: true});
     }
+    return {points, model: fitKvCostModel(points)};
+}
+
+/** The prompt lengths a calibration times on a context of `contextSize` tokens, shortest first. */
+export function calibrationLengths(contextSize: number, maxTokens: number | undefined): number[] {
+    const longest = Math.max(8, Math.min(maxTokens ?? DEFAULT_CALIBRATION_TOKENS, contextSize - 1));
+    return [...new Set(LENGTH_SHARES.map((share) => Math.max(4, Math.round(longest * share))))];
+}
+
+/** The lines of {@link KvCostModel} through measured points (the same numbers for the same points, cached or not). */
+export function fitKvCostModel(points: readonly KvCalibrationPoint[]): KvCostModel {
     const bytesLine = fitLinearCost(points.map((p) => ({amount: p.tokens, cost: p.stateBytes})));
     return {
-        points,
-        model: {
-            stateBytes: {headerBytes: bytesLine.fixedMs, bytesPerToken: bytesLine.msPer},
-            save: fitLinearCost(points.map((p) => ({amount: p.stateBytes, cost: p.saveMs}))),
-            load: fitLinearCost(points.map((p) => ({amount: p.stateBytes, cost: p.loadMs}))),
-            prefill: fitLinearCost(points.map((p) => ({amount: p.tokens, cost: p.prefillMs}))),
-            source: `measured at ${lengths.join("/")} tokens on this context`
-        }
+        stateBytes: {headerBytes: bytesLine.fixedMs, bytesPerToken: bytesLine.msPer},
+        save: fitLinearCost(points.map((p) => ({amount: p.stateBytes, cost: p.saveMs}))),
+        load: fitLinearCost(points.map((p) => ({amount: p.stateBytes, cost: p.loadMs}))),
+        prefill: fitLinearCost(points.map((p) => ({amount: p.tokens, cost: p.prefillMs}))),
+        source: `measured at ${points.map((p) => p.tokens).join("/")} tokens on this context`
     };
 }

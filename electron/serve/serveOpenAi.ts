@@ -21,7 +21,7 @@
  * first, and an answer's timings describe only its own conversation.
  */
 import {randomBytes} from "node:crypto";
-import {isLoopbackHost, refuseOpenHost as refuseOpenHostFor, type ServedRequest} from "../contract/server.js";
+import {isLoopbackHost, refuseOpenHost as refuseOpenHostFor, type ServedRequest, type ServerStartupStep} from "../contract/server.js";
 import http from "node:http";
 import type {AddressInfo} from "node:net";
 import {resolveChatWrapper, type ChatWrapper} from "node-llama-cpp";
@@ -34,7 +34,7 @@ import {readJsonBody} from "./readJsonBody.js";
 import type {SchedulingPolicy} from "./schedulingPolicies.js";
 import {QueueFullError, SequenceScheduler} from "./SequenceScheduler.js";
 import {chatPromptTokens, ServeSlot} from "./ServeSlot.js";
-import {calibrateKvCost} from "./calibrateKvCost.js";
+import {cachedOrMeasuredKvCost} from "./kvCostCache.js";
 import {ConversationKvStore, type KvRestoreDecision} from "./ConversationKvStore.js";
 import {conversationKey, CONVERSATION_HEADER, OPEN_TENANT} from "./conversationKey.js";
 import {ApiKeyList} from "./apiKeys.js";
@@ -86,12 +86,22 @@ export type OpenAiServerOptions = {
     policy: SchedulingPolicy;
     /** One line per finished request (method, path, status, sequence, timings). */
     log?: (line: string) => void;
+    /**
+     * Each start-up step as it begins (contract/server.ts SERVER_STARTUP_STEPS), and again with `fraction` (0..1) as a
+     * step with known length (the KV measurement) goes on.
+     */
+    onStartup?: (step: ServerStartupStep, fraction: number | null) => void;
     /** Every completion request answered, and every request refused (not `GET /v1/models` answered), as it ends. */
     onServed?: (served: ServedRequest) => void;
     /** Conversations beyond the sequences: how their KV caches are kept. */
     kv?: {
-        /** Defaults to one measured at start on this context (calibrateKvCost.ts). */
+        /** Defaults to one measured at start on this context (calibrateKvCost.ts), or kept from an earlier start (`cacheDir`). */
         costModel?: KvCostModel;
+        /**
+         * Folder where measured cost models are kept per model, settings and machine (kvCostCache.ts), so the next
+         * start with the same ones skips the measurement. Defaults to none: measured at every start.
+         */
+        cacheDir?: string;
         /** The longest calibration prompt, tokens. Defaults to calibrateKvCost.ts's. */
         calibrationTokens?: number;
         /** Measure swap and recompute at every restore, whichever is chosen (benchmark mode). Defaults to `false`. */
@@ -151,9 +161,8 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     const slots = Array.from({length: placed.context.totalSequences}, (_unused, index) =>
         new ServeSlot(index, placed.context.getSequence(), chatWrapper));
     const scheduler = new SequenceScheduler(slots, {policy: options.policy, queueLength: options.queueLength, reservedForPriority: options.reservedForApp});
-    const costModel = options.kv?.costModel
-        ?? (await calibrateKvCost(slots[0]!.sequence, {maxTokens: options.kv?.calibrationTokens, dir: options.kv?.dir})).model;
     const log = options.log ?? (() => {});
+    const costModel = options.kv?.costModel ?? await cachedOrMeasuredKvCost(placed, slots[0]!.sequence, options.kv ?? {}, log, options.onStartup);
     const kv = await ConversationKvStore.create({
         costModel, measureBoth: options.kv?.measureBoth, dir: options.kv?.dir, diskBudget: options.kv?.diskBudget, log,
         onDecision: (decision) => {
@@ -419,6 +428,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         else
             socket.destroy();
     });
+    options.onStartup?.("binding-port", null);
     await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
         server.listen(options.port ?? 0, host, () => {

@@ -1,8 +1,10 @@
 import {createWriteStream} from "node:fs";
 import path from "node:path";
 import type {Budget} from "../../contract/ipc.js";
+import {SERVER_STARTUP_STEP_TEXT} from "../../contract/server.js";
 import type {RuntimeSettings} from "../../contract/settings.js";
 import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.js";
+import {defaultProfileCacheDir} from "../../engine/profiler/profileMachine.js";
 import {EngineService} from "../../engine/service/EngineService.js";
 import {schedulingPolicy, type SchedulingPolicyName} from "../../serve/schedulingPolicies.js";
 import type {KvDiskBudget} from "../../serve/kvStateFolder.js";
@@ -67,7 +69,8 @@ export async function serveCommand(io: CliIo, modelPath: string, options: ServeC
             placed, modelId: state.card.fileName, host: options.host, port: options.port, apiKeys: options.apiKeys, corsOrigins: options.corsOrigins,
             queueLength: options.queueLength, requestTimeoutMs: options.requestTimeoutSeconds * 1000,
             policy: schedulingPolicy(options.policy), log: (line) => io.err(line),
-            kv: {measureBoth: options.kvMeasureBoth, diskBudget: options.kvDiskBudget, onDecision: kvLog == null ? undefined : (decision) => kvLog.write(JSON.stringify(decision) + "\n")}
+            onStartup: (step, fraction) => printProgress(`serve: ${SERVER_STARTUP_STEP_TEXT[step]}${fraction != null ? ` · ${Math.round(fraction * 100)}%` : ""}`),
+            kv: {cacheDir: defaultProfileCacheDir(), measureBoth: options.kvMeasureBoth, diskBudget: options.kvDiskBudget, onDecision: kvLog == null ? undefined : (decision) => kvLog.write(JSON.stringify(decision) + "\n")}
         });
         const {costModel} = server.kv;
         io.err(`KV swap vs recompute (${costModel.source}): state ${Math.round(costModel.stateBytes.bytesPerToken)} B/token, ` +

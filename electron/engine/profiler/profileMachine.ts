@@ -2,6 +2,8 @@ import {createHash} from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import {machineCacheFacts, type MachineCacheFacts} from "../cache/machineCacheFacts.js";
+import {writeCacheFile} from "../cache/writeCacheFile.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
 import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS, type DecodeOverhead} from "./calibrateDecodeOverhead.js";
@@ -124,27 +126,8 @@ export class ProfileNotCachedError extends Error {
     }
 }
 
-/** The NVIDIA kernel driver's version line where one is installed (a driver update re-profiles), else `""`. */
-async function driverVersion(): Promise<string> {
-    try {
-        return (await fs.readFile("/proc/driver/nvidia/version", "utf8")).split("\n")[0] ?? "";
-    } catch {
-        return "";
-    }
-}
-
 /** What a cached profile is valid for: the machine and llama.cpp build it was measured on, and what was measured. */
-export type ProfileCacheFacts = {
-    readonly host: string;
-    readonly cpu: string;
-    readonly ramBytes: number;
-    /** The GPU kernel driver's version (`""` where none is readable). */
-    readonly driver: string;
-    readonly llamaCppRelease: string;
-    readonly buildType: string;
-    readonly backend: string;
-    /** Every ggml device as `name:description:totalBytes`. */
-    readonly devices: readonly string[];
+export type ProfileCacheFacts = MachineCacheFacts & {
     readonly request: Pick<NativeProfileRequest, "threads" | "batchSizes" | "cpuBatchSizes" | "expertOps" | "decodeWorkingSetBytes" | "devices" | "cpuOnlyLoad" | "attention">;
     readonly ops: readonly OperatorShape[];
     readonly calibrateOverhead: boolean;
@@ -169,13 +152,7 @@ export function profileCacheKey(facts: ProfileCacheFacts): string {
 
 /** The {@link ProfileCacheFacts} of this machine and engine. */
 async function cacheFacts(engine: EngineLlama, ops: readonly OperatorShape[], request: NativeProfileRequest, calibrateOverhead: boolean): Promise<ProfileCacheFacts> {
-    return {
-        host: os.hostname(), cpu: os.cpus()[0]?.model ?? "cpu", ramBytes: os.totalmem(), driver: await driverVersion(),
-        llamaCppRelease: engine.llama.llamaCppRelease.release, buildType: engine.llama.buildType,
-        backend: engine.llama.gpu === false ? "cpu" : engine.llama.gpu,
-        devices: engine.bindings.tensorwiseGetDevices().map((d) => `${d.name}:${d.description}:${d.totalBytes}`),
-        request, ops, calibrateOverhead
-    };
+    return {...await machineCacheFacts(engine), request, ops, calibrateOverhead};
 }
 
 /**
@@ -306,10 +283,8 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         matmulTiming: "slope",
         truncated: result.truncated
     };
-    if (file != null) {
-        await fs.mkdir(path.dirname(file), {recursive: true});
-        await fs.writeFile(file, `${JSON.stringify(profile, null, 2)}\n`);
-    }
+    if (file != null)
+        await writeCacheFile(file, `${JSON.stringify(profile, null, 2)}\n`);
     options.onProgress?.(`profile: done in ${(result.elapsedMs / 1000).toFixed(1)} s${result.truncated ? " (time limit hit; the rest is extrapolated)" : ""}`, 1);
     return profile;
 }

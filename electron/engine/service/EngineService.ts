@@ -1,5 +1,6 @@
 import {randomUUID} from "node:crypto";
-import type {ServedRequest} from "../../contract/server.js";
+import type {ServedRequest, ServerStartupStep} from "../../contract/server.js";
+import {defaultProfileCacheDir} from "../profiler/profileMachine.js";
 import type {
     Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, PlacementView, RuntimeSettings, TaskProgress
 } from "../../contract/ipc.js";
@@ -215,21 +216,26 @@ export class EngineService {
      * Serves the loaded model through the OpenAI-compatible API on `request.parallel` sequences (the context is made
      * again with them; the weights stay), restarting a server already running. Replies in flight are stopped.
      */
-    async serveStart(request: EngineServeRequest, onServed?: (served: ServedRequest) => void): Promise<EngineServeState> {
+    async serveStart(request: EngineServeRequest, onServed?: (served: ServedRequest) => void,
+        onStartup?: (step: ServerStartupStep, fraction: number | null) => void): Promise<EngineServeState> {
         return await this.exclusive(async () => {
             this.refuseWhileBenching("start the server");
             const loaded = this.loaded;
             if (loaded == null)
                 throw new TensorwiseError("no-model", "no model is loaded: load one, and the server starts serving it");
+            if (this.streams.size > 0)
+                onStartup?.("stopping-reply", null);
             await this.stopReplies();
             await this.closeServer();
+            if (loaded.placed.context.totalSequences !== request.parallel)
+                onStartup?.("loading-context", null);
             await this.reopenContext(loaded, request.parallel);
             try {
                 const server = await serveOpenAi({
                     placed: loaded.placed, modelId: loaded.state.card.fileName, host: request.host, port: request.port,
                     apiKeys: request.apiKeys, corsOrigins: request.corsOrigins, queueLength: APP_SERVER_QUEUE, reservedForApp: APP_RESERVED_SEQUENCES, requestTimeoutMs: APP_SERVER_TIMEOUT_MS,
-                    policy: fairPolicy, log: (line) => console.log(`[serve] ${line}`), onServed,
-                    kv: request.kvDiskBudgetMiB != null ? {diskBudget: {kind: "mib", mib: request.kvDiskBudgetMiB}} : undefined
+                    policy: fairPolicy, log: (line) => console.log(`[serve] ${line}`), onServed, onStartup,
+                    kv: {cacheDir: defaultProfileCacheDir(), ...(request.kvDiskBudgetMiB != null ? {diskBudget: {kind: "mib", mib: request.kvDiskBudgetMiB}} : {})}
                 });
                 this.serving = {server, request};
                 return {url: server.url, port: server.port, modelId: loaded.state.card.fileName, measured: loaded.state.measured};

@@ -99,7 +99,7 @@ async function main(): Promise<void> {
         stop: ({streamId}) => service.stop(streamId),
         bench: (arg) => service.bench(arg, (progress) => emit("benchProgress", progress)),
         benchStop: ({benchId}) => service.benchStop(benchId),
-        serveStart: (arg) => service.serveStart(arg, (served) => emit("served", served)),
+        serveStart: (arg) => service.serveStart(arg, (served) => emit("served", served), (step, fraction) => emit("serveStartup", {step, fraction})),
         serveStop: () => service.serveStop(),
         serveKeys: (arg) => service.serveKeys(arg.apiKeys)
     };

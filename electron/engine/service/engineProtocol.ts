@@ -11,7 +11,7 @@ import type {MemoryReport} from "../../contract/memory.js";
 import type {Envelope} from "../../contract/envelope.js";
 import type {ChatTurn, PromptProgress, SamplingSettings} from "../../contract/chat.js";
 import type {ChatReply} from "../runtime/streamChatReply.js";
-import type {ServedRequest} from "../../contract/server.js";
+import type {ServedRequest, ServerStartupStep} from "../../contract/server.js";
 import type {HubQuantList} from "../../contract/hub.js";
 
 export type EngineRequests = {
@@ -105,6 +105,8 @@ export type EngineEvents = {
     benchProgress: EngineBenchProgress;
     /** A request the app's server answered (or refused). */
     served: ServedRequest;
+    /** A step of a server start as it begins, and its progress where known (contract/server.ts ServerStartup). */
+    serveStartup: {step: ServerStartupStep; fraction: number | null};
 };
 
 export type EngineRequestName = keyof EngineRequests;

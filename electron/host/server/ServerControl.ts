@@ -10,7 +10,7 @@ import {randomBytes} from "node:crypto";
 import {promises as fs} from "node:fs";
 import type {LoadedModelState} from "../../contract/ipc.js";
 import {
-    CLIENT_KEY_NAME_PATTERN, DEFAULT_SERVER_SETTINGS, MAX_CLIENT_KEYS, RECENT_SERVED_REQUESTS, refuseOpenHost, type ClientKey, type ServedRequest, type ServerChange, type ServerSettings, type ServerState, type ServerStatus
+    CLIENT_KEY_NAME_PATTERN, DEFAULT_SERVER_SETTINGS, MAX_CLIENT_KEYS, RECENT_SERVED_REQUESTS, refuseOpenHost, type ClientKey, type ServedRequest, type ServerChange, type ServerSettings, type ServerStartup, type ServerStartupStep, type ServerState, type ServerStatus
 } from "../../contract/server.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import type {EngineServeRequest} from "../../engine/service/engineProtocol.js";
@@ -47,6 +47,8 @@ export class ServerControl {
     private clientKeys: ClientKey[] = [];
     private running: Running | null = null;
     private status: ServerStatus = "off";
+    /** The start under way (while `status` is `starting`). */
+    private startup: ServerStartup | null = null;
     private error: string | null = null;
     /** The request that failed, not retried until something changes (another model, other settings). */
     private failed: {signature: string; model: LoadedModelState} | null = null;
@@ -65,7 +67,8 @@ export class ServerControl {
 
     get state(): ServerState {
         return {
-            ...this.settings, corsOrigins: [...this.settings.corsOrigins], apiKey: this.apiKey, clientKeys: this.clientKeys.map((entry) => ({...entry})), status: this.status, url: this.running?.url ?? null,
+            ...this.settings, corsOrigins: [...this.settings.corsOrigins], apiKey: this.apiKey, clientKeys: this.clientKeys.map((entry) => ({...entry})), status: this.status,
+            startup: this.startup == null ? null : {...this.startup, steps: [...this.startup.steps]}, url: this.running?.url ?? null,
             modelId: this.running?.modelId ?? null, error: this.error, recent: [...this.recent], served: this.served
         };
     }
@@ -74,6 +77,18 @@ export class ServerControl {
     record(served: ServedRequest): void {
         this.recent = [served, ...this.recent].slice(0, RECENT_SERVED_REQUESTS);
         this.served++;
+        this.options.broadcast(this.state);
+    }
+
+    /**
+     * A step of the engine's server start (its `serveStartup` event): shown while the server is starting, ignored
+     * otherwise (a late event of a start that has ended).
+     */
+    onStartup(progress: {step: ServerStartupStep; fraction: number | null}): void {
+        if (this.status !== "starting" || this.startup == null)
+            return;
+        const {steps} = this.startup;
+        this.startup = {step: progress.step, fraction: progress.fraction, steps: steps.at(-1) === progress.step ? steps : [...steps, progress.step]};
         this.options.broadcast(this.state);
     }
 
@@ -142,6 +157,7 @@ export class ServerControl {
         }
         if (wanted != null && model != null && this.running == null && !(this.failed?.signature === signature && this.failed.model.loadId === model.loadId)) {
             this.status = "starting";
+            this.startup = {step: null, fraction: null, steps: []};
             this.error = null;
             this.options.broadcast(this.state);
             try {
@@ -155,6 +171,7 @@ export class ServerControl {
                 this.error = error instanceof Error ? error.message : String(error);
             }
         }
+        this.startup = null;
         this.status = this.running != null ? "serving"
             : !this.settings.enabled ? "off"
                 : this.failed != null && this.error != null ? "failed" : "waiting-for-model";

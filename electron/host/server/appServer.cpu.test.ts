@@ -50,7 +50,7 @@ describe.skipIf(missing != null)("the app's OpenAI-compatible server through the
         dir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-app-server-"));
         await mkdir(path.join(dir, "models"));
         await makeSyntheticModel(path.join(dir, "models", "tiny.gguf"), {preset: "tiny"});
-        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1"}});
+        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1", XDG_CACHE_HOME: path.join(dir, "cache")}});
         host = new HostService(await ConversationStore.open(dir), engine);
         host.attach(client);
         await engine.start();

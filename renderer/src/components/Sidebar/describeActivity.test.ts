@@ -20,10 +20,18 @@ describe("the sidebar's activity line", () => {
     });
 
     it("says what the server is doing, and nothing when all is quiet", () => {
-        expect(describeActivity([], {status: "starting", served: 0})).toEqual(["Server starting…"]);
-        expect(describeActivity([], {status: "serving", served: 1})).toEqual(["Serving · 1 request answered"]);
-        expect(describeActivity([], {status: "serving", served: 12})).toEqual(["Serving · 12 requests answered"]);
-        expect(describeActivity([], {status: "off", served: 3})).toEqual([]);
+        expect(describeActivity([], {status: "starting", served: 0, startup: null})).toEqual(["Server starting…"]);
+        expect(describeActivity([], {status: "serving", served: 1, startup: null})).toEqual(["Serving · 1 request answered"]);
+        expect(describeActivity([], {status: "serving", served: 12, startup: null})).toEqual(["Serving · 12 requests answered"]);
+        expect(describeActivity([], {status: "off", served: 3, startup: null})).toEqual([]);
         expect(describeActivity([], null)).toEqual([]);
+    });
+
+    it("names the step a server start is on, with its progress where known, instead of a bare \"starting\"", () => {
+        expect(describeActivity([], {status: "starting", served: 0, startup: {step: null, fraction: null, steps: []}})).toEqual(["Server starting…"]);
+        expect(describeActivity([], {status: "starting", served: 0, startup: {step: "loading-context", fraction: null, steps: ["loading-context"]}}))
+            .toEqual(["Server starting: loading the model's context for the parallel sequences"]);
+        expect(describeActivity([], {status: "starting", served: 0, startup: {step: "measuring-kv", fraction: 0.375, steps: ["loading-context", "measuring-kv"]}}))
+            .toEqual(["Server starting: measuring KV swap costs (first start with this model and settings) · 38%"]);
     });
 });

@@ -1,4 +1,4 @@
-import type {ServerState} from "../../../../electron/contract/server";
+import {SERVER_STARTUP_STEP_TEXT, type ServerState} from "../../../../electron/contract/server";
 import type {LiveStream} from "../../stores/chatStore";
 
 /**
@@ -6,7 +6,7 @@ import type {LiveStream} from "../../stores/chatStore";
  * prompt with its progress, or writing with the tokens so far) and the server. Empty when nothing is happening, so
  * "Model ready" is never the only thing said while a long prompt is read.
  */
-export function describeActivity(streams: readonly LiveStream[], server: Pick<ServerState, "status" | "served"> | null): string[] {
+export function describeActivity(streams: readonly LiveStream[], server: Pick<ServerState, "status" | "served" | "startup"> | null): string[] {
     const lines: string[] = [];
     const [first, ...others] = streams;
     if (first != null) {
@@ -18,7 +18,13 @@ export function describeActivity(streams: readonly LiveStream[], server: Pick<Se
         else lines.push(`Starting a reply${more}`);
     }
     switch (server?.status) {
-        case "starting": lines.push("Server starting…"); break;
+        case "starting": {
+            const step = server.startup?.step;
+            const fraction = server.startup?.fraction;
+            lines.push(step == null ? "Server starting…"
+                : `Server starting: ${SERVER_STARTUP_STEP_TEXT[step]}${fraction != null ? ` · ${Math.round(fraction * 100)}%` : ""}`);
+            break;
+        }
         case "serving": lines.push(`Serving · ${server.served} ${server.served === 1 ? "request" : "requests"} answered`); break;
         case "waiting-for-model": lines.push("Server waits for a model"); break;
         case "failed": lines.push("Server failed (see Server)"); break;

@@ -5,6 +5,7 @@ import {useServerStore} from "../../stores/serverStore";
 import {ServedRequests} from "./components/ServedRequests/ServedRequests";
 import {ConnectClient} from "./components/ConnectClient/ConnectClient";
 import {CopyButton} from "./components/CopyButton/CopyButton";
+import {ServerStartupProgress} from "./components/ServerStartupProgress/ServerStartupProgress";
 import "./Server.css";
 
 const STATUS_TEXT: Record<ServerState["status"], string> = {
@@ -85,6 +86,7 @@ export function Server() {
                             {STATUS_TEXT[server.status]}
                         </span>
                     </div>
+                    {server.status === "starting" && server.startup != null && <ServerStartupProgress startup={server.startup}/>}
                     {server.url != null && <div className="muted">Base URL <code data-testid="server-url">{server.url}</code> · model <code>{server.modelId}</code></div>}
                     {server.error != null && <div className="error-box" data-testid="server-failure">{server.error}</div>}
                 </section>

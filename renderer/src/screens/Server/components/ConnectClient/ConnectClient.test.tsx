@@ -11,7 +11,7 @@ import {ConnectClient} from "./ConnectClient";
 
 const KEY = "tw-AbCdEfGhIjKlMnOpQrStUvWxYz012345";
 const serving: ServerState = {
-    ...DEFAULT_SERVER_SETTINGS, enabled: true, port: 8123, apiKey: KEY, clientKeys: [], status: "serving", url: "http://127.0.0.1:8123/v1",
+    ...DEFAULT_SERVER_SETTINGS, enabled: true, port: 8123, apiKey: KEY, clientKeys: [], status: "serving", startup: null, url: "http://127.0.0.1:8123/v1",
     modelId: "qwen-7b.gguf", error: null, recent: [], served: 0
 };
 
