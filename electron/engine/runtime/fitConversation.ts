@@ -29,7 +29,8 @@ export type FittedConversation = {
  *   at the room left, as llama.cpp's server does at a full context without `--context-shift`);
  * - `rollingWindow`: the newest exchanges that fit with room for the reply;
  * - `truncateMiddle`: the first exchange (the first user message and its reply, which usually sets the task) and the
- *   newest exchanges that fit; the first exchange goes too, last of all, when it alone keeps the newest message out.
+ *   newest exchanges that fit; when the first exchange and the newest message alone leave no room for the reply, the
+ *   first exchange goes too and the newest exchanges that fit are kept, as under `rollingWindow`.
  * Exchanges (a user message and the replies after it) are left out whole, oldest first, so the model never sees a reply
  * without its question. The system prompt and the newest message are always kept: when they alone leave no room for
  * a reply token, the error names their size and the context's.
@@ -48,30 +49,20 @@ export function fitConversation(history: readonly ChatTurn[], options: FitOption
         return {history: [...history], leftOutMessages: 0, promptTokens: whole};
 
     const exchanges = toExchanges(history);
-    // the order exchanges are left out in: oldest first, the first one last under truncateMiddle
-    const order = policy === "truncateMiddle" && exchanges.length > 1
-        ? [...exchanges.keys()].slice(1).concat(0)
-        : [...exchanges.keys()];
-    const keptAfterDropping = (count: number): ChatTurn[] => {
-        const dropped = new Set(order.slice(0, count));
-        return exchanges.filter((_, index) => !dropped.has(index)).flat();
-    };
-    // the fewest exchanges to leave out (a prompt only gets shorter as more are left out): binary search
-    const lengths = new Map<number, number>([[0, whole]]);
-    const lengthAfter = (count: number): number => {
-        let length = lengths.get(count);
-        if (length == null) {
-            length = promptTokens(keptAfterDropping(count));
-            lengths.set(count, length);
-        }
-        return length;
-    };
-    let low = 1;
-    let high = exchanges.length;
-    if (lengthAfter(high) + reserve <= contextSize) {
+    const oldestFirst = [...exchanges.keys()];
+    const fits = (length: number): boolean => length + reserve <= contextSize;
+    let search = leaveOut(exchanges, oldestFirst.slice(policy === "truncateMiddle" ? 1 : 0), promptTokens);
+    // truncateMiddle: when the first exchange with the newest message alone leaves no room, it goes too, and the newest
+    // exchanges that then fit are kept as a rolling window would
+    if (policy === "truncateMiddle" && !fits(search.lengthAfter(search.order.length)))
+        search = leaveOut(exchanges, oldestFirst, promptTokens);
+    let low = 0;
+    let high = search.order.length;
+    if (fits(search.lengthAfter(high))) {
+        // the fewest exchanges to leave out (a prompt only gets shorter as more are left out): binary search
         while (low < high) {
             const middle = Math.floor((low + high) / 2);
-            if (lengthAfter(middle) + reserve <= contextSize)
+            if (fits(search.lengthAfter(middle)))
                 high = middle;
             else
                 low = middle + 1;
@@ -79,12 +70,30 @@ export function fitConversation(history: readonly ChatTurn[], options: FitOption
     }
     // with every earlier message left out, the reply gets whatever room is left, however small
     const count = high;
-    const length = lengthAfter(count);
+    const length = search.lengthAfter(count);
     if (length + 1 > contextSize)
         throw new TensorwiseError("conversation-too-long", `The newest message with the system prompt and the chat template takes ${length} tokens ` +
             `and the context holds ${contextSize}: shorten the message or the system prompt, or load the model with a larger context.`);
-    const kept = keptAfterDropping(count);
+    const kept = search.kept(count);
     return {history: kept, leftOutMessages: history.length - kept.length, promptTokens: length};
+}
+
+/** The prompt after leaving out the first `count` exchanges of `order`, each length computed once. */
+function leaveOut(exchanges: readonly ChatTurn[][], order: readonly number[], promptTokens: FitOptions["promptTokens"]) {
+    const kept = (count: number): ChatTurn[] => {
+        const dropped = new Set(order.slice(0, count));
+        return exchanges.filter((_, index) => !dropped.has(index)).flat();
+    };
+    const lengths = new Map<number, number>();
+    const lengthAfter = (count: number): number => {
+        let length = lengths.get(count);
+        if (length == null) {
+            length = promptTokens(kept(count));
+            lengths.set(count, length);
+        }
+        return length;
+    };
+    return {order, kept, lengthAfter};
 }
 
 /** `history` as exchanges: each user message with the replies after it (replies before any user message form one). */
