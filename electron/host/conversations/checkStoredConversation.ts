@@ -68,8 +68,11 @@ function message(value: unknown, index: number): ChatMessage {
         checked.context = amounts(fields, "context", ["usedTokens", "size"] as const, what);
     if (fields.leftOutMessages != null) {
         const count = fields.leftOutMessages;
-        if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 1 || count > index)
-            throw bad(`${what}"leftOutMessages" must be a whole number from 1 to the number of earlier messages`);
+        if (role !== "assistant")
+            throw bad(`${what}"leftOutMessages" belongs to replies only`);
+        // a reply's own question is never left out of its prompt
+        if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 1 || count > index - 1)
+            throw bad(`${what}"leftOutMessages" must be a whole number from 1 to the number of messages before its question`);
         checked.leftOutMessages = count;
     }
     if (fields.restore != null) {
