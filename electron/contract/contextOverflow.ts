@@ -15,9 +15,9 @@ export const DEFAULT_CONTEXT_OVERFLOW: ContextOverflowPolicy = "truncateMiddle";
 
 /** Each policy as the chat's settings name it. */
 export const CONTEXT_OVERFLOW_LABELS: {readonly [Policy in ContextOverflowPolicy]: string} = {
-    truncateMiddle: "Leave out the middle (keep the first exchange)",
+    truncateMiddle: "Truncate the middle (keep the first exchange)",
     rollingWindow: "Rolling window (keep the newest messages)",
-    stop: "Stop"
+    stop: "Stop (refuse the reply)"
 };
 
 export function isContextOverflowPolicy(value: unknown): value is ContextOverflowPolicy {
@@ -38,4 +38,14 @@ export function replyReserve(maxTokens: number, contextSize: number): number {
 /** The note on a reply whose model did not see `count` earlier messages. */
 export function leftOutNote(count: number): string {
     return `${count} earlier message${count === 1 ? " was" : "s were"} outside the model's context`;
+}
+
+/**
+ * The context "Reload with a larger context" offers: twice the loaded one, at most what the model was trained for;
+ * `null` when the loaded context already holds the trained one (or the model does not say it).
+ */
+export function largerContextSize(loaded: number, trained: number | null): number | null {
+    if (trained == null || trained <= loaded)
+        return null;
+    return Math.min(trained, loaded * 2);
 }
