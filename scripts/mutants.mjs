@@ -306,13 +306,5 @@ export const MUTANTS = [
         find: "if (!isContextOverflowPolicy(fields.contextOverflow))",
         replace: "if (fields.contextOverflow === false)",
         tests: ["electron/host/checkRequest.test.ts", "electron/host/conversations/conversationFile.test.ts"]
-    },
-    {
-        id: "left-out-count-not-saved",
-        description: "a reply's left-out count is not saved with it, so the chat never says the model missed earlier messages",
-        file: "electron/host/ChatStream.ts",
-        find: "...(reply.leftOutMessages > 0 ? {leftOutMessages: reply.leftOutMessages} : {}),",
-        replace: "",
-        tests: ["electron/host/HostService.test.ts"]
     }
 ];
