@@ -314,5 +314,29 @@ export const MUTANTS = [
         find: "lines.push(step == null ? \"Server starting…\"",
         replace: "lines.push(step != null ? \"Server starting…\"",
         tests: ["renderer/src/components/Sidebar/describeActivity.test.ts"]
+    },
+    {
+        id: "overflow-drops-first-exchange",
+        description: "truncateMiddle leaves out the oldest exchanges like a rolling window, the first question with them",
+        file: "electron/engine/runtime/fitConversation.ts",
+        find: "oldestFirst.slice(policy === \"truncateMiddle\" ? 1 : 0)",
+        replace: "oldestFirst.slice(0)",
+        tests: ["electron/engine/runtime/fitConversation.test.ts", "electron/engine/runtime/fitConversation.cpu.test.ts"]
+    },
+    {
+        id: "overflow-no-reply-room",
+        description: "a trimmed prompt fills the context to its last token, leaving the reply no room",
+        file: "electron/engine/runtime/fitConversation.ts",
+        find: "const fits = (length: number): boolean => length + reserve <= contextSize;",
+        replace: "const fits = (length: number): boolean => length < contextSize;",
+        tests: ["electron/engine/runtime/fitConversation.test.ts", "electron/engine/runtime/fitConversation.cpu.test.ts"]
+    },
+    {
+        id: "overflow-policy-unchecked",
+        description: "the host passes any contextOverflow value a client or a conversation file sends on to the engine",
+        file: "electron/host/checkRequest.ts",
+        find: "if (!isContextOverflowPolicy(fields.contextOverflow))",
+        replace: "if (fields.contextOverflow === false)",
+        tests: ["electron/host/checkRequest.test.ts", "electron/host/conversations/conversationFile.test.ts"]
     }
 ];

@@ -34,6 +34,7 @@ export type {PlanExplanation} from "./planExplanation.js";
 export type {HubQuant, HubQuantList, HubQuantPlacement, HubQuantPlan, HubSearchResult} from "./hub.js";
 export type {ConversationExport, ConversationExportFormat, ConversationSearchHit, SearchMatch} from "./conversationFile.js";
 import type {PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
+import type {ContextOverflowPolicy} from "./contextOverflow.js";
 
 export type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
 
@@ -137,12 +138,16 @@ export type ChatMessage = {
      * (`resident`), fresh (`new`), swapped back in or recomputed, and the ms that took (part of the TTFT).
      */
     restore?: {path: "resident" | "new" | "swap" | "recompute"; ms: number};
+    /** How many earlier messages were left out of this reply's prompt so that it fit the context (absent when none). */
+    leftOutMessages?: number;
 };
 
 /** How a conversation's replies are generated, kept with it; unset fields take the engine's defaults. */
 export type ChatSettings = SamplingSettings & {
     systemPrompt?: string;
     maxTokens?: number;
+    /** What a reply does when the conversation no longer fits in the context; unset: `DEFAULT_CONTEXT_OVERFLOW`. */
+    contextOverflow?: ContextOverflowPolicy;
 };
 
 export type ConversationSummary = {id: string; title: string; updatedAt: number; messageCount: number};
@@ -320,7 +325,8 @@ export type Events = {
     /** Prompt processing of a reply, after every chunk (before the first token). */
     "chat.prompt": {streamId: string; conversationId: string} & PromptProgress;
     "chat.done": {streamId: string; conversationId: string; message: ChatMessage};
-    "chat.error": {streamId: string; conversationId: string; error: string};
+    /** `code`: the error's code where it had one (`conversation-too-long` when the chat does not fit its context). */
+    "chat.error": {streamId: string; conversationId: string; error: string; code?: ErrorCode};
     "bench.progress": BenchProgress;
     "bench.done": {benchId: string; summary: BenchSummary};
     /** The benchmark could not run or the engine died; any finished cells are still on disk (see `bench.list`). */

@@ -66,6 +66,7 @@ export class ChatStream {
                 id: this.messageId, role: "assistant", text: reply.text, createdAt: this.createdAt, timing: reply.timing,
                 stopReason: stopped != null ? "stopped" : reply.stopReason, prompt: reply.prompt, context: reply.context,
                 ...(reply.restore != null ? {restore: reply.restore} : {}),
+                ...(reply.leftOutMessages > 0 ? {leftOutMessages: reply.leftOutMessages} : {}),
                 ...(stopped != null ? {stopped} : {})
             });
             await this.finish(message);
@@ -88,6 +89,7 @@ export class ChatStream {
             }
             this.sink.emit("chat.error", {
                 streamId: this.streamId, conversationId: this.conversationId,
+                ...(error instanceof TensorwiseError && {code: error.code}),
                 error: crashed
                     ? `The engine stopped while replying; the reply so far was kept. ${error instanceof Error ? error.message : ""}`.trim()
                     : error instanceof Error ? error.message : String(error)

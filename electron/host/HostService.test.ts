@@ -202,6 +202,40 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
         expect(saved.settings?.maxTokens).toBe(3);
     });
 
+    it("a chat longer than the context: truncateMiddle replies with its left-out count saved on the reply, stop refuses with its code", async () => {
+        // 60 exchanges of about 40 tokens each: several times the 1024-token context
+        const words = (index: number) => Array.from({length: 12}, (_, word) => `m${index}w${word}`).join(" ");
+        const messages = Array.from({length: 120}, (_, index) => ({
+            id: `m${index}`, role: index % 2 === 0 ? "user" : "assistant", text: words(index), createdAt: 1_700_000_000_000 + index
+        }));
+        const file = (contextOverflow?: string) => JSON.stringify({format: "tensorwise.conversation", version: 1, conversation: {
+            id: "x", title: "long", updatedAt: 1_700_000_000_000, messageCount: messages.length, messages,
+            settings: {maxTokens: 8, temperature: 0, ...(contextOverflow != null && {contextOverflow})}
+        }});
+        // a conversation saved before the setting existed takes the default, which keeps the chat going
+        const {id} = await host.handle("conversations.import", {text: file()}, client);
+        await host.handle("chat.send", {conversationId: id, text: "and now?", streamId: "long1"}, client);
+        const reply = (await waitFor("chat.done", (payload) => payload.streamId === "long1")).message;
+        expect(reply.stopped).toBeUndefined();
+        expect(reply.leftOutMessages).toBeGreaterThan(0);
+        expect(reply.leftOutMessages! % 2).toBe(0);
+        expect(reply.leftOutMessages).toBeLessThan(120);
+        expect(reply.prompt!.tokens + 8).toBeLessThanOrEqual(1024);
+        expect((await host.handle("conversations.get", {id}, client)).messages.at(-1)).toEqual(reply);
+
+        // a rolling window leaves out at least as many: it does not keep the first exchange
+        await host.handle("conversations.setSettings", {id, settings: {maxTokens: 8, temperature: 0, contextOverflow: "rollingWindow"}}, client);
+        await host.handle("chat.regenerate", {conversationId: id, streamId: "long2"}, client);
+        const rolled = (await waitFor("chat.done", (payload) => payload.streamId === "long2")).message;
+        expect(rolled.leftOutMessages).toBeGreaterThanOrEqual(reply.leftOutMessages!);
+
+        const stopping = await host.handle("conversations.import", {text: file("stop")}, client);
+        await host.handle("chat.send", {conversationId: stopping.id, text: "and now?", streamId: "long3"}, client);
+        const refused = await waitFor("chat.error", (payload) => payload.streamId === "long3");
+        expect(refused.code).toBe("conversation-too-long");
+        expect(refused.error).toMatch(/^The conversation \(\d+ tokens\) does not fit in the context \(1024 tokens\)/);
+    });
+
     it("refuses a second send to a conversation that is still replying, so messages never interleave", async () => {
         const {id} = await host.handle("conversations.create", {}, client);
         await host.handle("chat.send", {conversationId: id, text: "First", streamId: "c1", maxTokens: 64, temperature: 0}, client);

@@ -154,6 +154,21 @@ describe("checkRequest: every request is checked at the trust boundary", () => {
         rejects("chat.edit", with_(valid["chat.edit"], "text", " "));
     });
 
+    it("a conversation's context overflow policy: one of the three names exactly, anything else refused by name", () => {
+        const settings = valid["conversations.setSettings"];
+        for (const policy of ["truncateMiddle", "rollingWindow", "stop"])
+            expect(checkRequest("conversations.setSettings", with_(settings, "settings.contextOverflow", policy)))
+                .toMatchObject({settings: {contextOverflow: policy}});
+        // right length, wrong case, padded, a prototype key, other shapes
+        for (const policy of ["truncatemiddle", "TruncateMiddle", "rollingWindoW", " stop", "stop ", "stop\0", "toString", "__proto__", "constructor",
+            "", "truncate", 0, 1, true, ["stop"], {policy: "stop"}, "x".repeat(100_000)])
+            expect(rejects("conversations.setSettings", with_(settings, "settings.contextOverflow", policy)), JSON.stringify(policy).slice(0, 40))
+                .toBe('"contextOverflow" must be one of truncateMiddle, rollingWindow, stop');
+        expect(rejects("conversations.create", {settings: {contextOverflow: "middle"}})).toMatch(/"contextOverflow" must be one of/);
+        // a reply request cannot choose it (it is the conversation's setting)
+        expect(rejects("chat.send", with_(valid["chat.send"], "contextOverflow", "stop"))).toMatch(/unknown fields: "contextOverflow"/);
+    });
+
     it("rpc.add / rpc.remove: an rpc-server as host:port by parseRpcEndpoint's rules, written back in its one form", () => {
         expect(checkRequest("rpc.add", {endpoint: " gpu-box.lan:50052 "})).toEqual({endpoint: "gpu-box.lan:50052"});
         // ggml-rpc's client connects over IPv4 only (transport.cpp socket_t::connect), so an IPv6 address is refused by name

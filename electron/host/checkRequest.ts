@@ -22,6 +22,7 @@ import {
 import {isKvCacheType, KV_CACHE_TYPES, settingsConflict, type Budget, type FixedBudget, type RuntimeSettings} from "../contract/settings.js";
 import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAMES} from "../contract/strategies.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
+import {CONTEXT_OVERFLOW_POLICIES, isContextOverflowPolicy} from "../contract/contextOverflow.js";
 import {CHAT_SETTING_KEYS} from "./replySettings.js";
 
 export type Fields = Record<string, unknown>;
@@ -175,6 +176,11 @@ export function chatSettings(value: unknown): ChatSettings {
         if (!Array.isArray(list) || !withinLimit("stopStrings", list.length))
             throw bad(`"stopStrings" must be a list of at most ${LIMITS.stopStrings.max} strings`);
         result.stopStrings = list.map((entry, index) => string({[`stopStrings[${index}]`]: entry}, `stopStrings[${index}]`, TEXT_LIMITS.stopString));
+    }
+    if (fields.contextOverflow != null) {
+        if (!isContextOverflowPolicy(fields.contextOverflow))
+            throw bad(`"contextOverflow" must be one of ${CONTEXT_OVERFLOW_POLICIES.join(", ")}`);
+        result.contextOverflow = fields.contextOverflow;
     }
     return result;
 }

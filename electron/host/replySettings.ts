@@ -6,7 +6,7 @@ export type ReplySettings = Omit<EngineChatRequest, "streamId" | "history" | "me
 
 /** Every field of {@link ChatSettings}: what checkRequest.ts accepts and what a reply takes from a conversation. */
 export const CHAT_SETTING_KEYS = [
-    "systemPrompt", "maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty", "seed", "stopStrings"
+    "systemPrompt", "maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty", "seed", "stopStrings", "contextOverflow"
 ] as const satisfies readonly (keyof ChatSettings)[];
 
 /**

@@ -7,9 +7,10 @@
  * shared with API clients either way. The TTFT it reports is measured from the request, so it includes the queue and
  * the restore.
  */
-import {TensorwiseError} from "../contract/TensorwiseError.js";
 import {TokenClock} from "../engine/runtime/generationTiming.js";
-import type {ChatReply, ChatReplyOptions} from "../engine/runtime/streamChatReply.js";
+import {fitConversation} from "../engine/runtime/fitConversation.js";
+import {DEFAULT_CONTEXT_OVERFLOW} from "../contract/contextOverflow.js";
+import type {ChatReply, ChatReplyOptions, ChatTurn} from "../engine/runtime/streamChatReply.js";
 import type {ChatMessage} from "./parseGenerationRequest.js";
 import {APP_TENANT, namedConversationKey} from "./conversationKey.js";
 import {chatPromptTokens} from "./ServeSlot.js";
@@ -28,24 +29,31 @@ export function appConversationKey(conversationId: string): string {
 /** One app reply through `server`'s scheduler; `conversationId` names whose KV cache to keep. */
 export async function scheduledChatReply(server: OpenAiServer, model: Parameters<typeof chatPromptTokens>[1],
     options: ChatReplyOptions & {conversationId?: string}): Promise<ChatReply> {
-    const {history = [], message, systemPrompt, maxTokens = DEFAULT_MAX_TOKENS, temperature = DEFAULT_TEMPERATURE, signal, onText} = options;
+    const {
+        history = [], message, systemPrompt, maxTokens = DEFAULT_MAX_TOKENS, temperature = DEFAULT_TEMPERATURE, signal, onText,
+        contextOverflow = DEFAULT_CONTEXT_OVERFLOW
+    } = options;
     const clock = new TokenClock();
-    const messages: ChatMessage[] = [
+    const toMessages = (turns: readonly ChatTurn[]): ChatMessage[] => [
         ...(systemPrompt != null && systemPrompt !== "" ? [{role: "system" as const, text: systemPrompt}] : []),
-        ...history.map((turn) => ({role: turn.role, text: turn.text})),
+        ...turns.map((turn) => ({role: turn.role, text: turn.text})),
         {role: "user", text: message}
     ];
-    const promptTokens = chatPromptTokens(server.chatWrapper, model, messages);
-    if (promptTokens + 1 > server.contextSize)
-        throw new TensorwiseError("context-too-large", `This conversation needs ${promptTokens} prompt tokens but each of the server's sequences holds ` +
-            `${server.contextSize}: start a new conversation, or load the model with a larger context.`);
+    // each of the server's sequences holds contextSize tokens: the conversation is fitted to one
+    const fitted = fitConversation(history, {
+        policy: contextOverflow, contextSize: server.contextSize, maxTokens,
+        promptTokens: (turns) => chatPromptTokens(server.chatWrapper, model, toMessages(turns))
+    });
+    const messages = toMessages(fitted.history);
+    const promptTokens = fitted.promptTokens;
+    const leftOutMessages = fitted.leftOutMessages;
     const key = options.conversationId != null ? appConversationKey(options.conversationId) : null;
     const controller = new AbortController();
     const abort = () => controller.abort(signal?.reason);
     signal?.addEventListener("abort", abort, {once: true});
     const stopped = (restore: ChatReply["restore"]): ChatReply => ({
         text: "", timing: clock.timing(0), aborted: true, stopReason: "stopped", prompt: {tokens: promptTokens, reused: 0},
-        context: {usedTokens: 0, size: server.contextSize}, ...(restore != null && {restore})
+        context: {usedTokens: 0, size: server.contextSize}, leftOutMessages, ...(restore != null && {restore})
     });
     try {
         if (signal?.aborted === true)
@@ -77,6 +85,7 @@ export async function scheduledChatReply(server: OpenAiServer, model: Parameters
                             : generation.stopReason === "customStopTrigger" ? "stop-string" : "done",
                     prompt: {tokens: promptTokens, reused: Math.max(0, promptTokens - generation.promptTokensEvaluated)},
                     context: {usedTokens: slot.sequence.nextTokenIndex, size: server.contextSize},
+                    leftOutMessages,
                     restore
                 } satisfies ChatReply;
             } catch (error) {

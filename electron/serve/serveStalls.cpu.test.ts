@@ -129,6 +129,22 @@ describe.skipIf(probe.reason != null)("floods of API requests (CPU, generated mo
         expect(answer.text.length).toBeGreaterThan(0);
         expect(finished).toEqual(["api running", "app", "api queued"]);
     }, 120_000);
+
+    it("the app's chat through the server fits a long conversation to a sequence under its policy, or refuses it under stop", async () => {
+        // 50 exchanges of about 40 tokens: several times one sequence's 1024 tokens
+        const history = Array.from({length: 100}, (_, index) => ({
+            role: index % 2 === 0 ? "user" as const : "assistant" as const,
+            text: Array.from({length: 12}, (_unused, word) => `m${index}w${word}`).join(" ")
+        }));
+        const options = {history, message: "and now?", maxTokens: 8, temperature: 0, conversationId: "app-long"};
+        const answer = await scheduledChatReply(server, placed.model, options);
+        expect(answer.aborted).toBe(false);
+        expect(answer.leftOutMessages).toBeGreaterThan(0);
+        expect(answer.leftOutMessages).toBeLessThan(history.length);
+        expect(answer.prompt.tokens + 8).toBeLessThanOrEqual(1024);
+        await expect(scheduledChatReply(server, placed.model, {...options, contextOverflow: "stop"}))
+            .rejects.toMatchObject({code: "conversation-too-long", message: expect.stringMatching(/^The conversation \(\d+ tokens\) does not fit in the context \(1024 tokens\)/)});
+    }, 120_000);
 });
 
 afterAll(async () => {

@@ -99,7 +99,7 @@ describe.skipIf(probe.reason != null)("streamChatReply (patched CPU build)", () 
 
     it("refuses a conversation longer than the context with an error that says what to do", async () => {
         const message = Array.from({length: 3000}, (_, index) => `w${index}`).join(" ");
-        await expect(streamChatReply(placed, {message, maxTokens: 4, temperature: 0})).rejects.toThrow(/does not fit in the context \(2048 tokens\): start a new chat/);
+        await expect(streamChatReply(placed, {message, maxTokens: 4, temperature: 0})).rejects.toThrow(/^The newest message with the system prompt and the chat template takes \d+ tokens and the context holds 2048: shorten the message/);
     }, 180_000);
 
     it("stops within the limit while decoding, and keeps a stop string out of the reply", async () => {

@@ -6,6 +6,8 @@ import {TokenClock} from "./generationTiming.js";
 import {ReplyText} from "./ReplyText.js";
 import type {GenerationTiming} from "../../contract/timing.js";
 import type {ChatMessage} from "../../contract/ipc.js";
+import {DEFAULT_CONTEXT_OVERFLOW, type ContextOverflowPolicy} from "../../contract/contextOverflow.js";
+import {fitConversation} from "./fitConversation.js";
 
 export type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings};
 
@@ -16,6 +18,11 @@ export type ChatReplyOptions = SamplingSettings & {
     systemPrompt?: string;
     /** Defaults to 512; fewer when the context has less room left after the prompt. */
     maxTokens?: number;
+    /**
+     * What to do when the conversation does not fit in the context (fitConversation.ts). Defaults to
+     * {@link DEFAULT_CONTEXT_OVERFLOW}.
+     */
+    contextOverflow?: ContextOverflowPolicy;
     signal?: AbortSignal;
     /** Streamed reply text, with ms since the request started (engine clock). */
     onText?: (text: string, elapsedMs: number, tokens: number) => void;
@@ -35,6 +42,8 @@ export type ChatReply = {
     prompt: {tokens: number; reused: number};
     /** Tokens in the context after the reply, of `size`. */
     context: {usedTokens: number; size: number};
+    /** How many earlier messages of the conversation were left out of the prompt so that it fits the context. */
+    leftOutMessages: number;
     /** How the conversation's KV cache got into its sequence, when the reply ran on the server's scheduler. */
     restore?: ChatMessage["restore"];
     /** The whole prompt and every generated token as ids, when asked for (`withTokenIds`; `chat --json`). */
@@ -54,18 +63,21 @@ const DEFAULT_TEMPERATURE = 0.7;
 export async function streamChatReply(placed: PlacedModel, options: ChatReplyOptions): Promise<ChatReply> {
     const {
         history = [], message, systemPrompt, maxTokens = 512, temperature = DEFAULT_TEMPERATURE, topK, topP, minP, repeatPenalty, seed,
-        stopStrings = [], signal, onText, onPromptProgress, withTokenIds = false
+        stopStrings = [], signal, onText, onPromptProgress, withTokenIds = false, contextOverflow = DEFAULT_CONTEXT_OVERFLOW
     } = options;
     const {model} = placed;
-    const state = placed.chatWrapper.generateContextState({
-        chatHistory: [...toChatHistory(history, systemPrompt), {type: "user", text: message}, {type: "model", response: []}]
-    });
-    const promptTokens = state.contextText.tokenize(model.tokenizer);
+    const render = (turns: readonly ChatTurn[]) => {
+        const state = placed.chatWrapper.generateContextState({
+            chatHistory: [...toChatHistory(turns, systemPrompt), {type: "user", text: message}, {type: "model", response: []}]
+        });
+        return {state, tokens: state.contextText.tokenize(model.tokenizer)};
+    };
     const contextSize = placed.context.contextSize;
+    const fitted = fitConversation(history, {
+        policy: contextOverflow, contextSize, maxTokens, promptTokens: (turns) => render(turns).tokens.length
+    });
+    const {state, tokens: promptTokens} = render(fitted.history);
     const room = contextSize - promptTokens.length;
-    if (room < 1)
-        throw new Error(`the conversation (${promptTokens.length} tokens) does not fit in the context (${contextSize} tokens): ` +
-            "start a new chat or load the model with a larger context");
 
     const clock = new TokenClock();
     // the wrapper's triggers as rendered text with special tokens (e.g. "<|im_end|>"), the user's as plain text
@@ -112,6 +124,7 @@ export async function streamChatReply(placed: PlacedModel, options: ChatReplyOpt
         stopReason: aborted ? "stopped" : ended.atStopString ? "stop-string" : result.end.reason === "maxTokens" ? "max-tokens" : "done",
         prompt: {tokens: promptTokens.length, reused},
         context: {usedTokens: result.end.decodedTokens, size: contextSize},
+        leftOutMessages: fitted.leftOutMessages,
         ...(withTokenIds ? {tokenIds: {prompt: promptTokens.map(Number), reply: replyTokenIds}} : {})
     };
 }

@@ -10,6 +10,7 @@ import type {BenchRun, BenchSample, BenchVariant} from "../../contract/bench.js"
 import type {MemoryReport} from "../../contract/memory.js";
 import type {Envelope} from "../../contract/envelope.js";
 import type {ChatTurn, PromptProgress, SamplingSettings} from "../../contract/chat.js";
+import type {ContextOverflowPolicy} from "../../contract/contextOverflow.js";
 import type {ChatReply} from "../runtime/streamChatReply.js";
 import type {ServedRequest, ServerStartupStep} from "../../contract/server.js";
 import type {HubQuantList} from "../../contract/hub.js";
@@ -70,6 +71,8 @@ export type EngineChatRequest = SamplingSettings & {
     message: string;
     systemPrompt?: string;
     maxTokens?: number;
+    /** What to do when the conversation does not fit in the context. Defaults to `DEFAULT_CONTEXT_OVERFLOW`. */
+    contextOverflow?: ContextOverflowPolicy;
     /** Also return the prompt's and the reply's token ids (`ChatReply.tokenIds`; `chat --json`). Defaults to `false`. */
     withTokenIds?: boolean;
 };

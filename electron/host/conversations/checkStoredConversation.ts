@@ -9,7 +9,7 @@ import {TEXT_LIMITS} from "../../contract/limits.js";
 import {bad, chatSettings, object, string, type Fields} from "../checkRequest.js";
 
 const CONVERSATION_FIELDS = ["id", "title", "updatedAt", "messageCount", "messages", "settings"] as const;
-const MESSAGE_FIELDS = ["id", "role", "text", "createdAt", "timing", "stopped", "stopReason", "prompt", "context", "restore", "model"] as const;
+const MESSAGE_FIELDS = ["id", "role", "text", "createdAt", "timing", "stopped", "stopReason", "prompt", "context", "restore", "model", "leftOutMessages"] as const;
 const STOP_REASONS = ["done", "max-tokens", "stop-string", "stopped"] as const;
 const STOPPED = ["user", "crash"] as const;
 const RESTORE_PATHS = ["resident", "new", "swap", "recompute"] as const;
@@ -66,6 +66,15 @@ function message(value: unknown, index: number): ChatMessage {
         checked.prompt = amounts(fields, "prompt", ["tokens", "reused"] as const, what);
     if (fields.context != null)
         checked.context = amounts(fields, "context", ["usedTokens", "size"] as const, what);
+    if (fields.leftOutMessages != null) {
+        const count = fields.leftOutMessages;
+        if (role !== "assistant")
+            throw bad(`${what}"leftOutMessages" belongs to replies only`);
+        // a reply's own question is never left out of its prompt
+        if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 1 || count > index - 1)
+            throw bad(`${what}"leftOutMessages" must be a whole number from 1 to the number of messages before its question`);
+        checked.leftOutMessages = count;
+    }
     if (fields.restore != null) {
         const restore = object(fields.restore, ["path", "ms"], `${what}"restore"`);
         checked.restore = {path: oneOf(restore, "path", RESTORE_PATHS, `${what}restore.`), ms: amount(restore, "ms", `${what}restore.`)};

@@ -35,11 +35,14 @@ async function request<Name extends ConversationRequest>(name: Name, arg: unknow
     return await handler(checkRequest(name as RequestName, arg) as RequestArg<Name>, client);
 }
 
-/** A conversation using every stored field: settings, a reply with timing, prompt, context, restore and its model, a stopped reply. */
+/**
+ * A conversation using every stored field: settings, a reply with timing, prompt, context, restore and its model, a
+ * stopped reply whose prompt left out earlier messages.
+ */
 async function richConversation(): Promise<Conversation> {
     const conversation = await store.create("Rust lifetimes", {
         systemPrompt: "You answer in one paragraph.", temperature: 0.2, topK: 40, topP: 0.9, minP: 0.05, repeatPenalty: 1.1,
-        seed: 7, maxTokens: 300, stopStrings: ["</end>", "\n\nUser:"]
+        seed: 7, maxTokens: 300, stopStrings: ["</end>", "\n\nUser:"], contextOverflow: "rollingWindow"
     });
     const messages: ChatMessage[] = [
         {id: "u1", role: "user", text: "What does 'a mean in fn f<'a>(x: &'a str)?", createdAt: 1_700_000_000_000},
@@ -50,7 +53,7 @@ async function richConversation(): Promise<Conversation> {
             prompt: {tokens: 31, reused: 0}, context: {usedTokens: 71, size: 2048}, restore: {path: "resident", ms: 0}
         },
         {id: "u2", role: "user", text: "And with two references?", createdAt: 1_700_000_002_000},
-        {id: "a2", role: "assistant", text: "Both need", createdAt: 1_700_000_003_000, model: "tiny-llama.Q4_K_M.gguf", stopped: "user", stopReason: "stopped"}
+        {id: "a2", role: "assistant", text: "Both need", createdAt: 1_700_000_003_000, model: "tiny-llama.Q4_K_M.gguf", stopped: "user", stopReason: "stopped", leftOutMessages: 2}
     ];
     for (const message of messages)
         await store.append(conversation.id, message);
@@ -145,7 +148,19 @@ describe("conversation export and import", () => {
         {name: "messages that are not a list", make: (file) => { file.conversation.messages = {0: file.conversation.messages[0]} as never; return JSON.stringify(file); }, message: /"messages" must be a list/},
         {name: "a temperature out of range", make: (file) => { (file.conversation.settings as Record<string, unknown>).temperature = 11; return JSON.stringify(file); }, message: /"temperature": The temperature must be a number from 0 to 10; got 11/},
         {name: "too many stop strings", make: (file) => { (file.conversation.settings as Record<string, unknown>).stopStrings = Array.from({length: 17}, (_, i) => `s${i}`); return JSON.stringify(file); }, message: /"stopStrings" must be a list of at most 16 strings/},
-        {name: "a settings field this app does not know", make: (file) => { (file.conversation.settings as Record<string, unknown>).contextOverflow = "drop"; return JSON.stringify(file); }, message: /"settings" has unknown fields: "contextOverflow"/},
+        {name: "a settings field this app does not know", make: (file) => { (file.conversation.settings as Record<string, unknown>).contextShift = true; return JSON.stringify(file); }, message: /"settings" has unknown fields: "contextShift"/},
+        ...["drop", "Stop", "truncate_middle", 1, ["stop"]].map((policy) => ({
+            name: `a context overflow policy ${JSON.stringify(policy)}`,
+            make: (file: Awaited<ReturnType<typeof exportedJson>>) => { (file.conversation.settings as Record<string, unknown>).contextOverflow = policy; return JSON.stringify(file); },
+            message: /"contextOverflow" must be one of truncateMiddle, rollingWindow, stop\.$/
+        })),
+        // the last reply (message 4) had 2 earlier messages that could be left out: its question is never left out
+        ...[0, -1, 2.5, "2", 3, 1e300, Number.MAX_SAFE_INTEGER + 2].map((count) => ({
+            name: `a left-out count of ${JSON.stringify(count)}`,
+            make: (file: Awaited<ReturnType<typeof exportedJson>>) => { file.conversation.messages[3]!.leftOutMessages = count; return JSON.stringify(file); },
+            message: /message 4: "leftOutMessages" must be a whole number from 1 to the number of messages before its question/
+        })),
+        {name: "a left-out count on a user message", make: (file) => { file.conversation.messages[2]!.leftOutMessages = 1; return JSON.stringify(file); }, message: /message 3: "leftOutMessages" belongs to replies only/},
         {name: "a model name that is not a string", make: (file) => { file.conversation.messages[1]!.model = {path: "/etc"}; return JSON.stringify(file); }, message: /"model" must be a non-empty string/}
     ];
     for (const {name, make, message} of hostile)

@@ -130,6 +130,34 @@ export async function loadFromLibrary(path: string): Promise<void> {
         useLibraryStore.getState().setFailure({fileName: baseName(path), error: failure});
 }
 
+/**
+ * Loads the loaded model again as it was last loaded (Auto-offload with its budget and strategy, or its GPU layers), with
+ * a context of `contextSize` tokens: the planner and the load refuse in their own words when memory would not allow
+ * it (the model loaded before stays). Returns that refusal, or `null` once loaded.
+ */
+export async function reloadWithContextSize(contextSize: number): Promise<string | null> {
+    const loaded = usePlanStore.getState().loaded;
+    if (loaded == null)
+        return "No model is loaded.";
+    const {path} = loaded.card;
+    const last = useLibraryStore.getState().models.find((model) => model.path === path)?.lastLoad ?? null;
+    const taskId = newId("offload");
+    const {settings} = usePlanStore.getState();
+    let failure: string | null = null;
+    await runLoad(taskId, () => {
+        const request = last?.name === "load"
+            ? getTransport().request("model.load", {path, gpuLayers: last.gpuLayers, settings: {...last.settings, contextSize}, taskId})
+            : getTransport().request("model.autoOffload", last?.name === "autoOffload"
+                ? {path, budget: last.budget, settings: {...last.settings, contextSize}, taskId, ...(last.strategy != null && {strategy: last.strategy})}
+                : {path, budget: settings.budget, strategy: settings.strategy, settings: {batchSize: settings.batchSize, ...settings.knobs, contextSize}, taskId});
+        return request.catch((error: unknown) => {
+            failure = toContractError(error).message;
+            throw error;
+        });
+    });
+    return failure;
+}
+
 /** Ejects the loaded model: its memory is freed; it stays opened and in the library. */
 export async function unloadModel(): Promise<void> {
     await getTransport().request("model.unload");

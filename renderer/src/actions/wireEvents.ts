@@ -33,9 +33,9 @@ export function wireEvents(transport: Transport): () => void {
             useChatStore.getState().finishStream(streamId, message);
             void refreshConversations();
         }),
-        transport.on("chat.error", ({streamId, conversationId, error}) => {
+        transport.on("chat.error", ({streamId, conversationId, error, code}) => {
             useChatStore.getState().finishStream(streamId, null);
-            useChatStore.getState().setError(conversationId, error);
+            useChatStore.getState().setError(conversationId, error, code);
             // the host kept what came before the failure; show exactly what is on disk
             void reloadConversation(conversationId);
             void refreshConversations();

@@ -1,5 +1,6 @@
 import {create} from "zustand";
 import type {ChatMessage, ChatSettings, Conversation, ConversationNotice, ConversationSummary, PromptProgress} from "../../../electron/contract/ipc";
+import type {ErrorCode} from "../../../electron/contract/errorCodes";
 
 /**
  * A reply being streamed: text so far, engine token count and engine clock; `prompt` is the engine's prompt processing
@@ -13,6 +14,9 @@ export type LiveStream = {
 /** What a new conversation starts with, until the user changes its settings. */
 export const DEFAULT_CHAT_SETTINGS: ChatSettings = {maxTokens: 256, temperature: 0.7};
 
+/** A send or reply that failed: the host's sentence, and its code where it had one. */
+export type ChatError = {message: string; code?: ErrorCode};
+
 export type ChatStore = {
     summaries: ConversationSummary[];
     /** What the host says about the saved conversations: not being saved, or a file it could not read and moved aside. */
@@ -20,8 +24,8 @@ export type ChatStore = {
     activeId: string | null;
     conversations: Record<string, Conversation>;
     streams: Record<string, LiveStream>;
-    /** Last error of a send/stream, per conversation. */
-    errors: Record<string, string>;
+    /** Last error of a send/stream, per conversation, with its code where the host gave one. */
+    errors: Record<string, ChatError>;
     /**
      * Settings a new conversation starts with: DEFAULT_CHAT_SETTINGS, unless the user set them in the settings panel
      * while no conversation was shown (it says "For the next new chat"). A conversation's own settings never leak here.
@@ -46,7 +50,7 @@ export type ChatStore = {
     promptProgress(progress: {streamId: string} & PromptProgress): void;
     markStopping(streamId: string): void;
     finishStream(streamId: string, message: ChatMessage | null): void;
-    setError(conversationId: string, error: string | null): void;
+    setError(conversationId: string, error: string | null, code?: ErrorCode): void;
     /** Shows `settings` on conversation `id` at once (the host saves them); with `id` null, new conversations start with them. */
     setSettings(id: string | null, settings: ChatSettings): void;
     /** Removes one message from the shown conversation (after the host removed it). */
@@ -122,9 +126,9 @@ export const useChatStore = create<ChatStore>((set) => ({
         const messages = conversation.messages.filter((existing) => existing.id !== message.id);
         return {streams, conversations: {...state.conversations, [stream.conversationId]: {...conversation, messages: [...messages, message]}}};
     }),
-    setError: (conversationId, error) => set((state) => {
+    setError: (conversationId, error, code) => set((state) => {
         const {[conversationId]: _old, ...errors} = state.errors;
-        return {errors: error == null ? errors : {...errors, [conversationId]: error}};
+        return {errors: error == null ? errors : {...errors, [conversationId]: {message: error, ...(code != null && {code})}}};
     }),
     setSettings: (id, settings) => set((state) => {
         if (id == null)

@@ -12,6 +12,7 @@ import {useFollowTail} from "./hooks/useFollowTail";
 import "./Chat.css";
 import {makeDemoModel} from "../../actions/hubActions";
 import {ExportMenu} from "./components/ExportMenu/ExportMenu";
+import {ContextNote} from "./components/ContextNote/ContextNote";
 
 export function Chat() {
     const activeId = useChatStore((state) => state.activeId);
@@ -30,7 +31,7 @@ export function Chat() {
     const messages = conversation?.messages ?? [];
     const settings = conversation?.settings ?? (activeId == null ? defaults : {});
     const streamText = stream?.text.length ?? 0;
-    const {onScroll} = useFollowTail(transcript, `${messages.length}:${streamText}:${stream?.prompt?.evaluated ?? ""}:${error ?? ""}`, activeId);
+    const {onScroll} = useFollowTail(transcript, `${messages.length}:${streamText}:${stream?.prompt?.evaluated ?? ""}:${error?.message ?? ""}`, activeId);
 
     // the message box has the focus on entering Chat and whenever another conversation is shown (chosen or created)
     useEffect(() => {
@@ -92,7 +93,12 @@ export function Chat() {
                             }}/>
                         ))}
                         {stream != null && <StreamingMessage stream={stream}/>}
-                        {error != null && <div className="error-box chat-error" data-testid="chat-error">{error}</div>}
+                        {error != null && (
+                            <div className="error-box chat-error" data-testid="chat-error">
+                                {error.message}
+                                {error.code === "conversation-too-long" && <ContextNote leftOut={null}/>}
+                            </div>
+                        )}
                     </div>
                     {settingsOpen && (
                         <ChatSettingsPanel key={activeId ?? "new"} conversationId={activeId} settings={settings} onClose={() => setSettingsOpen(false)}/>

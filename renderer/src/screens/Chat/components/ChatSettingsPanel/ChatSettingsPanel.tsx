@@ -1,6 +1,9 @@
 import {useState} from "react";
 import type {ChatSettings} from "../../../../../../electron/contract/ipc";
 import {saveSettings} from "../../../../actions/chatActions";
+import {
+    CONTEXT_OVERFLOW_LABELS, CONTEXT_OVERFLOW_POLICIES, DEFAULT_CONTEXT_OVERFLOW, isContextOverflowPolicy
+} from "../../../../../../electron/contract/contextOverflow";
 import "./ChatSettingsPanel.css";
 
 type NumberField = {key: "maxTokens" | "temperature" | "topK" | "topP" | "minP" | "repeatPenalty" | "seed"; label: string; step: number; hint: string};
@@ -50,6 +53,16 @@ export function ChatSettingsPanel({conversationId, settings, onClose}: {conversa
                     placeholder="e.g. You are a concise assistant."
                     onChange={(event) => setSystemPrompt(event.target.value)}
                     onBlur={() => save({systemPrompt: systemPrompt === "" ? undefined : systemPrompt})}/>
+            </label>
+            <label className="chat-settings-field" title="The conversation is kept whole; this decides what the model sees of it once it no longer fits in the loaded context">
+                <span>When the context is full</span>
+                <select className="input" data-testid="setting-contextOverflow" value={settings.contextOverflow ?? DEFAULT_CONTEXT_OVERFLOW}
+                    onChange={(event) => {
+                        if (isContextOverflowPolicy(event.target.value))
+                            save({contextOverflow: event.target.value});
+                    }}>
+                    {CONTEXT_OVERFLOW_POLICIES.map((policy) => <option key={policy} value={policy}>{CONTEXT_OVERFLOW_LABELS[policy]}</option>)}
+                </select>
             </label>
             {NUMBER_FIELDS.map((field) => (
                 <label className="chat-settings-field" key={field.key} title={field.hint}>

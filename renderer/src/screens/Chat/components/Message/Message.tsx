@@ -4,6 +4,7 @@ import {Markdown} from "../../../../components/Markdown/Markdown";
 import {ProgressBar} from "../../../../components/ProgressBar/ProgressBar";
 import {formatMs, formatRate, tokensPerSecond} from "../../../../format/format";
 import type {LiveStream} from "../../../../stores/chatStore";
+import {ContextNote} from "../ContextNote/ContextNote";
 import "./Message.css";
 
 /** What a user can do with a message; an absent action is not offered (e.g. while the conversation replies). */
@@ -70,6 +71,9 @@ export function Message({message, actions}: {message: ChatMessage; actions: Mess
                 ) : message.role === "user" ? <div className="message-plain">{message.text}</div> : <Markdown text={message.text}/>}
                 {message.role === "assistant" && message.text === "" && <div className="faint">(no text)</div>}
             </div>
+            {message.role === "assistant" && message.leftOutMessages != null && message.leftOutMessages > 0 && (
+                <div className="message-context-note"><ContextNote leftOut={message.leftOutMessages}/></div>
+            )}
             <footer className="message-meta">
                 {message.role === "assistant" && timing != null && (
                     <span className="message-timing" data-testid="message-timing"
