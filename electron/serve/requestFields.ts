@@ -303,7 +303,7 @@ export const REQUEST_FIELDS = {
     top_p: honoured(BOTH, "llama.cpp's top-p sampler.", number("topP", (d, v) => d.topP = v)),
     seed: honoured(BOTH, "The seed of llama.cpp's distribution sampler.", number("seed", (d, v) => d.seed = v)),
     stop: honoured(BOTH, "Up to 4 stop sequences; the reply ends before the first one.", readStop),
-    stream: honoured(BOTH, "Server-sent events, one chunk per text delta.", (value, draft, field) => {
+    stream: honoured(BOTH, "Server-sent events, one chunk per text delta (and, with tools, per tool-call delta: ToolCallStream.ts).", (value, draft, field) => {
         draft.stream = boolean(value, field);
     }),
     stream_options: honoured(BOTH, "include_usage: a last chunk with usage; include_obfuscation: false only.", readStreamOptions),

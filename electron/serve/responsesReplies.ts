@@ -6,7 +6,9 @@
  * (or `response.incomplete` when `max_output_tokens` cut it short, as OpenAI ends such a response).
  */
 import {randomBytes} from "node:crypto";
+import {OpenAiError} from "./OpenAiError.js";
 import type {Finished} from "./openAiResponses.js";
+import {newToolCallId} from "./toolCallPrompt.js";
 import type {ResponsesRequest} from "./parseResponsesRequest.js";
 import type {ReplyFormat, ReplyStart} from "./ReplyFormat.js";
 
@@ -57,6 +59,11 @@ export function responsesFormat(request: ResponsesRequest): ReplyFormat {
         body: (finished) => {
             text = finished.text;
             return response(statusOf(finished), finished);
+        },
+        newToolCallId,
+        // parseResponsesRequest.ts refuses tools, so no call is ever made here
+        toolCall: () => {
+            throw new OpenAiError(500, "This server does not stream tool calls on /v1/responses.", "server_error", "internal");
         },
         fail: (sse, error) => sse.end({name: "error", data: {type: "error", sequence_number: sequence++, code: error.code, message: error.message, param: error.param}})
     };
