@@ -198,6 +198,25 @@ describe.skipIf(skip != null)("tools on POST /v1/chat/completions with the opena
         expect(failed.input_tokens).toBeGreaterThan(counted.input_tokens);
     }, 120_000);
 
+    it("Responses with function tools through the openai client: the prompt holds them, streamed and whole agree, a function_call_output goes back", async () => {
+        const tools = [{type: "function" as const, name: "get_time", parameters: TIME.function.parameters as Record<string, unknown>, strict: true}];
+        const request = {model: "kv-tiny", input: "What time is it?", tools, tool_choice: "required" as const, max_output_tokens: 16, temperature: 0};
+        const whole = await client.responses.create(request);
+        const plain = await client.responses.create({model: "kv-tiny", input: "What time is it?", max_output_tokens: 16, temperature: 0});
+        expect(whole.usage!.input_tokens).toBeGreaterThan(plain.usage!.input_tokens + 50);
+        expect(whole).toMatchObject({tool_choice: "required", parallel_tool_calls: true, tools: [{type: "function", name: "get_time"}]});
+        const stream = client.responses.stream(request);
+        const final = await stream.finalResponse();
+        expect(final.output_text).toBe(whole.output_text);
+        expect(final.output.map((item) => item.type)).toEqual(whole.output.map((item) => item.type));
+        expect(final.status).toBe(whole.status);
+        const back = await client.responses.create({...request, tool_choice: "none", input: [{role: "user", content: "What time is it?"},
+            {type: "function_call", call_id: "call_1", name: "get_time", arguments: "{\"zone\":\"cet\"}"},
+            {type: "function_call_output", call_id: "call_1", output: "12:00 CET"}]});
+        expect(back.usage!.input_tokens).toBeGreaterThan(whole.usage!.input_tokens + 10);
+        expect(back.tool_choice).toBe("none");
+    }, 120_000);
+
     it("refuses a named tool_choice that is not one of the tools, naming the field", async () => {
         const error = await client.chat.completions.create({model: "kv-tiny", messages: [{role: "user", content: "Hi"}], tools: [WEATHER],
             tool_choice: {type: "function", function: {name: "get_time"}}}).catch((caught: unknown) => caught);
