@@ -222,6 +222,7 @@ function toolRefusals(user: unknown[]): [Record<string, unknown>, RegExp][] {
         [turns([{...use, name: "get weather"}], [result]), /`messages\[1\]\.content\[0\]\.name` must be 1 to 64/],
         [turns([{...use, caller: {type: "direct"}}], [result]), /`messages\[1\]\.content\[0\]\.caller` is not supported/],
         [turns([use], [{type: "text", text: "here:"}, result]), /messages\[2\]\.content\[1\] is a tool_result after other content/],
+        [turns([use, use], [result]), /messages\[1\]\.content repeats the tool_use id "toolu_1"/],
         [turns([use], [{type: "text", text: "and?"}]), /messages\[2\] must answer the tool_use "toolu_1"/],
         [turns([use], [{...result, tool_use_id: "toolu_2"}]), /tool_result for "toolu_2", which is no tool_use of the message right before/],
         [turns([use], [{...result, content: [{type: "image", source: {type: "url", url: "http://x/y.png"}}]}]), /`messages\[2\]\.content\[0\]\.content\[0\]` must be a text block/],

@@ -117,6 +117,9 @@ function promptOf(object: Body): {messages: ChatMessage[]; tools: ToolUse | null
         const unanswered = open.find((id) => !answered.includes(id));
         if (unanswered != null)
             throw OpenAiError.badRequest(`${param} must answer the tool_use ${JSON.stringify(unanswered)} of the message before with a tool_result block.`, param);
+        const repeated = turn.calls.find((id, at) => turn.calls.indexOf(id) !== at);
+        if (repeated != null)
+            throw OpenAiError.badRequest(`${param}.content repeats the tool_use id ${JSON.stringify(repeated)}: each call needs its own id.`, `${param}.content`);
         parsed.push(...turn.results, ...turn.messages);
         open = turn.calls;
     });
