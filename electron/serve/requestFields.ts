@@ -331,7 +331,7 @@ export const REQUEST_FIELDS = {
     function_call: refused(CHAT, "the deprecated functions API is not supported: send `tools` and `tool_choice` (or \"none\").", (value) => value === "none"),
     functions: refused(CHAT, "the deprecated functions API is not supported: send `tools` instead.", isEmptyArray),
     tools: honoured(CHAT, "Functions the model may call: the chat template is applied with them and the calls are constrained and parsed by " +
-        "llama.cpp's chat layer (common_chat_templates_apply, common_chat_parse), as llama-server does; the reply's calls come in message.tool_calls.",
+        "llama.cpp's chat layer (common_chat_templates_apply, common_chat_parse), as llama-server does; the reply's calls come in message.tool_calls (streamed: delta.tool_calls).",
     (value, draft, field) => {
         draft.tools = readTools(value, field);
     }),
