@@ -1,6 +1,7 @@
 import type {OpenAiError} from "./OpenAiError.js";
 import type {Finished} from "./openAiResponses.js";
 import type {SseWriter} from "./SseWriter.js";
+import type {ReplyDelta} from "./ToolCallStream.js";
 
 /** What every reply knows before its first token. */
 export type ReplyStart = {id: string; created: number; model: string; promptTokens: number};
@@ -15,6 +16,10 @@ export type ReplyFormat = {
     idPrefix: string;
     open(sse: SseWriter, start: ReplyStart): void;
     text(sse: SseWriter, text: string): void;
+    /** An id for a tool call the model wrote none for, in the API's style (`toolu_…`, `call_…`). */
+    newToolCallId(): string;
+    /** A streamed tool call's opening (`opens`) and/or arguments to append (a request with tools: ToolCallStream.ts). */
+    toolCall(sse: SseWriter, delta: Extract<ReplyDelta, {type: "tool_call"}>): void;
     /** The last events; ends the response. */
     finish(sse: SseWriter, finished: Finished): void;
     /** The whole answer of a request that did not stream. */

@@ -117,7 +117,8 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
         expect(counted.input_tokens).toBe(message.usage.input_tokens);
         const longer = await client.messages.countTokens({model: "kv-tiny", system: SYSTEM, messages: [{role: "user", content: `${QUESTION} and three more`}]});
         expect(longer.input_tokens).toBeGreaterThan(counted.input_tokens);
-        await expect(client.messages.countTokens({model: "kv-tiny", messages: [{role: "user", content: "x"}], tools: []} as never)).rejects.toMatchObject({status: 400});
+        await expect(client.messages.countTokens({model: "kv-tiny", messages: [{role: "user", content: "x"}], tools: [{name: "x", input_schema: {type: "string"}}]} as never))
+            .rejects.toMatchObject({status: 400});
         // a prompt no sequence could hold is refused as /v1/messages would refuse it, before it is tokenized
         await expect(client.messages.countTokens({model: "kv-tiny", messages: [{role: "user", content: "word ".repeat(20_000)}]}))
             .rejects.toThrow(/needs at least \d+ prompt tokens/);
@@ -140,16 +141,15 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
         expect((error as InstanceType<typeof Anthropic.AuthenticationError>).error).toMatchObject({type: "error", error: {type: "authentication_error"}});
     });
 
-    it("refuses what it cannot honour by name — tools, thinking, images, prefill, bad numbers — in Anthropic's error shape", async () => {
+    it("refuses what it cannot honour by name — server tools, wrong tool shapes, thinking, images, prefill, bad numbers — in Anthropic's error shape", async () => {
         const user = [{role: "user", content: "hi"}];
         const cases: [Record<string, unknown>, RegExp][] = [
             [{messages: user}, /`max_tokens` is required/],
-            [{max_tokens: 5, messages: user, tools: [{name: "t", input_schema: {type: "object"}}]}, /`tools` is not supported/],
-            [{max_tokens: 5, messages: user, tool_choice: {type: "auto"}}, /`tool_choice` is not supported/],
+            ...toolRefusals(user),
             [{max_tokens: 5, messages: user, thinking: {type: "enabled", budget_tokens: 1024}}, /`thinking` is not supported/],
             [{max_tokens: 5, messages: user, service_tier: "auto"}, /`service_tier` is not supported/],
             [{max_tokens: 5, messages: [{role: "user", content: [{type: "image", source: {type: "base64", media_type: "image/png", data: "AAAA"}}]}]}, /messages\[0\]\.content\[0\] is a "image" block/],
-            [{max_tokens: 5, messages: [{role: "user", content: [{type: "tool_result", tool_use_id: "x", content: "y"}]}]}, /"tool_result" block/],
+            [{max_tokens: 5, messages: [{role: "user", content: [{type: "tool_result", tool_use_id: "x", content: "y"}]}]}, /tool_result for "x", which is no tool_use of the message right before/],
             [{max_tokens: 5, messages: [{role: "user", content: [{type: "text", text: "a", citations: []}]}]}, /content\[0\]\.citations is not supported/],
             [{max_tokens: 5, messages: [...user, {role: "assistant", content: "Sure,"}]}, /last message must be the user's/],
             [{max_tokens: 5, messages: [{role: "system", content: "x"}, ...user]}, /role must be "user" or "assistant"/],
@@ -179,8 +179,58 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
             expect(parsed.error.message, JSON.stringify(body).slice(0, 100)).toMatch(message);
         }
         await expect(client.messages.create({model: "kv-tiny", max_tokens: 5, messages: [{role: "user", content: "hi"}],
-            tools: [{name: "get_weather", input_schema: {type: "object"}}]})).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+            tools: [{name: "get_weather", input_schema: {type: "object"}}], tool_choice: {type: "tool", name: "get_time"}})).rejects.toBeInstanceOf(Anthropic.BadRequestError);
         const unknownPath = await rawRequest(server.port, {method: "GET", path: "/v1/messages/batches", headers: {"x-api-key": KEY}});
         expect(JSON.parse(unknownPath.text)).toMatchObject({type: "error", error: {type: "not_found_error"}});
     });
 });
+
+/** Every wrong shape of Anthropic's tools, tool_choice and tool blocks, with the words its refusal must have. */
+function toolRefusals(user: unknown[]): [Record<string, unknown>, RegExp][] {
+    const schema = {type: "object", properties: {city: {type: "string"}}};
+    const tool = {name: "get_weather", description: "Weather", input_schema: schema};
+    const use = {type: "tool_use", id: "toolu_1", name: "get_weather", input: {city: "Paris"}};
+    const result = {type: "tool_result", tool_use_id: "toolu_1", content: "Sunny"};
+    const turns = (assistant: unknown[], answer: unknown[]) => ({max_tokens: 5, tools: [tool],
+        messages: [...user, {role: "assistant", content: assistant}, {role: "user", content: answer}]});
+    return [
+        [{max_tokens: 5, messages: user, tools: {name: "t"}}, /`tools` must be a list/],
+        [{max_tokens: 5, messages: user, tools: ["get_weather"]}, /`tools\[0\]` must be an object/],
+        [{max_tokens: 5, messages: user, tools: [{name: "t"}]}, /`tools\[0\]\.input_schema` must be a JSON schema of "type": "object"/],
+        [{max_tokens: 5, messages: user, tools: [{name: "t", input_schema: {type: "string"}}]}, /`tools\[0\]\.input_schema`/],
+        [{max_tokens: 5, messages: user, tools: [{name: "get weather", input_schema: schema}]}, /`tools\[0\]\.name` must be 1 to 64/],
+        [{max_tokens: 5, messages: user, tools: [{name: "x".repeat(65), input_schema: schema}]}, /`tools\[0\]\.name` must be 1 to 64/],
+        [{max_tokens: 5, messages: user, tools: [tool, tool]}, /`tools\[1\]\.name` repeats the tool name "get_weather"/],
+        [{max_tokens: 5, messages: user, tools: [{type: "web_search_20250305", name: "web_search"}]}, /`tools\[0\]\.type` is "web_search_20250305": Anthropic's server tools/],
+        [{max_tokens: 5, messages: user, tools: [{...tool, input_examples: [{city: "Paris"}]}]}, /`tools\[0\]\.input_examples` is not supported/],
+        [{max_tokens: 5, messages: user, tools: [{...tool, description: 3}]}, /`tools\[0\]\.description` must be a string/],
+        [{max_tokens: 5, messages: user, tools: [{...tool, strict: "yes"}]}, /`tools\[0\]\.strict` must be true or false/],
+        [{max_tokens: 5, messages: user, tools: [{...tool, cache_control: {type: "forever"}}]}, /`tools\[0\]\.cache_control` must be/],
+        [{max_tokens: 5, messages: user, tools: [tool], tool_choice: "auto"}, /`tool_choice` must be an object/],
+        [{max_tokens: 5, messages: user, tools: [tool], tool_choice: {type: "maybe"}}, /`tool_choice\.type` must be "auto", "any", "tool" or "none"/],
+        [{max_tokens: 5, messages: user, tools: [tool], tool_choice: {type: "tool", name: "get_time"}}, /`tool_choice\.name` names the tool "get_time", which is not one of `tools`/],
+        [{max_tokens: 5, messages: user, tools: [tool], tool_choice: {type: "tool"}}, /`tool_choice\.name` must be 1 to 64/],
+        [{max_tokens: 5, messages: user, tools: [tool], tool_choice: {type: "auto", name: "get_weather"}}, /`tool_choice\.name` goes only with "type": "tool"/],
+        [{max_tokens: 5, messages: user, tool_choice: {type: "any"}}, /`tool_choice` of type "any" or "tool" needs `tools`/],
+        [{max_tokens: 5, messages: user, tools: [tool], tool_choice: {type: "none", disable_parallel_tool_use: true}}, /`tool_choice\.disable_parallel_tool_use`/],
+        [{max_tokens: 5, messages: user, tools: [tool], tool_choice: {type: "auto", disable_parallel_tool_use: "yes"}}, /`tool_choice\.disable_parallel_tool_use` must be true or false/],
+        [{max_tokens: 5, messages: user, tools: [tool], tool_choice: {type: "auto", parallel: false}}, /`tool_choice\.parallel` is not a field of tool_choice/],
+        [turns([{...use, input: "Paris"}], [result]), /`messages\[1\]\.content\[0\]\.input` must be an object/],
+        [turns([{...use, input: ["Paris"]}], [result]), /`messages\[1\]\.content\[0\]\.input` must be an object/],
+        [turns([{...use, id: ""}], [result]), /`messages\[1\]\.content\[0\]\.id` must be a tool call id/],
+        [turns([{...use, id: 7}], [result]), /`messages\[1\]\.content\[0\]\.id` must be a tool call id/],
+        [turns([{...use, name: "get weather"}], [result]), /`messages\[1\]\.content\[0\]\.name` must be 1 to 64/],
+        [turns([{...use, caller: {type: "direct"}}], [result]), /`messages\[1\]\.content\[0\]\.caller` is not supported/],
+        [turns([use], [{type: "text", text: "here:"}, result]), /messages\[2\]\.content\[1\] is a tool_result after other content/],
+        [turns([use, use], [result]), /messages\[1\]\.content repeats the tool_use id "toolu_1"/],
+        [turns([use], [{type: "text", text: "and?"}]), /messages\[2\] must answer the tool_use "toolu_1"/],
+        [turns([use], [{...result, tool_use_id: "toolu_2"}]), /tool_result for "toolu_2", which is no tool_use of the message right before/],
+        [turns([use], [{...result, content: [{type: "image", source: {type: "url", url: "http://x/y.png"}}]}]), /`messages\[2\]\.content\[0\]\.content\[0\]` must be a text block/],
+        [turns([use], [{...result, content: 5}]), /`messages\[2\]\.content\[0\]\.content` must be a string or a list of text blocks/],
+        [turns([use], [{...result, is_error: "yes"}]), /`messages\[2\]\.content\[0\]\.is_error` must be true or false/],
+        [turns([use], [{...result, tool_use_id: ""}]), /`messages\[2\]\.content\[0\]\.tool_use_id` must be a tool call id/],
+        [{max_tokens: 5, tools: [tool], messages: [{role: "user", content: [use]}]}, /messages\[0\]\.content\[0\] is a "tool_use" block: this server takes text blocks here and tool_result blocks/],
+        [{max_tokens: 5, tools: [tool], messages: [...user, {role: "assistant", content: [result]}, ...user]}, /messages\[1\]\.content\[0\] is a "tool_result" block/],
+        [{max_tokens: 5, tools: [tool], messages: [...user, {role: "assistant", content: [use]}]}, /last message must be the user's/]
+    ];
+}

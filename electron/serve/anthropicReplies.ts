@@ -1,11 +1,14 @@
 /**
  * Replies and errors in Anthropic's Messages API shapes: the `message` object, the streamed event sequence
- * (`message_start`, `content_block_start`, `ping`, `content_block_delta` with `text_delta`, `content_block_stop`,
+ * (`message_start`, `content_block_start`, `ping`, `content_block_delta` with `text_delta` or `input_json_delta`, `content_block_stop`,
  * `message_delta` with the stop reason and usage, `message_stop`), and `{type: "error", error: {type, message}}`.
  */
-import type {OpenAiError} from "./OpenAiError.js";
+import {randomBytes} from "node:crypto";
+import {OpenAiError} from "./OpenAiError.js";
 import type {Finished} from "./openAiResponses.js";
 import type {ReplyFormat} from "./ReplyFormat.js";
+import type {SseWriter} from "./SseWriter.js";
+import type {ToolCall} from "./toolRequest.js";
 
 /** Anthropic's error type for each HTTP status this server answers with. */
 function errorType(status: number): string {
@@ -26,34 +29,81 @@ export function anthropicErrorBody(error: OpenAiError): unknown {
     return {type: "error", error: {type: errorType(error.status), message: error.message}};
 }
 
-function stopReason(finished: Finished): "end_turn" | "max_tokens" | "stop_sequence" {
-    return finished.finishReason === "length" ? "max_tokens" : finished.stopSequence != null ? "stop_sequence" : "end_turn";
+function stopReason(finished: Finished): "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" {
+    return finished.finishReason === "length" ? "max_tokens" : finished.stopSequence != null ? "stop_sequence"
+        : (finished.toolCalls?.length ?? 0) > 0 ? "tool_use" : "end_turn";
 }
 
-/** A `/v1/messages` reply, streamed or whole. */
-export function anthropicMessageFormat(): ReplyFormat {
+/** A tool call's input as the object Anthropic's `tool_use` block carries (llama.cpp writes a whole call's arguments as a JSON object). */
+function toolInput(call: ToolCall): unknown {
+    try {
+        return JSON.parse(call.arguments);
+    } catch {
+        throw new OpenAiError(500, `The model's call of ${call.name} has arguments that are not JSON.`, "server_error", "unparsable_reply");
+    }
+}
+
+/**
+ * A `/v1/messages` reply, streamed or whole. Without tools the one text block opens with the message; with tools
+ * (`tools`: the request has them) each block opens when its first piece comes: text, or a `tool_use` whose input
+ * streams as `input_json_delta` pieces, as Anthropic streams them.
+ */
+export function anthropicMessageFormat(tools = false): ReplyFormat {
+    let index = -1;
+    let block: "text" | "tool_use" | null = null;
+    const close = (sse: SseWriter) => {
+        if (block != null)
+            sse.event("content_block_stop", {type: "content_block_stop", index});
+        block = null;
+    };
+    const start = (sse: SseWriter, content: unknown, type: "text" | "tool_use") => {
+        close(sse);
+        index++;
+        block = type;
+        sse.event("content_block_start", {type: "content_block_start", index, content_block: content});
+    };
     return {
         idPrefix: "msg",
-        open: (sse, start) => {
+        open: (sse, opened) => {
             sse.event("message_start", {type: "message_start", message: {
-                id: start.id, type: "message", role: "assistant", model: start.model, content: [], stop_reason: null, stop_sequence: null,
-                usage: {input_tokens: start.promptTokens, output_tokens: 0}
+                id: opened.id, type: "message", role: "assistant", model: opened.model, content: [], stop_reason: null, stop_sequence: null,
+                usage: {input_tokens: opened.promptTokens, output_tokens: 0}
             }});
-            sse.event("content_block_start", {type: "content_block_start", index: 0, content_block: {type: "text", text: ""}});
+            if (!tools)
+                start(sse, {type: "text", text: ""}, "text");
             sse.event("ping", {type: "ping"});
         },
-        text: (sse, text) => sse.event("content_block_delta", {type: "content_block_delta", index: 0, delta: {type: "text_delta", text}}),
+        text: (sse, text) => {
+            if (block !== "text")
+                start(sse, {type: "text", text: ""}, "text");
+            sse.event("content_block_delta", {type: "content_block_delta", index, delta: {type: "text_delta", text}});
+        },
+        newToolCallId: () => `toolu_${randomBytes(12).toString("hex")}`,
+        toolCall: (sse, delta) => {
+            if (delta.opens)
+                start(sse, {type: "tool_use", id: delta.id, name: delta.name, input: {}}, "tool_use");
+            if (delta.arguments !== "")
+                sse.event("content_block_delta", {type: "content_block_delta", index, delta: {type: "input_json_delta", partial_json: delta.arguments}});
+        },
         finish: (sse, finished) => {
-            sse.event("content_block_stop", {type: "content_block_stop", index: 0});
+            // a reply with nothing in it still has its (empty) text block, as its whole body does
+            if (index < 0)
+                start(sse, {type: "text", text: ""}, "text");
+            close(sse);
             sse.event("message_delta", {type: "message_delta", delta: {stop_reason: stopReason(finished), stop_sequence: finished.stopSequence},
                 usage: {output_tokens: finished.timing.generatedTokens}});
             sse.end({name: "message_stop", data: {type: "message_stop"}});
         },
-        body: (finished) => ({
-            id: finished.id, type: "message", role: "assistant", model: finished.model, content: [{type: "text", text: finished.text}],
-            stop_reason: stopReason(finished), stop_sequence: finished.stopSequence,
-            usage: {input_tokens: finished.promptTokens, output_tokens: finished.timing.generatedTokens}
-        }),
+        body: (finished) => {
+            const calls = finished.toolCalls ?? [];
+            return {
+                id: finished.id, type: "message", role: "assistant", model: finished.model,
+                content: [...(finished.text !== "" || calls.length === 0 ? [{type: "text", text: finished.text}] : []),
+                    ...calls.map((call) => ({type: "tool_use", id: call.id, name: call.name, input: toolInput(call)}))],
+                stop_reason: stopReason(finished), stop_sequence: finished.stopSequence,
+                usage: {input_tokens: finished.promptTokens, output_tokens: finished.timing.generatedTokens}
+            };
+        },
         fail: (sse, error) => sse.end({name: "error", data: anthropicErrorBody(error)})
     };
 }

@@ -6,6 +6,7 @@ import type {GenerationTiming} from "../contract/timing.js";
 import type {KvFallback, KvPreparation} from "./ConversationKvStore.js";
 import {chatLogprobs, completionLogprobs, type TokenLogprob} from "./openAiLogprobs.js";
 import type {ToolCall} from "./toolRequest.js";
+import type {ReplyDelta} from "./ToolCallStream.js";
 
 export type Usage = {
     prompt_tokens: number; completion_tokens: number; total_tokens: number;
@@ -107,7 +108,12 @@ function kvTimingsOf(conversation: string | null, kv: KvPreparation): KvTimings 
     };
 }
 
-/** A chat answer's message and finish: with tool calls, `tool_calls` and `finish_reason: "tool_calls"`, as OpenAI answers. */
+/** A chat reply's finish: `tool_calls` when it ended having made calls, as OpenAI answers (a reply cut by the length says `length`). */
+export function chatFinishReason(finished: Finished): "stop" | "length" | "tool_calls" {
+    return finished.finishReason === "stop" && (finished.toolCalls?.length ?? 0) > 0 ? "tool_calls" : finished.finishReason;
+}
+
+/** A chat answer's message and finish: with tool calls, `tool_calls` and `finish_reason: "tool_calls"`. */
 function chatChoice(finished: Finished): {message: unknown; finish_reason: string} {
     const calls = finished.toolCalls ?? [];
     if (calls.length === 0)
@@ -117,7 +123,7 @@ function chatChoice(finished: Finished): {message: unknown; finish_reason: strin
             role: "assistant", content: finished.text === "" ? null : finished.text,
             tool_calls: calls.map((call) => ({id: call.id, type: "function", function: {name: call.name, arguments: call.arguments}}))
         },
-        finish_reason: "tool_calls"
+        finish_reason: chatFinishReason(finished)
     };
 }
 
@@ -134,16 +140,21 @@ export function completionBody(finished: Finished): unknown {
 }
 
 /**
- * One streamed chunk: a text delta (`text`), the opening role (chat only, `text` = ""), or the finish; `logprobs`: the
+ * One streamed chunk: a text delta (`text`), a tool call's opening or arguments (`toolCall`), the opening role (chat only, `text` = ""), or the finish; `logprobs`: the
  * tokens of this delta (the finish carries any whose text never came, e.g. an unfinished UTF-8 character).
  */
 export function chunkBody(stream: {id: string; created: number; model: string; kind: "chat" | "completion"},
-    part: {text?: string; role?: boolean; finishReason?: "stop" | "length"; timings?: Timings; logprobs?: ChunkLogprobs | null}): unknown {
+    part: {text?: string; role?: boolean; toolCall?: Extract<ReplyDelta, {type: "tool_call"}>; finishReason?: "stop" | "length" | "tool_calls"; timings?: Timings;
+        logprobs?: ChunkLogprobs | null}): unknown {
     const finish_reason = part.finishReason ?? null;
     const logprobs = logprobsOf(stream.kind, part.logprobs);
     const extra = part.timings != null ? {timings: part.timings} : {};
     if (stream.kind === "chat") {
-        const delta = part.role === true ? {role: "assistant", content: ""} : part.text != null ? {content: part.text} : {};
+        const call = part.toolCall;
+        // a call's first chunk carries its id, type and name; later ones append to its arguments (OpenAI's ChoiceDeltaToolCall)
+        const delta = part.role === true ? {role: "assistant", content: ""} : part.text != null ? {content: part.text}
+            : call != null ? {tool_calls: [{index: call.index, ...(call.opens && {id: call.id, type: "function"}),
+                function: {...(call.opens && {name: call.name}), arguments: call.arguments}}]} : {};
         return {id: stream.id, object: "chat.completion.chunk", created: stream.created, model: stream.model,
             choices: [{index: 0, delta, finish_reason, logprobs}], ...extra};
     }

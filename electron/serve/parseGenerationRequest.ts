@@ -96,8 +96,6 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
         if (draft.constraint != null)
             throw OpenAiError.badRequest(`\`${draft.constraint.field}\` cannot be combined with tools: the tool-call grammar already constrains the reply.`,
                 draft.constraint.field);
-        if (draft.stream)
-            throw OpenAiError.badRequest("`stream: true` is not supported together with tools yet: send the request unstreamed.", "stream");
         if (draft.logprobs !== undefined && draft.logprobs !== false)
             throw OpenAiError.badRequest("`logprobs` is not supported together with tools: the reply's text is parsed into tool calls.", "logprobs");
     }

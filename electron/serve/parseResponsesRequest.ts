@@ -1,13 +1,15 @@
 /**
  * OpenAI Responses API bodies (`POST /v1/responses`), stateless: `input` as a string or message items whose content is
  * a string or `input_text` / `output_text` parts, `instructions`, `max_output_tokens`, `temperature`, `top_p`,
- * `stream`. This server keeps no responses, so `previous_response_id` and `store: true` are refused by name, as are
- * tools and every other item, part or field it cannot honour yet.
+ * `stream`, function tools and their input items (responsesTools.ts). This server keeps no responses, so
+ * `previous_response_id` and `store: true` are refused by name, as is every other item, part or field it cannot honour yet.
  */
 import {checkLimit, TEXT_LIMITS} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
 import {responsesTextConstraint} from "./requestFields.js";
 import {DEFAULT_TEMPERATURE, limitedNumber, UNSENT_SAMPLING, type ChatCompletionRequest, type ChatMessage} from "./parseGenerationRequest.js";
+import {readFunctionCallItem, readFunctionCallOutputItem, responsesToolUse} from "./responsesTools.js";
+import {isPlainObject} from "./toolRequest.js";
 
 type Body = Record<string, unknown>;
 
@@ -20,9 +22,12 @@ export type ResponsesRequest = ChatCompletionRequest & {
     user: string | null;
     /** `text.format` as sent (checked), echoed in the response object; `null` when not sent (free text). */
     textFormat: Record<string, unknown> | null;
+    /** `tools`, `tool_choice` and `parallel_tool_calls` as sent (checked), echoed in the response object. */
+    toolsSent: {tools: unknown[]; toolChoice: unknown; parallelToolCalls: boolean};
 };
 
-const FIELDS = new Set(["model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "store", "previous_response_id", "tools", "user", "text"]);
+const FIELDS = new Set(["model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "store", "previous_response_id", "tools", "tool_choice",
+    "parallel_tool_calls", "user", "text"]);
 
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
     if (typeof body !== "object" || body == null || Array.isArray(body))
@@ -38,8 +43,6 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
             "previous_response_id");
     if (object.store != null && object.store !== false)
         throw OpenAiError.badRequest("`store` must be false or left out: this server is stateless and keeps no responses.", "store");
-    if (object.tools != null && !(Array.isArray(object.tools) && object.tools.length === 0))
-        throw OpenAiError.badRequest("`tools` are not supported by this server yet: send the request without them.", "tools");
     if (object.stream != null && typeof object.stream !== "boolean")
         throw OpenAiError.badRequest("`stream` must be true or false.", "stream");
     const {model, instructions, user} = object;
@@ -50,16 +53,21 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     if (user != null && (typeof user !== "string" || user.length > TEXT_LIMITS.id))
         throw OpenAiError.badRequest(`\`user\` must be a string of at most ${TEXT_LIMITS.id} characters.`, "user");
     const messages = inputMessages(object.input);
+    const tools = responsesToolUse(object, messages.some((message) => message.role === "tool" || (message.role === "assistant" && message.toolCalls != null)));
+    if (tools != null && object.text != null)
+        throw OpenAiError.badRequest("`text` (a format) cannot be combined with tools: the tool-call grammar already constrains the reply.", "text");
     if (typeof instructions === "string" && instructions !== "")
         messages.unshift({role: "system", text: instructions});
     const maxOutputTokens = limitedNumber(object, "max_output_tokens", "maxTokens");
     const temperature = limitedNumber(object, "temperature", "temperature");
     const topP = limitedNumber(object, "top_p", "topP");
     return {
-        kind: "chat", messages, tools: null, model: typeof model === "string" ? model : null, maxTokens: maxOutputTokens,
+        kind: "chat", messages, tools, model: typeof model === "string" ? model : null, maxTokens: maxOutputTokens,
         temperature: temperature ?? DEFAULT_TEMPERATURE, topP, topK: undefined, seed: undefined, stop: [], stream: object.stream === true, includeUsage: false, ...UNSENT_SAMPLING,
         constraint: responsesTextConstraint(object.text),
         textFormat: (object.text as {format?: Record<string, unknown>} | null | undefined)?.format ?? null,
+        toolsSent: {tools: (object.tools as unknown[] | null | undefined) ?? [], toolChoice: object.tool_choice ?? tools?.choice ?? "none",
+            parallelToolCalls: tools?.parallel ?? true},
         instructions: typeof instructions === "string" ? instructions : null, maxOutputTokens: maxOutputTokens ?? null,
         topPSent: topP ?? null, temperatureSent: temperature ?? null, user: typeof user === "string" ? user : null
     };
@@ -76,13 +84,35 @@ function inputMessages(input: unknown): ChatMessage[] {
     const count = checkLimit("chatMessages", input.length);
     if (!count.ok)
         throw OpenAiError.badRequest(`\`input\`: ${count.message}`, "input");
-    const messages = input.map((item: unknown, index): ChatMessage => {
+    const messages: ChatMessage[] = [];
+    const callIds = new Set<string>();
+    input.forEach((item: unknown, index) => {
         const param = `input[${index}]`;
-        if (typeof item !== "object" || item == null || Array.isArray(item))
+        if (!isPlainObject(item))
             throw OpenAiError.badRequest(`${param} must be a message item {role, content}.`, param);
-        const {type, role, content, id, status, ...rest} = item as Body;
+        if (item.type === "function_call") {
+            const call = readFunctionCallItem(item, param);
+            if (callIds.has(call.id))
+                throw OpenAiError.badRequest(`\`${param}.call_id\` repeats the call id ${JSON.stringify(call.id)}.`, `${param}.call_id`);
+            callIds.add(call.id);
+            // calls right after an assistant message (or after other calls) belong to the same assistant turn
+            const last = messages.at(-1);
+            if (last?.role === "assistant")
+                messages[messages.length - 1] = {...last, toolCalls: [...last.toolCalls ?? [], call]};
+            else
+                messages.push({role: "assistant", text: "", toolCalls: [call]});
+            return;
+        }
+        if (item.type === "function_call_output") {
+            const output = readFunctionCallOutputItem(item, param);
+            if (!callIds.has(output.callId))
+                throw OpenAiError.badRequest(`\`${param}.call_id\` answers no function_call item before it (${JSON.stringify(output.callId)}).`, `${param}.call_id`);
+            messages.push({role: "tool", text: output.text, toolCallId: output.callId});
+            return;
+        }
+        const {type, role, content, id, status, ...rest} = item;
         if (type != null && type !== "message")
-            throw OpenAiError.badRequest(`${param} is a ${JSON.stringify(String(type).slice(0, 30))} item: this server takes message items only, so far.`, param);
+            throw OpenAiError.badRequest(`${param} is a ${JSON.stringify(String(type).slice(0, 30))} item: this server takes message, function_call and function_call_output items.`, param);
         const extra = Object.keys(rest)[0];
         if (extra != null)
             throw OpenAiError.badRequest(`${param}.${extra.slice(0, 40)} is not supported by this server: a message item has role and content.`, param);
@@ -91,10 +121,11 @@ function inputMessages(input: unknown): ChatMessage[] {
         const mapped = role === "system" || role === "developer" ? "system" : role === "user" || role === "assistant" ? role : null;
         if (mapped == null)
             throw OpenAiError.badRequest(`${param}.role must be "user", "assistant", "system" or "developer" (got ${JSON.stringify(String(role).slice(0, 20))}).`, `${param}.role`);
-        return {role: mapped, text: contentText(content, `${param}.content`)};
+        messages.push({role: mapped, text: contentText(content, `${param}.content`)});
     });
-    if (messages.at(-1)!.role !== "user")
-        throw OpenAiError.badRequest("The last input item must be the user's message (this server answers the user's latest message).", "input");
+    const last = messages.at(-1)!.role;
+    if (last !== "user" && last !== "tool")
+        throw OpenAiError.badRequest("The last input item must be the user's message or a function_call_output (this server answers the latest of them).", "input");
     return messages;
 }
 

@@ -303,7 +303,7 @@ export const REQUEST_FIELDS = {
     top_p: honoured(BOTH, "llama.cpp's top-p sampler.", number("topP", (d, v) => d.topP = v)),
     seed: honoured(BOTH, "The seed of llama.cpp's distribution sampler.", number("seed", (d, v) => d.seed = v)),
     stop: honoured(BOTH, "Up to 4 stop sequences; the reply ends before the first one.", readStop),
-    stream: honoured(BOTH, "Server-sent events, one chunk per text delta.", (value, draft, field) => {
+    stream: honoured(BOTH, "Server-sent events, one chunk per text delta (and, with tools, per tool-call delta: ToolCallStream.ts).", (value, draft, field) => {
         draft.stream = boolean(value, field);
     }),
     stream_options: honoured(BOTH, "include_usage: a last chunk with usage; include_obfuscation: false only.", readStreamOptions),
@@ -331,7 +331,7 @@ export const REQUEST_FIELDS = {
     function_call: refused(CHAT, "the deprecated functions API is not supported: send `tools` and `tool_choice` (or \"none\").", (value) => value === "none"),
     functions: refused(CHAT, "the deprecated functions API is not supported: send `tools` instead.", isEmptyArray),
     tools: honoured(CHAT, "Functions the model may call: the chat template is applied with them and the calls are constrained and parsed by " +
-        "llama.cpp's chat layer (common_chat_templates_apply, common_chat_parse), as llama-server does; the reply's calls come in message.tool_calls.",
+        "llama.cpp's chat layer (common_chat_templates_apply, common_chat_parse), as llama-server does; the reply's calls come in message.tool_calls (streamed: delta.tool_calls).",
     (value, draft, field) => {
         draft.tools = readTools(value, field);
     }),

@@ -110,17 +110,18 @@ describe.skipIf(probe.reason != null)("POST /v1/responses with the openai client
         expect((await streamed.usage).outputTokens).toBe(expected.completionTokens);
     });
 
-    it("refuses what a stateless server without tools cannot honour, by name", async () => {
+    it("refuses what a stateless server cannot honour, and every wrong shape of function tools, by name", async () => {
         const cases: [Record<string, unknown>, RegExp][] = [
             [{input: "hi", previous_response_id: "resp_123"}, /`previous_response_id` cannot be used: this server is stateless/],
             [{input: "hi", store: true}, /`store` must be false or left out/],
-            [{input: "hi", tools: [{type: "function", name: "f", parameters: {}}]}, /`tools` are not supported/],
+            ...responsesToolRefusals(),
             [{input: "hi", reasoning: {effort: "low"}}, /`reasoning` is not supported/],
             [{input: "hi", text: {verbosity: "low"}}, /`text.verbosity` is not supported/],
             [{input: ""}, /`input` must be 1 to/],
             [{input: []}, /`input` must be a non-empty/],
             [{}, /`input` must be a non-empty/],
-            [{input: [{type: "function_call_output", call_id: "c", output: "x"}]}, /input\[0\] is a "function_call_output" item/],
+            [{input: [{type: "function_call_output", call_id: "c", output: "x"}]}, /`input\[0\]\.call_id` answers no function_call item before it/],
+            [{input: [{type: "computer_call_output", call_id: "c", output: {}}]}, /input\[0\] is a "computer_call_output" item/],
             [{input: [{role: "user", content: [{type: "input_image", image_url: "data:"}]}]}, /input\[0\]\.content\[0\] is a "input_image" part/],
             [{input: [{role: "user", content: "a"}, {role: "assistant", content: "b"}]}, /last input item must be the user's/],
             [{input: [{role: "tool", content: "a"}]}, /role must be "user", "assistant", "system" or "developer"/],
@@ -140,3 +141,42 @@ describe.skipIf(probe.reason != null)("POST /v1/responses with the openai client
         await expect(client.responses.create({model: "kv-tiny", input: "hi", store: true})).rejects.toMatchObject({status: 400});
     });
 });
+
+/** Every wrong shape of a Responses request's tools, tool_choice and tool items, with the words its refusal must have. */
+function responsesToolRefusals(): [Record<string, unknown>, RegExp][] {
+    const tool = {type: "function", name: "get_time", parameters: {type: "object", properties: {zone: {type: "string"}}}, strict: true};
+    const call = {type: "function_call", call_id: "call_1", name: "get_time", arguments: "{\"zone\":\"utc\"}"};
+    const output = {type: "function_call_output", call_id: "call_1", output: "12:00"};
+    const turn = (items: unknown[]) => ({tools: [tool], input: [{role: "user", content: "Time?"}, ...items]});
+    return [
+        [{input: "hi", tools: {type: "function"}}, /`tools` must be a list/],
+        [{input: "hi", tools: [{type: "web_search_preview"}]}, /`tools\[0\]\.type` is "web_search_preview": hosted tools run on OpenAI's side/],
+        [{input: "hi", tools: [{type: "file_search", vector_store_ids: ["v"]}]}, /`tools\[0\]\.type` is "file_search"/],
+        [{input: "hi", tools: [{type: "function", function: {name: "f"}}]}, /`tools\[0\]\.function` is not a field of a function tool/],
+        [{input: "hi", tools: [{...tool, name: "get time"}]}, /`tools\[0\]\.name` must be 1 to 64/],
+        [{input: "hi", tools: [{...tool, name: "x".repeat(65)}]}, /`tools\[0\]\.name` must be 1 to 64/],
+        [{input: "hi", tools: [tool, tool]}, /`tools\[1\]\.name` repeats the tool name "get_time"/],
+        [{input: "hi", tools: [{...tool, parameters: {type: "array"}}]}, /`tools\[0\]\.parameters\.type` must be "object"/],
+        [{input: "hi", tools: [{...tool, strict: "yes"}]}, /`tools\[0\]\.strict` must be true or false/],
+        [{input: "hi", tools: [{...tool, description: ["d"]}]}, /`tools\[0\]\.description` must be a string/],
+        [{input: "hi", tools: [tool], tool_choice: "always"}, /`tool_choice` must be "none", "auto", "required"/],
+        [{input: "hi", tools: [tool], tool_choice: {type: "file_search"}}, /`tool_choice\.type` is "file_search"/],
+        [{input: "hi", tools: [tool], tool_choice: {type: "function", name: "get_weather"}}, /`tool_choice\.name` names the function "get_weather", which is not one of `tools`/],
+        [{input: "hi", tools: [tool], tool_choice: {type: "function", function: {name: "get_time"}}}, /`tool_choice\.function` is not a field of tool_choice/],
+        [{input: "hi", tool_choice: "required"}, /`tool_choice: "required"` needs `tools`/],
+        [{input: "hi", tools: [tool], parallel_tool_calls: "no"}, /`parallel_tool_calls` must be true or false/],
+        [{input: "hi", tools: [tool], text: {format: {type: "json_object"}}}, /`text` \(a format\) cannot be combined with tools/],
+        [turn([{...call, arguments: "zone=utc"}, output]), /`input\[1\]\.arguments` must be a JSON object written as a string/],
+        [turn([{...call, arguments: "[1]"}, output]), /`input\[1\]\.arguments` must be a JSON object/],
+        [turn([{...call, arguments: {zone: "utc"}}, output]), /`input\[1\]\.arguments` must be a JSON object written as a string/],
+        [turn([{...call, call_id: ""}, output]), /`input\[1\]\.call_id` must be a tool call id/],
+        [turn([{...call, name: "get time"}, output]), /`input\[1\]\.name` must be 1 to 64/],
+        [turn([{...call, status: "done"}, output]), /`input\[1\]\.status` must be "in_progress", "completed" or "incomplete"/],
+        [turn([{...call, function: {}}, output]), /`input\[1\]\.function` is not a field of a function_call item/],
+        [turn([call, call, output]), /`input\[2\]\.call_id` repeats the call id "call_1"/],
+        [turn([call, {...output, call_id: "call_2"}]), /`input\[2\]\.call_id` answers no function_call item before it \("call_2"\)/],
+        [turn([call, {...output, output: 12}]), /`input\[2\]\.output` must be a string or a non-empty list of input_text parts/],
+        [turn([call, {...output, output: [{type: "input_image", image_url: "data:"}]}]), /`input\[2\]\.output\[0\]` must be \{"type": "input_text"/],
+        [turn([call]), /last input item must be the user's message or a function_call_output/]
+    ];
+}

@@ -28,7 +28,7 @@ import {resolveChatWrapper, type ChatWrapper} from "node-llama-cpp";
 import {TokenClock} from "../engine/runtime/generationTiming.js";
 import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
 import {OpenAiError} from "./OpenAiError.js";
-import {chunkBody, completionBody, usageChunkBody, timingsOf, type ChunkLogprobs, type Finished} from "./openAiResponses.js";
+import {chatFinishReason, chunkBody, completionBody, usageChunkBody, timingsOf, type ChunkLogprobs, type Finished} from "./openAiResponses.js";
 import {parseChatCompletionRequest, parseCompletionRequest, type GenerationRequest} from "./parseGenerationRequest.js";
 import {readJsonBody} from "./readJsonBody.js";
 import type {SchedulingPolicy} from "./schedulingPolicies.js";
@@ -51,7 +51,8 @@ import {parseAnthropicCountTokensRequest, parseAnthropicMessagesRequest} from ".
 import {anthropicErrorBody, anthropicMessageFormat} from "./anthropicReplies.js";
 import {parseResponsesRequest} from "./parseResponsesRequest.js";
 import {responsesFormat} from "./responsesReplies.js";
-import {toolCallPrompt} from "./toolCallPrompt.js";
+import {newToolCallId, toolCallPrompt} from "./toolCallPrompt.js";
+import {ToolCallStream, type ReplyDelta} from "./ToolCallStream.js";
 
 /** Request bodies beyond this are refused (413): room for a full context of text several times over. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -231,7 +232,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         } else if (pathname === "/v1/messages") {
             methodFor("POST");
             const parsed = parseAnthropicMessagesRequest(await readJsonBody(request, MAX_BODY_BYTES));
-            await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response, anthropicMessageFormat());
+            await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response, anthropicMessageFormat(parsed.tools != null));
         } else if (pathname === "/v1/messages/count_tokens") {
             methodFor("POST");
             const parsed = parseAnthropicCountTokensRequest(await readJsonBody(request, MAX_BODY_BYTES));
@@ -239,7 +240,8 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             refuseOverlongPrompt(parsed, minimumPromptTokens(parsed, maxTokenBytes), contextSize, true);
             if (promptTextBytes(parsed) > SYNC_TOKENIZE_BYTES)
                 refuseOverlongPrompt(parsed, await countedPromptTokens(tokenCounter, parsed, placed.model.tokens.bos != null), contextSize, true);
-            sendJson(response, 200, {input_tokens: chatPromptTokens(chatWrapper, placed.model, parsed.messages)});
+            sendJson(response, 200, {input_tokens: parsed.tools != null ? toolCallPrompt(parsed.messages, parsed.tools, placed.model, placed.engine.bindings).promptTokens
+                : chatPromptTokens(chatWrapper, placed.model, parsed.messages)});
             served(request, 200, "counted");
         } else if (pathname === "/v1/embeddings") {
             methodFor("POST");
@@ -322,6 +324,16 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             streamed = {tokens: [], offset: taken.tokens.reduce((at, token) => at + token.text.length, taken.offset)};
             return taken;
         };
+        // a reply with tools is parsed again after each piece, and only what is new goes out (ToolCallStream.ts)
+        const replyStream = toolPrompt != null ? new ToolCallStream(toolPrompt.parse, format?.newToolCallId ?? newToolCallId) : null;
+        const send = (writer: SseWriter, delta: ReplyDelta) => {
+            if (format != null && delta.type === "content")
+                format.text(writer, delta.text);
+            else if (format != null && delta.type === "tool_call")
+                format.toolCall(writer, delta);
+            else
+                writer.send(chunkBody(stream, delta.type === "content" ? {text: delta.text, logprobs: takeStreamed()} : {toolCall: delta}));
+        };
         try {
             const job = {promptTokens, signal: controller.signal, affinity: kv.affinity(conversation)};
             const run = scheduler.run(job, async (slot, waitedMs) => {
@@ -343,12 +355,9 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                         onText: (text, logprobs) => {
                             if (streamed != null)
                                 streamed = {tokens: [...streamed.tokens, ...logprobs], offset: streamed.offset};
-                            if (text !== "" && sse != null) {
-                                if (format != null)
-                                    format.text(sse, text);
-                                else
-                                    sse.send(chunkBody(stream, {text, logprobs: takeStreamed()}));
-                            }
+                            if (text !== "" && sse != null)
+                                for (const delta of replyStream?.push(text) ?? [{type: "content" as const, text}])
+                                    send(sse, delta);
                         }
                     });
                     return {generation, slot, waitedMs, restored};
@@ -360,8 +369,16 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             const {generation, slot, waitedMs, restored} = await run.finally(() => running.delete(run));
             if (generation.finishReason === "abort")
                 throw controller.signal.reason;
-            // a reply cut by the length is not parsed: its unfinished call would be no call, so the client gets the text as generated
-            const reply = toolPrompt != null && generation.finishReason !== "length" ? toolPrompt.parse(generation.text, false) : null;
+            // a reply cut by the length is parsed as llama.cpp parses an unfinished one; unstreamed, one cut inside a call is given
+            // as generated (its unfinished call would be no call); streamed, what was handed on stands
+            const cut = generation.finishReason === "length";
+            let ending = replyStream?.finish(generation.text, cut) ?? null;
+            if (ending != null && sse == null && cut && ending.reply.toolCalls.length > 0)
+                ending = null;
+            const writing = sse as SseWriter | null;
+            for (const delta of writing != null ? ending?.deltas ?? [] : [])
+                send(writing!, delta);
+            const reply = ending?.reply ?? null;
             const finished: Finished = {
                 ...stream, text: reply?.content ?? generation.text, ...(reply != null && {toolCalls: reply.toolCalls}), finishReason: generation.finishReason, stopSequence: generation.stopTrigger, promptTokens, timing: clock.timing(promptTokens),
                 queueMs: waitedMs, promptTokensEvaluated: generation.promptTokensEvaluated, sequence: slot.index,
@@ -372,7 +389,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                 format.finish(writer, finished);
             else if (writer != null) {
                 const rest = takeStreamed();
-                writer.send(chunkBody(stream, {finishReason: finished.finishReason, timings: timingsOf(finished), logprobs: rest != null && rest.tokens.length > 0 ? rest : null}));
+                writer.send(chunkBody(stream, {finishReason: chatFinishReason(finished), timings: timingsOf(finished), logprobs: rest != null && rest.tokens.length > 0 ? rest : null}));
                 if (parsed.includeUsage)
                     writer.send(usageChunkBody(finished));
                 writer.done();

@@ -12,7 +12,7 @@ import {OpenAiError} from "./OpenAiError.js";
 import type {ChatMessage} from "./parseGenerationRequest.js";
 import type {ToolCall, ToolUse} from "./toolRequest.js";
 
-/** What a reply says once parsed: its text and the calls it makes (ids `call_…`). */
+/** What a reply says once parsed: its text and the calls it makes (`id`: the model's own, "" when it wrote none: ToolCallStream.ts gives one). */
 export type ParsedReply = {content: string; reasoning: string; toolCalls: ToolCall[]};
 
 export type ToolCallPrompt = {
@@ -105,7 +105,7 @@ export function toolCallPrompt(messages: readonly ChatMessage[], tools: ToolUse,
             }
             return {
                 content: parsed.content, reasoning: parsed.reasoningContent,
-                toolCalls: parsed.toolCalls.map((call) => ({id: call.id !== "" ? call.id : newToolCallId(), name: call.name, arguments: call.arguments}))
+                toolCalls: parsed.toolCalls.map((call) => ({id: call.id, name: call.name, arguments: call.arguments}))
             };
         }
     };

@@ -7,6 +7,7 @@
 import {existsSync, readFileSync} from "node:fs";
 import path from "node:path";
 import {Ajv} from "ajv";
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {PlacedModel} from "../engine/runtime/PlacedModel.js";
@@ -16,6 +17,7 @@ import type {OpenAiServer} from "./serveOpenAi.js";
 import {BOUNDED_JSON_SCHEMA} from "./testing/boundedJsonSchema.js";
 import {serveTestModel} from "./testing/servedTestModel.js";
 import {toolCallPrompt} from "./toolCallPrompt.js";
+import {ToolCallStream, type ReplyDelta} from "./ToolCallStream.js";
 
 /** Real chat templates, as `npm ci` unpacks them with llama.cpp's source (native/install.mjs). */
 const TEMPLATES = path.resolve("build/native/llama.cpp/models/templates");
@@ -63,10 +65,49 @@ describe.skipIf(skip != null)("llama.cpp's chat layer with real templates (CPU, 
         const parsed = prompt.parse(reply.replace("ARGS", JSON.stringify(ARGUMENTS)), false);
         expect(parsed.toolCalls).toHaveLength(1);
         expect(parsed.toolCalls[0]!.name).toBe("get_weather");
-        expect(parsed.toolCalls[0]!.id).toMatch(/^call_/);
+        // these formats carry no id: the server gives one (ToolCallStream.ts)
+        expect(parsed.toolCalls[0]!.id).toBe("");
         const args: unknown = JSON.parse(parsed.toolCalls[0]!.arguments);
         expect(validate(args), JSON.stringify(validate.errors)).toBe(true);
         expect(args).toEqual(ARGUMENTS);
+    }, 60_000);
+
+    it.each([QWEN, HERMES])("%s: a reply parsed piece by piece hands on its text, then each call's id and name, then its arguments in pieces", async (file) => {
+        const placed = await loadWithTemplate(`tools-stream-${file.slice(0, 12)}`, file);
+        models.push(placed);
+        const prompt = toolCallPrompt([{role: "user", text: "Weather?"}], {tools: [{name: "get_weather", description: null, parameters: BOUNDED_JSON_SCHEMA},
+            {name: "get_time", description: null, parameters: TIME.function.parameters}], choice: "auto", parallel: true}, placed.model, placed.engine.bindings);
+        const reply = `Let me look that up.\n<tool_call>\n{"name": "get_weather", "arguments": ${JSON.stringify(ARGUMENTS)}}\n</tool_call>\n` +
+            "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"zone\": \"cet\"}}\n</tool_call>";
+        let made = 0;
+        const stream = new ToolCallStream(prompt.parse, () => `call_test${made++}`);
+        const deltas: ReplyDelta[] = [];
+        // three characters at a time, as tokens come
+        for (let at = 0; at < reply.length; at += 3)
+            deltas.push(...stream.push(reply.slice(at, at + 3)));
+        const {deltas: rest, reply: final} = stream.finish(reply, false);
+        deltas.push(...rest);
+        const whole = prompt.parse(reply, false);
+        expect(final.toolCalls.map((call) => call.name)).toEqual(["get_weather", "get_time"]);
+        expect(final.toolCalls.map((call) => call.arguments)).toEqual(whole.toolCalls.map((call) => call.arguments));
+        expect(JSON.parse(final.toolCalls[0]!.arguments)).toEqual(ARGUMENTS);
+        expect(final.toolCalls.map((call) => call.id)).toEqual(["call_test0", "call_test1"]);
+        expect(final.content).toBe(whole.content);
+        expect(final.content).toContain("Let me look that up.");
+        // the pieces add up to the final reply, and no piece of the tool-call markup reaches the content
+        const content = deltas.filter((delta) => delta.type === "content");
+        expect(content.map((delta) => delta.text).join("")).toBe(final.content);
+        expect(content.some((delta) => delta.text.includes("<"))).toBe(false);
+        const firstCall = deltas.findIndex((delta) => delta.type === "tool_call");
+        expect(deltas.slice(firstCall).some((delta) => delta.type === "content")).toBe(false);
+        for (const [index, call] of final.toolCalls.entries()) {
+            const pieces = deltas.filter((delta) => delta.type === "tool_call" && delta.index === index) as Extract<ReplyDelta, {type: "tool_call"}>[];
+            expect(pieces[0]).toMatchObject({opens: true, id: call.id, name: call.name});
+            expect(pieces.slice(1).every((piece) => !piece.opens)).toBe(true);
+            expect(pieces.map((piece) => piece.arguments).join("")).toBe(call.arguments);
+        }
+        // the first call's arguments stream as they are written, not at its end
+        expect(deltas.filter((delta) => delta.type === "tool_call" && delta.index === 0).length).toBeGreaterThan(3);
     }, 60_000);
 });
 
@@ -108,6 +149,72 @@ describe.skipIf(skip != null)("tools on POST /v1/chat/completions with the opena
         });
         expect(withResult.choices[0]!.message.role).toBe("assistant");
         expect(withResult.usage!.prompt_tokens).toBeGreaterThan(required.usage!.prompt_tokens + 10);
+    }, 120_000);
+
+    // llama.cpp's tool-call grammars allow text before the calls, which a random-weight model never ends: these requests
+    // check the served path; the shapes of streamed calls are checked in toolCallReplies.test.ts with the same clients
+    it("streams a request with tools in valid chunks that add up to the unstreamed reply, ending in a finish reason", async () => {
+        const request = {model: "kv-tiny", messages: [{role: "user" as const, content: "What time is it?"}], tools: [WEATHER, TIME], temperature: 0, max_tokens: 24,
+            tool_choice: "required" as const, parallel_tool_calls: false};
+        const whole = await client.chat.completions.create(request);
+        const stream = client.chat.completions.stream({...request, stream: true});
+        const finishes: (string | null)[] = [];
+        for await (const chunk of stream)
+            finishes.push(chunk.choices[0]?.finish_reason ?? null);
+        const final = await stream.finalChatCompletion();
+        expect(finishes.filter((finish) => finish != null)).toEqual([whole.choices[0]!.finish_reason]);
+        expect(final.choices[0]!.message.content ?? "").toBe(whole.choices[0]!.message.content ?? "");
+        expect(final.choices[0]!.message.tool_calls ?? []).toEqual(whole.choices[0]!.message.tool_calls ?? []);
+        expect(final.choices[0]!.finish_reason).toMatch(/^(length|stop|tool_calls)$/);
+    }, 120_000);
+
+    it("Anthropic /v1/messages with tools through @anthropic-ai/sdk: the prompt holds them, streamed and whole agree, a tool_result goes back", async () => {
+        const anthropic = new Anthropic({baseURL: server.url.replace(/\/v1$/, ""), apiKey: "none", maxRetries: 0});
+        const tools = [{name: "get_weather", description: "The weather of a city", input_schema: {type: "object" as const, properties: {city: {type: "string"}}}},
+            {name: "get_time", input_schema: {...TIME.function.parameters, type: "object" as const, required: ["zone"]}}];
+        const messages = [{role: "user" as const, content: "What time is it?"}];
+        // temperature is honoured; the SDK's types no longer list it
+        const request = {model: "kv-tiny", max_tokens: 16, ...{temperature: 0}, tools, messages,
+            tool_choice: {type: "tool" as const, name: "get_time", disable_parallel_tool_use: true}};
+        const whole = await anthropic.messages.create(request);
+        expect(whole.stop_reason).toMatch(/^(max_tokens|tool_use)$/);
+        const stream = anthropic.messages.stream(request);
+        const final = await stream.finalMessage();
+        expect(final.content).toEqual(whole.content);
+        expect(final.stop_reason).toBe(whole.stop_reason);
+        const plain = await anthropic.messages.countTokens({model: "kv-tiny", messages});
+        expect(whole.usage.input_tokens).toBeGreaterThan(plain.input_tokens + 50);
+        // a call and its result go back through the template: more prompt, counted as /v1/messages evaluates it
+        const use = {type: "tool_use" as const, id: "toolu_01", name: "get_time", input: {zone: "cet"}};
+        const back = [...messages, {role: "assistant" as const, content: [{type: "text" as const, text: "Checking."}, use]},
+            {role: "user" as const, content: [{type: "tool_result" as const, tool_use_id: use.id, content: "12:00 CET"}]}];
+        const answer = await anthropic.messages.create({...request, max_tokens: 4, tool_choice: {type: "none"}, messages: back});
+        expect(answer.usage.input_tokens).toBeGreaterThan(whole.usage.input_tokens + 10);
+        const counted = await anthropic.messages.countTokens({model: "kv-tiny", tools, tool_choice: {type: "none"}, messages: back});
+        expect(counted.input_tokens).toBe(answer.usage.input_tokens);
+        // is_error reaches the model too
+        const failed = await anthropic.messages.countTokens({model: "kv-tiny", tools, tool_choice: {type: "none"}, messages: [...back.slice(0, 2),
+            {role: "user", content: [{type: "tool_result", tool_use_id: use.id, content: "12:00 CET", is_error: true}]}]});
+        expect(failed.input_tokens).toBeGreaterThan(counted.input_tokens);
+    }, 120_000);
+
+    it("Responses with function tools through the openai client: the prompt holds them, streamed and whole agree, a function_call_output goes back", async () => {
+        const tools = [{type: "function" as const, name: "get_time", parameters: TIME.function.parameters as Record<string, unknown>, strict: true}];
+        const request = {model: "kv-tiny", input: "What time is it?", tools, tool_choice: "required" as const, max_output_tokens: 16, temperature: 0};
+        const whole = await client.responses.create(request);
+        const plain = await client.responses.create({model: "kv-tiny", input: "What time is it?", max_output_tokens: 16, temperature: 0});
+        expect(whole.usage!.input_tokens).toBeGreaterThan(plain.usage!.input_tokens + 50);
+        expect(whole).toMatchObject({tool_choice: "required", parallel_tool_calls: true, tools: [{type: "function", name: "get_time"}]});
+        const stream = client.responses.stream(request);
+        const final = await stream.finalResponse();
+        expect(final.output_text).toBe(whole.output_text);
+        expect(final.output.map((item) => item.type)).toEqual(whole.output.map((item) => item.type));
+        expect(final.status).toBe(whole.status);
+        const back = await client.responses.create({...request, tool_choice: "none", input: [{role: "user", content: "What time is it?"},
+            {type: "function_call", call_id: "call_1", name: "get_time", arguments: "{\"zone\":\"cet\"}"},
+            {type: "function_call_output", call_id: "call_1", output: "12:00 CET"}]});
+        expect(back.usage!.input_tokens).toBeGreaterThan(whole.usage!.input_tokens + 10);
+        expect(back.tool_choice).toBe("none");
     }, 120_000);
 
     it("refuses a named tool_choice that is not one of the tools, naming the field", async () => {

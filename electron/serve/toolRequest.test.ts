@@ -35,6 +35,8 @@ describe("tools in an OpenAI chat request", () => {
         expect(parseChatCompletionRequest({messages: [...user, {role: "assistant", content: null, tool_calls: [call]},
             {role: "tool", tool_call_id: "call_1", content: "Sunny"}]}).tools).toEqual({tools: [], choice: "none", parallel: true});
         expect(parseChatCompletionRequest({messages: user, tools: []}).tools).toBeNull();
+        // streamed: the calls come as tool_calls deltas (ToolCallStream.ts)
+        expect(parseChatCompletionRequest({messages: user, tools: [weather], stream: true})).toMatchObject({stream: true, tools: {choice: "auto"}});
     });
 
     it("refuses every wrong shape of tools with a 400 naming the field", () => {
@@ -86,7 +88,6 @@ describe("tools in an OpenAI chat request", () => {
         expect(refusal({messages: [{role: "user", content: "x", tool_calls: [call]}]})).toMatchObject({param: "messages[0].tool_calls"});
         expect(refusal({messages: [{role: "user", content: "x", tool_call_id: "call_1"}]})).toMatchObject({param: "messages[0].tool_call_id"});
         expect(refusal({messages: [...user, {role: "assistant", content: "Let me"}], tools: [weather]})).toMatchObject({param: "messages"});
-        expect(refusal({messages: user, tools: [weather], stream: true})).toMatchObject({param: "stream"});
         expect(refusal({messages: user, tools: [weather], logprobs: true})).toMatchObject({param: "logprobs"});
         expect(refusal({messages: user, tools: [weather], response_format: {type: "json_object"}})).toMatchObject({param: "response_format"});
         expect(refusal({messages: user, tools: [weather], grammar: "root ::= \"x\""})).toMatchObject({param: "grammar"});

@@ -34,11 +34,12 @@ function bad(field: string, message: string): OpenAiError {
     return OpenAiError.badRequest(message, field);
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
     return typeof value === "object" && value != null && !Array.isArray(value);
 }
 
-function functionName(value: unknown, field: string): string {
+/** A function's name, by OpenAI's rule (Anthropic's tool names follow the same one). */
+export function functionName(value: unknown, field: string): string {
     if (typeof value !== "string" || !NAME_PATTERN.test(value))
         throw bad(field, `\`${field}\` must be 1 to ${TEXT_LIMITS.toolName} letters, digits, underscores or dashes.`);
     return value;
@@ -82,7 +83,7 @@ export function readTools(value: unknown, field: string): ToolDefinition[] {
 }
 
 /** A function's parameters: a JSON schema of an object (its arguments are always one JSON object). */
-function parametersOf(value: unknown, field: string): Record<string, unknown> {
+export function parametersOf(value: unknown, field: string): Record<string, unknown> {
     if (value == null)
         return {type: "object", properties: {}};
     if (!isPlainObject(value))
