@@ -5,6 +5,7 @@
 #include "TensorwiseGrammarSampling.h"
 
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
