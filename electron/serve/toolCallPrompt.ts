@@ -26,6 +26,11 @@ export type ToolCallPrompt = {
     stops: string[];
     /** common_chat_format's name (llama.cpp's), for logs. */
     formatName: string;
+    /**
+     * What the reply was opened with at the end of the prompt (the template's tool-call marker when a call is required),
+     * which `parse` reads before the generated text; "" when the reply is free.
+     */
+    opening: string;
     /** The reply as llama.cpp parses it; `partial`: more text may follow. Throws a 500 when the reply does not parse. */
     parse(text: string, partial: boolean): ParsedReply;
 };
@@ -74,7 +79,15 @@ export function toolCallPrompt(messages: readonly ChatMessage[], tools: ToolUse,
     const {choice} = tools;
     // the prompt shows every tool; a named choice constrains the reply to that one function (llama-server takes no names)
     const applied = apply(tools.tools, typeof choice === "object" ? "required" : choice);
-    const constraint = typeof choice === "object" ? apply(tools.tools.filter((tool) => tool.name === choice.name), "required") : applied;
+    const constraintTools = typeof choice === "object" ? tools.tools.filter((tool) => tool.name === choice.name) : tools.tools;
+    const constraint = typeof choice === "object" ? apply(constraintTools, "required") : applied;
+    // llama.cpp's tool-call grammar lets a reply begin with free text before the template's tool-call marker
+    // (chat-auto-parser-generator.cpp, autoparser::build_parser: optional content until the tool start), so "required"
+    // and a named choice would force no call within max_tokens (a random-weight model never writes the marker). The
+    // reply is opened with the marker the template starts a call with (the trigger of its lazy "auto" grammar): written
+    // at the end of the prompt, and read by the grammar and the parser as already generated.
+    const opening = choice === "required" || typeof choice === "object" ? callOpening(apply(constraintTools, "auto")) : "";
+    const generationPrompt = constraint.generationPrompt + opening;
     let grammar: LlamaGrammar | undefined;
     if (choice !== "none" && constraint.grammar !== "") {
         try {
@@ -84,20 +97,21 @@ export function toolCallPrompt(messages: readonly ChatMessage[], tools: ToolUse,
         }
         bindings.tensorwiseSetGrammarSampling((grammar as unknown as {_grammar: object})._grammar, {
             lazy: constraint.grammarLazy, triggers: constraint.grammarTriggers, preservedTokens: constraint.preservedTokens,
-            prefill: constraint.generationPrompt
+            prefill: generationPrompt
         });
     }
-    const tokens = model.tokenize(applied.prompt, true);
+    const tokens = model.tokenize(applied.prompt + opening, true);
     return {
         tokens,
         promptTokens: tokens.length + (addBos ? 1 : 0),
         grammar,
         stops: applied.additionalStops,
         formatName: constraint.formatName,
+        opening,
         parse: (text, partial) => {
             let parsed;
             try {
-                parsed = bindings.tensorwiseChatParse({text, format: constraint.format, parser: constraint.parser, generationPrompt: constraint.generationPrompt,
+                parsed = bindings.tensorwiseChatParse({text, format: constraint.format, parser: constraint.parser, generationPrompt,
                     isPartial: partial});
             } catch (error) {
                 throw new OpenAiError(500, `llama.cpp could not parse the model's reply into content and tool calls: ${firstLine(error)}`, "server_error",
@@ -109,6 +123,14 @@ export function toolCallPrompt(messages: readonly ChatMessage[], tools: ToolUse,
             };
         }
     };
+}
+
+/** common_grammar_trigger_type's WORD (common/common.h): a literal string that starts the grammar. */
+const TRIGGER_WORD = 1;
+
+/** The first literal trigger of a lazy tool-call grammar: the text the template opens a call with; "" when it has none. */
+function callOpening(auto: NativeChatApplyResult): string {
+    return auto.grammarTriggers.find((trigger) => trigger.type === TRIGGER_WORD)?.value ?? "";
 }
 
 /** An id in OpenAI's style (`call_` and random characters). */

@@ -62,7 +62,11 @@ describe.skipIf(skip != null)("llama.cpp's chat layer with real templates (CPU, 
         expect(text).toContain("get_weather");
         expect(text).toContain("The weather of a city");
         expect(prompt.grammar).toBeDefined();
-        const parsed = prompt.parse(reply.replace("ARGS", JSON.stringify(ARGUMENTS)), false);
+        // a required call is opened in the prompt with the template's marker: the model writes what follows it
+        const full = reply.replace("ARGS", JSON.stringify(ARGUMENTS));
+        expect(full.startsWith(prompt.opening), `"${prompt.opening}" opens ${file}'s calls`).toBe(true);
+        expect(text.endsWith(prompt.opening)).toBe(true);
+        const parsed = prompt.parse(full.slice(prompt.opening.length), false);
         expect(parsed.toolCalls).toHaveLength(1);
         expect(parsed.toolCalls[0]!.name).toBe("get_weather");
         // these formats carry no id: the server gives one (ToolCallStream.ts)
@@ -136,7 +140,9 @@ describe.skipIf(skip != null)("tools on POST /v1/chat/completions with the opena
         expect(required.usage!.prompt_tokens).toBeGreaterThan(plain.usage!.prompt_tokens + 100);
         // "auto" (the default with tools): a lazy grammar, free text until the template's tool-call marker
         const auto = await client.chat.completions.create(request);
-        expect(auto.usage!.prompt_tokens).toBe(required.usage!.prompt_tokens);
+        // the same prompt, but for the call marker that opens a required reply (toolCallPrompt.ts, callOpening)
+        expect(required.usage!.prompt_tokens - auto.usage!.prompt_tokens).toBeGreaterThan(0);
+        expect(required.usage!.prompt_tokens - auto.usage!.prompt_tokens).toBeLessThan(16);
         expect(auto.choices[0]!.finish_reason).toMatch(/^(length|stop|tool_calls)$/);
         const named = await client.chat.completions.create({...request, tool_choice: {type: "function", function: {name: "get_time"}}});
         expect(named.choices[0]!.finish_reason).toMatch(/^(length|tool_calls)$/);
@@ -149,6 +155,28 @@ describe.skipIf(skip != null)("tools on POST /v1/chat/completions with the opena
         });
         expect(withResult.choices[0]!.message.role).toBe("assistant");
         expect(withResult.usage!.prompt_tokens).toBeGreaterThan(required.usage!.prompt_tokens + 10);
+    }, 120_000);
+
+    it("makes a required or named call even with random weights: greedy output under the grammar parses into a call that validates", async () => {
+        const ajv = new Ajv({strict: true});
+        const schemas = new Map<string, ReturnType<typeof ajv.compile>>([WEATHER, TIME].map((tool) => [tool.function.name, ajv.compile(tool.function.parameters)]));
+        // the grammar lets JSON whitespace run to ~20 characters between tokens, which random weights take: room for it
+        const request = {model: "kv-tiny", messages: [{role: "user" as const, content: "What is the weather in Paris?"}], tools: [WEATHER, TIME],
+            temperature: 0, max_tokens: 1024, parallel_tool_calls: false};
+        for (const tool_choice of ["required", {type: "function", function: {name: "get_time"}}] as const) {
+            const reply = await client.chat.completions.create({...request, tool_choice});
+            const choice = reply.choices[0]!;
+            expect(choice.finish_reason, JSON.stringify(choice.message)).toBe("tool_calls");
+            expect(choice.message.tool_calls).toHaveLength(1);
+            const call = choice.message.tool_calls![0]!;
+            if (call.type !== "function") throw new Error(`a ${call.type} call, not a function call`);
+            expect(call.id).toMatch(/^call_/);
+            if (typeof tool_choice === "object") expect(call.function.name).toBe("get_time");
+            const validate = schemas.get(call.function.name);
+            expect(validate, `a call to ${call.function.name}, one of the tools`).toBeDefined();
+            const args: unknown = JSON.parse(call.function.arguments);
+            expect(validate!(args), JSON.stringify(validate!.errors)).toBe(true);
+        }
     }, 120_000);
 
     // llama.cpp's tool-call grammars allow text before the calls, which a random-weight model never ends: these requests
