@@ -118,8 +118,10 @@ describe.skipIf(missing != null)("web: chat flow and keyboard", () => {
                 const model = new ModelPage(page);
                 await model.openPath(modelPath);
                 await model.card.waitFor({timeout: 30_000});
-                const top = async (testId: string) => (await page.getByTestId(testId).boundingBox())!.y;
-                expect(await top("model-card"), "the card above the library").toBeLessThan(await top("model-library"));
+                // the card shown before re-inspecting the same path leaves for a moment: poll until the new one is laid out
+                const top = async (testId: string) => (await page.getByTestId(testId).boundingBox())?.y ?? Number.NaN;
+                await expect.poll(async () => await top("model-card") < await top("model-library"), {message: "the card above the library", timeout: 30_000})
+                    .toBe(true);
                 expect(await page.getByTestId("go-offload").count(), "no second load offered for the loaded model").toBe(0);
                 await page.getByTestId("start-chatting").click();
                 await expect.poll(() => focusedTestId(page), {message: "after Start chatting"}).toBe("composer-input");
