@@ -9,12 +9,13 @@ import {mkdir, mkdtemp, readdir, rm, writeFile} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import type {EventName, Events, ServerState} from "../../contract/ipc.js";
+import type {ServerState} from "../../contract/ipc.js";
 import {requiredOrSkip} from "../../engine/testing/requiredOrSkip.js";
 import {makeSyntheticModel} from "../../engine/writer/makeSyntheticModel.js";
 import {ConversationStore} from "../ConversationStore.js";
 import {defaultEngineEntry, EngineClient} from "../EngineClient.js";
-import {HostService, type HostClient} from "../HostService.js";
+import {HostService} from "../HostService.js";
+import {hostEventRecorder} from "../testing/hostEventRecorder.js";
 import {SERVER_SETTINGS_FILE} from "./ServerControl.js";
 import {rawRequest} from "../../serve/testing/rawRequest.js";
 
@@ -22,25 +23,11 @@ const missing = requiredOrSkip("app server tests", existsSync(defaultEngineEntry
 if (missing != null)
     console.warn(`[skip] app server tests: ${missing}`);
 
-type Received = {[Name in EventName]: {name: Name; payload: Events[Name]}}[EventName];
-
 describe.skipIf(missing != null)("the app's OpenAI-compatible server through the host (real engine, tiny model)", () => {
     let dir: string;
     let engine: EngineClient;
     let host: HostService;
-    const events: Received[] = [];
-    const client: HostClient = {id: "test-client", emit: (name, payload) => events.push({name, payload} as Received)};
-    const waitFor = async <Name extends EventName>(name: Name, match: (payload: Events[Name]) => boolean, timeout = 120_000) => {
-        const started = Date.now();
-        for (;;) {
-            const found = events.find((event) => event.name === name && match(event.payload as Events[Name]));
-            if (found != null)
-                return found.payload as Events[Name];
-            if (Date.now() - started > timeout)
-                throw new Error(`no matching ${name} event within ${timeout} ms`);
-            await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-    };
+    const {events, client, waitFor} = hostEventRecorder("test-client", 120_000);
     const send = async (conversationId: string, text: string, streamId: string) => {
         await host.handle("chat.send", {conversationId, text, streamId, maxTokens: 6, temperature: 0}, client);
         return (await waitFor("chat.done", (payload) => payload.streamId === streamId)).message;

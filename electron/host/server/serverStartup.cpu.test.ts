@@ -10,37 +10,24 @@ import {mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile} from "node:fs/pr
 import os from "node:os";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import type {EventName, Events, ServerStartupStep, ServerState} from "../../contract/ipc.js";
+import type {ServerStartupStep, ServerState} from "../../contract/ipc.js";
 import {requiredOrSkip} from "../../engine/testing/requiredOrSkip.js";
 import {makeSyntheticModel} from "../../engine/writer/makeSyntheticModel.js";
 import {ConversationStore} from "../ConversationStore.js";
 import {defaultEngineEntry, EngineClient} from "../EngineClient.js";
-import {HostService, type HostClient} from "../HostService.js";
+import {HostService} from "../HostService.js";
+import {hostEventRecorder} from "../testing/hostEventRecorder.js";
 
 const missing = requiredOrSkip("server start-up tests", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 if (missing != null)
     console.warn(`[skip] server start-up tests: ${missing}`);
-
-type Received = {[Name in EventName]: {name: Name; payload: Events[Name]}}[EventName];
 
 describe.skipIf(missing != null)("the server's start-up steps and its kept KV costs (real engine, tiny model)", () => {
     let dir: string;
     let cacheDir: string;
     let engine: EngineClient;
     let host: HostService;
-    const events: Received[] = [];
-    const client: HostClient = {id: "test-client", emit: (name, payload) => events.push({name, payload} as Received)};
-    const waitFor = async <Name extends EventName>(name: Name, match: (payload: Events[Name]) => boolean, timeout = 60_000) => {
-        const started = Date.now();
-        for (;;) {
-            const found = events.find((event) => event.name === name && match(event.payload as Events[Name]));
-            if (found != null)
-                return found.payload as Events[Name];
-            if (Date.now() - started > timeout)
-                throw new Error(`no matching ${name} event within ${timeout} ms`);
-            await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-    };
+    const {events, client, waitFor} = hostEventRecorder("test-client", 60_000);
 
     /** Applies `change`, which must start the server, and returns the `server.state` pushes of that start. */
     const start = async (change: Parameters<HostService["handle"]>[1] & object): Promise<{state: ServerState; pushed: ServerState[]}> => {
