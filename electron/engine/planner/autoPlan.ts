@@ -125,19 +125,26 @@ export async function autoPlan(engine: EngineLlama, modelPath: string, options: 
 async function planWithFastestThreads(engine: EngineLlama, prepared: PreparedInputs, strategy: StrategyName,
     options: Omit<AutoPlanOptions, "strategy">): Promise<{inputs: StrategyInputs; profile: MachineProfile; result: StrategyResult}> {
     const tried: {inputs: StrategyInputs; profile: MachineProfile; result: StrategyResult}[] = [];
+    // the CPU retaken at each other count (and again as a load without the GPU, where plans may leave it out): numbered
+    // passes of the Plan step, so its bar and time left cover them all
+    const retakes = threadCandidates(prepared.inputs.settings.threads).filter((threads) => threads !== prepared.profile.threads).length;
+    const count = retakes * (prepared.inputs.cpuOnlyProfile == null ? 1 : 2);
+    let index = 0;
     for (const threads of threadCandidates(prepared.inputs.settings.threads)) {
         options.signal?.throwIfAborted();
-        options.onProgress?.(`measuring the CPU with ${threads} thread${threads === 1 ? "" : "s"}`);
+        const retake = threads !== prepared.profile.threads;
         const cpuOptions = {
             cacheDir: defaultProfileCacheDir(), decodeWorkingSetBytes: prepared.model.tensorBytes,
             // a MoE model's expert ops run on the CPU threads too: timed again at this count, not taken from the base
             expertOps: distinctExpertOperators(loadedTensors(prepared.model), prepared.model.expertUsedCount ?? 1),
             ...(prepared.attention != null ? {attention: prepared.attention} : {}), ...options.profile,
-            signal: options.signal, onProgress: options.onProgress
+            signal: options.signal, onProgress: options.onProgress,
+            progressPrefix: `choosing the thread count: the CPU at ${threads} thread${threads === 1 ? "" : "s"}, `
         };
-        const profile = await profileAtThreads(engine, prepared.profile, threads, cpuOptions);
+        const profile = await profileAtThreads(engine, prepared.profile, threads, {...cpuOptions, ...(retake ? {pass: {index: index++, count}} : {})});
         const cpuOnlyProfile = prepared.inputs.cpuOnlyProfile == null ? undefined
-            : await profileAtThreads(engine, prepared.inputs.cpuOnlyProfile, threads, {...cpuOptions, cpuOnlyLoad: true});
+            : await profileAtThreads(engine, prepared.inputs.cpuOnlyProfile, threads, {...cpuOptions, cpuOnlyLoad: true,
+                ...(retake ? {pass: {index: index++, count}} : {})});
         const inputs: StrategyInputs = {...prepared.inputs, settings: {...prepared.inputs.settings, threads}, cost: {...prepared.inputs.cost, profile},
             ...(cpuOnlyProfile != null ? {cpuOnlyProfile} : {})};
         tried.push({inputs, profile, result: await planStrategy(strategy, inputs)});
@@ -193,11 +200,13 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
             ? {attention: {...attention, kvTypes: ["f16", settings.kvCacheType], maxKeys: settings.contextSize}} : {}),
         ...options.profile, signal, onProgress
     };
-    const profile = await profileMachine(engine, distinctOperators(loadedTensors(model)), profileOptions);
     // with a GPU visible, the CPU as a load without it lays out its weights (repacked where llama.cpp repacks), to
-    // price plans that leave the GPU out; only the CPU is timed again
-    const cpuOnlyProfile = gpu == null || chosen.useGpu === true ? undefined
-        : await profileMachine(engine, distinctOperators(loadedTensors(model)), {...profileOptions, devices: ["CPU"], cpuOnlyLoad: true});
+    // price plans that leave the GPU out; only the CPU is timed again, as the Profile step's second pass
+    const timesCpuOnly = gpu != null && chosen.useGpu !== true;
+    const passes = timesCpuOnly ? 2 : 1;
+    const profile = await profileMachine(engine, distinctOperators(loadedTensors(model)), {...profileOptions, pass: {index: 0, count: passes}});
+    const cpuOnlyProfile = !timesCpuOnly ? undefined
+        : await profileMachine(engine, distinctOperators(loadedTensors(model)), {...profileOptions, devices: ["CPU"], cpuOnlyLoad: true, pass: {index: 1, count: passes}});
     // a share of the model's weights is a share of what llama.cpp loads (not the MTP layers it skips), as explainBudget says
     const budget = budgetBytes(options.budget ?? {kind: "auto"}, {gpuFreeBytes: gpu?.freeBytes ?? 0, weightBytes: planner.weightBytes});
     // scratch per configuration from llama.cpp's no-alloc simulation, measured once (it barely depends on the placement)

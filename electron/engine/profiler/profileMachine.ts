@@ -9,6 +9,7 @@ import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
 import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS, type DecodeOverhead} from "./calibrateDecodeOverhead.js";
 import type {AttentionShape, ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
 import {devicesWithoutPrefill} from "./MachineProfile.js";
+import {passBoundary, passLabel, passProgress, type ProfilePass} from "./profilePasses.js";
 
 /**
  * Prefill micro-batch sizes timed on GPUs by default (llama.cpp offloads host-weight ops from 32 tokens up). Larger
@@ -116,6 +117,10 @@ export type ProfileMachineOptions = {
      * profile is meant to take (its time limit plus the per-decode calibration), the detail saying how much is left.
      */
     onProgress?: (message: string, fraction?: number) => void;
+    /** This profile's place among the passes of one plan: progress and time left run across all of them. */
+    pass?: ProfilePass;
+    /** What starts every progress message; `"profile: "` (the Profile step, electron/engine/service/EngineService.ts) unless set. */
+    progressPrefix?: string;
 };
 
 /** {@link profileMachine} with `cacheOnly`, where this machine has no cached profile for the operators asked for. */
@@ -184,6 +189,7 @@ export async function readCachedProfile(file: string, key: string): Promise<Mach
  */
 export async function profileMachine(engine: EngineLlama, ops: readonly OperatorShape[], options: ProfileMachineOptions = {}): Promise<MachineProfile> {
     const {bindings, llama} = engine;
+    const prefix = options.progressPrefix ?? "profile: ";
     if (bindings.tensorwiseProfileOperators == null)
         throw new Error("this tensorwise native build has no operator profiler; run `npm run native`");
     const request: NativeProfileRequest = {
@@ -212,17 +218,19 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         // without a prefill timing on some device cannot price prompts there (devicesWithoutPrefill)
         const unpriced = cached == null ? [] : devicesWithoutPrefill(cached);
         if (unpriced.length > 0)
-            options.onProgress?.(`profile: the saved profile has no prompt-sized timing on ${unpriced.join(", ")}; measuring again`, 0);
+            options.onProgress?.(`${prefix}the saved profile has no prompt-sized timing on ${unpriced.join(", ")}; measuring again`, passBoundary(options.pass, false));
         if (cached != null && unpriced.length === 0 && (cached.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS) >= request.timeLimitMs!) {
-            options.onProgress?.(`profile: reusing this machine's profile of ${cached.createdAt.slice(0, 16).replace("T", " ")} UTC (${file})`, 1);
+            options.onProgress?.(`${prefix}reusing this machine's profile of ${cached.createdAt.slice(0, 16).replace("T", " ")} UTC (${file})`, passBoundary(options.pass, true));
             return cached;
         }
     }
     if (options.cacheOnly === true)
         throw new ProfileNotCachedError(ops.length);
     options.signal?.throwIfAborted();
-    const what = `timing ${ops.length} operators${request.expertOps!.length > 0 ? ` and ${request.expertOps!.length} expert operators` : ""} on ${bindings.tensorwiseGetDevices().length} devices`;
-    options.onProgress?.(`profile: ${what}`, 0);
+    const deviceCount = request.devices?.length ?? bindings.tensorwiseGetDevices().length;
+    const what = `timing ${ops.length} operators${request.expertOps!.length > 0 ? ` and ${request.expertOps!.length} expert operators` : ""} on ` +
+        `${deviceCount} device${deviceCount === 1 ? "" : "s"}${passLabel(options.pass)}`;
+    options.onProgress?.(`${prefix}${what}`, passBoundary(options.pass, false));
     const onAbort = (): void => bindings.tensorwiseCancelProfiles?.();
     options.signal?.addEventListener("abort", onAbort, {once: true});
     // an abort before the listener was added fired no event: refuse here instead of measuring anyway
@@ -234,11 +242,9 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
     const started = performance.now();
     const boundMs = (request.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS) + (options.calibrateOverhead !== false ? OVERHEAD_TIME_LIMIT_MS : 0);
     const ticker = options.onProgress == null ? null : setInterval(() => {
-        const elapsed = performance.now() - started;
-        const left = Math.max(0, boundMs - elapsed);
+        const {fraction, leftMs} = passProgress(options.pass, performance.now() - started, boundMs);
         // a point already running when the limit passes still finishes: past the bound only that is said
-        options.onProgress?.(`profile: ${what} · ${left > 0 ? `about ${Math.ceil(left / 1000)} s left` : "finishing the last measurements"}`,
-            Math.min(0.99, elapsed / boundMs));
+        options.onProgress?.(`${prefix}${what} · ${leftMs > 0 ? `about ${Math.ceil(leftMs / 1000)} s left` : "finishing the last measurements"}`, fraction);
     }, PROGRESS_INTERVAL_MS);
     let result;
     let overhead: DecodeOverhead | undefined;
@@ -254,7 +260,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
             try {
                 overhead = await calibrateDecodeOverhead(engine, request.threads ?? 1);
             } catch (error) {
-                options.onProgress?.(`profile: per-decode overhead not measured (${error instanceof Error ? error.message : String(error)})`);
+                options.onProgress?.(`${prefix}per-decode overhead not measured (${error instanceof Error ? error.message : String(error)})`);
             }
             options.signal?.throwIfAborted();
         }
@@ -285,7 +291,8 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
     };
     if (file != null)
         await writeCacheFile(file, `${JSON.stringify(profile, null, 2)}\n`);
-    options.onProgress?.(`profile: done in ${(result.elapsedMs / 1000).toFixed(1)} s${result.truncated ? " (time limit hit; the rest is extrapolated)" : ""}`, 1);
+    options.onProgress?.(`${prefix}done in ${(result.elapsedMs / 1000).toFixed(1)} s${passLabel(options.pass)}` +
+        `${result.truncated ? " (time limit hit; the rest is extrapolated)" : ""}`, passBoundary(options.pass, true));
     return profile;
 }
 

@@ -40,6 +40,7 @@ const APP_SERVER_TIMEOUT_MS = 600_000;
 import type {RequestPredictor} from "../planner/requestPredictor.js";
 import type {HubQuantList} from "../../contract/hub.js";
 import {listHubQuants} from "../hub/listHubQuants.js";
+import {progressDetail, progressStep} from "./progressStep.js";
 
 
 /** `predictRequest`: the plan's cost model for a reply's own token counts; absent for a load without a plan. */
@@ -123,8 +124,7 @@ export class EngineService {
             // validated and inspected once here; the planner is handed the result
             const model = await this.inspectForTask(request.path, taskId);
             const onProgress = (message: string, fraction?: number): void => {
-                const step = message.startsWith("profile:") ? "profile" : message.startsWith("validating") ? "inspect" : "plan";
-                this.progress(taskId, step, fraction ?? null, message.replace(/^profile: /, ""));
+                this.progress(taskId, progressStep(message), fraction ?? null, progressDetail(message));
             };
             const common = {
                 engine: this.engine, modelPath: request.path, model, budget: request.budget, settings: request.settings,
