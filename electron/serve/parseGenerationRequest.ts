@@ -5,17 +5,21 @@
  */
 import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
-import {emptyDraft, logprobsOf, requestField, type Endpoint, type FieldDraft, type LogprobsRequest, type OutputConstraint} from "./requestFields.js";
-import {readToolCalls, toolCallId, toolUseOf, type ToolCall, type ToolUse} from "./toolRequest.js";
+import {emptyDraft, logprobsOf, MESSAGE_FIELDS, requestField, type Endpoint, type FieldDraft, type LogprobsRequest, type OutputConstraint} from "./requestFields.js";
+import {functionName, readToolCalls, toolCallId, toolUseOf, type ToolCall, type ToolUse} from "./toolRequest.js";
 
 /**
  * One chat message, its content flattened to text. Tool turns (chat completions only): an assistant message's
  * `toolCalls`, and a `tool` message, the result of the call `toolCallId`.
  */
-export type ChatMessage =
+export type ChatMessage = (
     | {role: "system" | "user"; text: string}
     | {role: "assistant"; text: string; toolCalls?: ToolCall[]}
-    | {role: "tool"; text: string; toolCallId: string};
+    | {role: "tool"; text: string; toolCallId: string}
+) & {
+    /** The participant's name (a tool message's: the function's), for the chat template; requests with tools only (MESSAGE_FIELDS). */
+    name?: string;
+};
 
 /** What both endpoints share: sampling, stopping, output constraints and streaming. */
 export type SamplingRequest = {
@@ -84,6 +88,10 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
     const last = parsed.at(-1)!;
     if (last.role === "system")
         throw OpenAiError.badRequest("The last message must be the user's (to answer) or the assistant's (to continue), not a system message.", "messages");
+    const named = parsed.findIndex((message) => message.name != null);
+    if (named >= 0 && tools == null)
+        throw OpenAiError.badRequest(`messages[${named}].name reaches the chat template only in a request with tools or tool turns (llama.cpp's chat layer): ` +
+            "node-llama-cpp's chat wrappers, which template the others, have no participant names, so send the message without it.", `messages[${named}].name`);
     if (last.role === "tool" && tools == null)
         throw OpenAiError.badRequest("A last tool message needs the request's `tools`.", "messages");
     if (last.role === "assistant" && tools != null)
@@ -153,7 +161,15 @@ function parseMessage(message: unknown, index: number): ChatMessage {
     const param = `messages[${index}]`;
     if (typeof message !== "object" || message == null)
         throw OpenAiError.badRequest(`${param} must be an object with "role" and "content".`, param);
-    const {role, content, tool_calls: toolCalls, tool_call_id: callId} = message as Body;
+    for (const [key, value] of Object.entries(message)) {
+        if (!Object.hasOwn(MESSAGE_FIELDS, key))
+            throw OpenAiError.badRequest(`${param}.${key.slice(0, 40)} is not a field of a chat message (they are ${Object.keys(MESSAGE_FIELDS).join(", ")}).`,
+                `${param}.${key.slice(0, 40)}`);
+        const row = MESSAGE_FIELDS[key as keyof typeof MESSAGE_FIELDS];
+        if (row.treatment === "refused" && value != null)
+            throw OpenAiError.badRequest(`${param}.${key} is not supported by this server: ${row.why}`, `${param}.${key}`);
+    }
+    const {role, content, tool_calls: toolCalls, tool_call_id: callId, name: sentName} = message as Body;
     const mapped = role === "system" || role === "developer" ? "system" : role === "user" || role === "assistant" || role === "tool" ? role : null;
     if (mapped == null)
         throw OpenAiError.badRequest(`${param}.role must be "system", "developer", "user", "assistant" or "tool" (got ${JSON.stringify(String(role).slice(0, 20))}).`, `${param}.role`);
@@ -165,11 +181,13 @@ function parseMessage(message: unknown, index: number): ChatMessage {
     const text = mapped === "assistant" && toolCalls != null && content == null ? "" : contentText(content, `${param}.content`);
     if (text.length > TEXT_LIMITS.message)
         throw OpenAiError.badRequest(`${param}.content is longer than ${TEXT_LIMITS.message} characters.`, `${param}.content`);
+    // OpenAI's rule for a name is a function name's (^[a-zA-Z0-9_-]{1,64}$)
+    const name = sentName != null ? {name: functionName(sentName, `${param}.name`)} : {};
     if (mapped === "tool")
-        return {role: "tool", text, toolCallId: toolCallId(callId, `${param}.tool_call_id`)};
+        return {role: "tool", text, toolCallId: toolCallId(callId, `${param}.tool_call_id`), ...name};
     if (mapped === "assistant")
-        return toolCalls != null ? {role: "assistant", text, toolCalls: readToolCalls(toolCalls, `${param}.tool_calls`)} : {role: "assistant", text};
-    return {role: mapped, text};
+        return toolCalls != null ? {role: "assistant", text, toolCalls: readToolCalls(toolCalls, `${param}.tool_calls`), ...name} : {role: "assistant", text, ...name};
+    return {role: mapped, text, ...name};
 }
 
 /** A string, or an array of `{type: "text", text}` parts joined. */

@@ -8,7 +8,7 @@ import path from "node:path";
 import {describe, expect, it} from "vitest";
 import {OpenAiError} from "./OpenAiError.js";
 import {parseChatCompletionRequest, parseCompletionRequest} from "./parseGenerationRequest.js";
-import {REQUEST_FIELDS, type Endpoint, type RequestFieldName} from "./requestFields.js";
+import {MESSAGE_FIELDS, REQUEST_FIELDS, type Endpoint, type RequestFieldName} from "./requestFields.js";
 
 const USER = [{role: "user", content: "x"}];
 
@@ -178,5 +178,35 @@ describe("the request-field table", () => {
             expect(refusal(() => parse("chat", {response_format: format})), JSON.stringify(format).slice(0, 80)).toMatchObject({status: 400, param});
         expect(refusal(() => parse("chat", {response_format: {type: "json_object"}, grammar: "root ::= \"a\""}))).toMatchObject({param: "grammar", message: expect.stringMatching(/both constrain/)});
         expect(refusal(() => parse("chat", {grammar: "   "}))).toMatchObject({param: "grammar"});
+    });
+
+    it("lists every field of OpenAI's chat messages, refuses any other by its path, and takes a refused one only as null", () => {
+        // the function message (role "function") is the deprecated functions API's, refused by its role
+        const names = ["System", "Developer", "User", "Assistant", "Tool"].flatMap((role) =>
+            openAiFields("resources/chat/completions/completions.d.ts", `ChatCompletion${role}MessageParam`));
+        expect(names).toEqual(expect.arrayContaining(["role", "content", "name", "tool_calls", "tool_call_id", "refusal", "audio", "function_call"]));
+        for (const name of names)
+            expect(Object.keys(MESSAGE_FIELDS), name).toContain(name);
+        for (const key of ["reasoning_content", "Name", "__proto__x", "constructor"])
+            expect(refusal(() => parseChatCompletionRequest({messages: [{role: "user", content: "x", [key]: "a"}]})), key)
+                .toMatchObject({status: 400, param: `messages[0].${key}`, message: expect.stringContaining("is not a field of a chat message")});
+        for (const key of ["refusal", "audio", "function_call"] as const) {
+            expect(refusal(() => parseChatCompletionRequest({messages: [USER[0], {role: "assistant", content: "y", [key]: {id: "a"}}, USER[0]]})), key)
+                .toMatchObject({param: `messages[1].${key}`, message: `messages[1].${key} is not supported by this server: ${MESSAGE_FIELDS[key].why}`});
+            expect(parseChatCompletionRequest({messages: [USER[0], {role: "assistant", content: "y", [key]: null}, USER[0]]}).messages).toHaveLength(3);
+        }
+    });
+
+    it("hands a message's name to the chat layer of a request with tool turns, refuses it elsewhere, and refuses names of the wrong shape", () => {
+        const call = {id: "call_1", type: "function", function: {name: "get_time", arguments: "{}"}};
+        const turns = [{role: "user", content: "time?", name: "alice"}, {role: "assistant", content: null, tool_calls: [call]},
+            {role: "tool", content: "12:00", tool_call_id: "call_1", name: "get_time"}];
+        const tools = [{type: "function", function: {name: "get_time"}}];
+        expect(parseChatCompletionRequest({messages: turns, tools}).messages.map((message) => message.name)).toEqual(["alice", undefined, "get_time"]);
+        expect(refusal(() => parseChatCompletionRequest({messages: [{role: "user", content: "x", name: "alice"}]})))
+            .toMatchObject({param: "messages[0].name", message: expect.stringContaining("only in a request with tools or tool turns")});
+        for (const name of ["", "a b", "x".repeat(65), 7, ["a"], {}])
+            expect(refusal(() => parseChatCompletionRequest({messages: [turns[0], turns[1], {...turns[2], name}], tools})), JSON.stringify(name))
+                .toMatchObject({status: 400, param: "messages[2].name"});
     });
 });

@@ -392,6 +392,32 @@ export const REQUEST_FIELDS = {
 
 export type RequestFieldName = keyof typeof REQUEST_FIELDS;
 
+/** One row of the table of a chat message's fields (parseGenerationRequest.ts reads each, as it depends on the role). */
+export type MessageField = {
+    readonly treatment: "honoured" | "refused";
+    /** Honoured: what the server does with it. Refused: why, as the 400's message says it (`null` is taken as not sent). */
+    readonly why: string;
+};
+
+/**
+ * Every field a message of `messages` may hold: those of the `openai` package's message params
+ * (resources/chat/completions/completions.d.ts: ChatCompletionMessageParam's members). A key in no row is refused by name.
+ */
+export const MESSAGE_FIELDS = {
+    role: {treatment: "honoured", why: "\"system\" or \"developer\" (both the template's system turn), \"user\", \"assistant\" or \"tool\"."},
+    content: {treatment: "honoured", why: "A string, or an array of text parts joined (this model reads text only)."},
+    name: {treatment: "honoured", why: "The participant's name (on a tool message, the function's), handed to the chat template as llama-server does " +
+        "(common_chat_msgs_parse_oaicompat) when llama.cpp's chat layer templates the request, that is with tools or tool turns; node-llama-cpp's " +
+        "chat wrappers, which template the other requests, have no names, so there it is refused."},
+    tool_calls: {treatment: "honoured", why: "An assistant's calls, templated as the model writes them (toolCallPrompt.ts)."},
+    tool_call_id: {treatment: "honoured", why: "The call a tool message answers."},
+    refusal: {treatment: "refused", why: "a refusal is an OpenAI model's kind of answer; send it as the assistant's content (or null)."},
+    audio: {treatment: "refused", why: "this model reads and writes text only (send null)."},
+    function_call: {treatment: "refused", why: "the deprecated functions API is not supported: send tool_calls (or null)."}
+} as const satisfies Record<string, MessageField>;
+
+export type MessageFieldName = keyof typeof MESSAGE_FIELDS;
+
 /** The row of `field` for `endpoint`, or `null` when the endpoint does not take it. */
 export function requestField(field: string, endpoint: Endpoint): RequestField | null {
     if (!Object.hasOwn(REQUEST_FIELDS, field))

@@ -41,17 +41,18 @@ function chatTemplateOf(model: LlamaModel): string {
     return typeof template === "string" && template !== "" ? template : "chatml";
 }
 
-/** The messages in OpenAI's shape, as common_chat_msgs_parse_oaicompat reads them. */
+/** The messages in OpenAI's shape, as common_chat_msgs_parse_oaicompat reads them (a `name` reaches the template as the message's). */
 function openAiMessages(messages: readonly ChatMessage[]): unknown[] {
     return messages.map((message) => {
+        const name = message.name != null ? {name: message.name} : {};
         if (message.role === "tool")
-            return {role: "tool", content: message.text, tool_call_id: message.toolCallId};
+            return {role: "tool", content: message.text, tool_call_id: message.toolCallId, ...name};
         if (message.role === "assistant" && message.toolCalls != null)
             return {
-                role: "assistant", content: message.text === "" ? null : message.text,
+                role: "assistant", content: message.text === "" ? null : message.text, ...name,
                 tool_calls: message.toolCalls.map((call) => ({id: call.id, type: "function", function: {name: call.name, arguments: call.arguments}}))
             };
-        return {role: message.role, content: message.text};
+        return {role: message.role, content: message.text, ...name};
     });
 }
 

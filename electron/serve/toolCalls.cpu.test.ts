@@ -4,31 +4,25 @@
  * (tensorwiseChatApply), a reply in the template's tool-call format parses into calls (tensorwiseChatParse), and the
  * official `openai` client can send tools, a named tool_choice and a tool result back.
  */
-import {existsSync, readFileSync} from "node:fs";
-import path from "node:path";
 import {Ajv} from "ajv";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {PlacedModel} from "../engine/runtime/PlacedModel.js";
+import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
 import {probeEngine} from "../engine/testing/probeEngine.js";
-import {makeTestModel} from "../engine/testing/testModels.js";
 import type {OpenAiServer} from "./serveOpenAi.js";
 import {BOUNDED_JSON_SCHEMA} from "./testing/boundedJsonSchema.js";
 import {serveTestModel} from "./testing/servedTestModel.js";
+import {chatTemplate, loadTemplatedTestModel, missingTemplates} from "./testing/templatedTestModel.js";
 import {toolCallPrompt} from "./toolCallPrompt.js";
 import {ToolCallStream, type ReplyDelta} from "./ToolCallStream.js";
 
-/** Real chat templates, as `npm ci` unpacks them with llama.cpp's source (native/install.mjs). */
-const TEMPLATES = path.resolve("build/native/llama.cpp/models/templates");
-const template = (name: string) => readFileSync(path.join(TEMPLATES, name), "utf8");
 const QWEN = "Qwen-Qwen2.5-7B-Instruct.jinja";
 const HERMES = "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja";
 const LLAMA = "meta-llama-Llama-3.2-3B-Instruct.jinja";
 
 const probe = await probeEngine("cpu", {maxThreads: 1});
-const missing = [QWEN, HERMES, LLAMA].find((name) => !existsSync(path.join(TEMPLATES, name)));
-const skip = probe.reason ?? (missing != null ? `${path.join(TEMPLATES, missing)} is missing (npm ci unpacks llama.cpp's source: native/install.mjs)` : null);
+const skip = probe.reason ?? missingTemplates([QWEN, HERMES, LLAMA]);
 if (skip != null)
     console.warn(`[skip] tool-calling tests: ${skip}`);
 
@@ -37,11 +31,7 @@ const TIME = {type: "function", function: {name: "get_time", parameters: {type: 
     additionalProperties: false}}} as const;
 const ARGUMENTS = {mood: "calm", ok: true, count: 3, name: "abc", tags: ["a"]};
 
-async function loadWithTemplate(name: string, file: string): Promise<PlacedModel> {
-    // no "▁" after special tokens: the tool-call grammar starts with the generation prompt exactly as the template writes it
-    const modelPath = await makeTestModel(name, {preset: "tiny", type: "q8_0", chatTemplate: template(file), addSpacePrefix: false});
-    return await PlacedModel.load(probe.engine!, {modelPath, contextSize: 2048, threads: 1, sequences: 1});
-}
+const loadWithTemplate = (name: string, file: string) => loadTemplatedTestModel(probe.engine!, name, chatTemplate(file));
 
 describe.skipIf(skip != null)("llama.cpp's chat layer with real templates (CPU, generated models)", () => {
     const validate = new Ajv({strict: true}).compile(BOUNDED_JSON_SCHEMA);
