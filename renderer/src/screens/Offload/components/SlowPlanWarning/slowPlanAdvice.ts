@@ -1,5 +1,6 @@
 import type {Prediction} from "../../../../../../electron/contract/ipc";
 import type {OffloadSettings} from "../../../../stores/planStore";
+import {predictedPromptTokensPerSecond} from "../../../../format/promptTimeLeft";
 
 /**
  * A plan whose predicted time to the first token of its typical prompt is over this is called slow before it loads: a
@@ -28,5 +29,5 @@ export function slowPlanAdvice(prediction: Pick<Prediction, "ttftMs" | "promptTo
     const {kvCacheType: _type, ...onOff} = settings.knobs;
     if (Object.values(onOff).some((value) => value != null)) options.push("knobs");
     options.push("smaller-model");
-    return {ttftMs, promptTokens: prediction.promptTokens, promptTokensPerSec: prediction.promptTokens / (ttftMs / 1000), options};
+    return {ttftMs, promptTokens: prediction.promptTokens, promptTokensPerSec: predictedPromptTokensPerSecond(prediction) ?? 0, options};
 }
