@@ -338,5 +338,29 @@ export const MUTANTS = [
         find: "if (!isContextOverflowPolicy(fields.contextOverflow))",
         replace: "if (fields.contextOverflow === false)",
         tests: ["electron/host/checkRequest.test.ts", "electron/host/conversations/conversationFile.test.ts"]
+    },
+    {
+        id: "refused-reply-saved-empty",
+        description: "a reply refused or failed before its first text is saved as an empty message after the user's",
+        file: "electron/host/ChatStream.ts",
+        find: "const kept = stoppedByUser || this.text !== \"\";",
+        replace: "const kept = true;",
+        tests: ["electron/host/HostService.test.ts"]
+    },
+    {
+        id: "time-left-counts-reused",
+        description: "the prompt's time left counts tokens reused from the KV cache as decoded, so it is far too short",
+        file: "renderer/src/format/promptTimeLeft.ts",
+        find: "const decoded = evaluated - reused;",
+        replace: "const decoded = evaluated;",
+        tests: ["renderer/src/format/promptTimeLeft.test.ts"]
+    },
+    {
+        id: "slow-plan-advice-from-current-settings",
+        description: "the slow-plan warning treats an option the user already took as not taken (no Auto-offload again offered)",
+        file: "renderer/src/screens/Offload/components/SlowPlanWarning/slowPlanAdvice.ts",
+        find: "return advice.options.filter((option) => leftToPlanner(option, settings));",
+        replace: "return [];",
+        tests: ["renderer/src/screens/Offload/components/SlowPlanWarning/slowPlanAdvice.test.ts"]
     }
 ];

@@ -79,20 +79,26 @@ export class ChatStream {
                 id: this.messageId, role: "assistant", text: this.text, createdAt: this.createdAt,
                 stopped: crashed ? "crash" : "user", ...(crashed ? {} : {stopReason: "stopped" as const})
             });
-            await this.finish(message).catch(() => {});
-            this.sink.settled?.();
             // the user's own stop that landed before the first token (the engine answers it with an abort error) is
             // a stopped reply like any other, not an error
-            if (this.stopRequested && !crashed) {
+            const stoppedByUser = this.stopRequested && !crashed;
+            // a reply refused or failed before its first text (the context full under "stop", an engine error or
+            // crash during the prompt) leaves no message: the error stands where the reply would be, and an empty
+            // reply is never saved into the conversation
+            const kept = stoppedByUser || this.text !== "";
+            await (kept ? this.finish(message) : this.finishEmpty()).catch(() => {});
+            this.sink.settled?.();
+            if (stoppedByUser) {
                 this.sink.emit("chat.done", {streamId: this.streamId, conversationId: this.conversationId, message});
                 return;
             }
+            const reason = error instanceof Error ? error.message : String(error);
             this.sink.emit("chat.error", {
                 streamId: this.streamId, conversationId: this.conversationId,
                 ...(error instanceof TensorwiseError && {code: error.code}),
-                error: crashed
-                    ? `The engine stopped while replying; the reply so far was kept. ${error instanceof Error ? error.message : ""}`.trim()
-                    : error instanceof Error ? error.message : String(error)
+                error: !crashed ? reason
+                    : kept ? `The engine stopped while replying; the reply so far was kept. ${reason}`.trim()
+                    : `The engine stopped before the reply began. ${reason}`.trim()
             });
         }
     }
@@ -146,10 +152,15 @@ export class ChatStream {
     }
 
     private async finish(message: ChatMessage): Promise<void> {
+        await this.finishEmpty();
+        await this.sink.checkpoint(message);
+    }
+
+    /** Ends the stream without saving a message (checkpoints only ever save text, so none was saved before). */
+    private async finishEmpty(): Promise<void> {
         this.finished = true;
         if (this.checkpointTimer != null)
             clearInterval(this.checkpointTimer);
         await this.checkpointing;
-        await this.sink.checkpoint(message);
     }
 }

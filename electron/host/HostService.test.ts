@@ -20,7 +20,13 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
     let engine: EngineClient;
     let host: HostService;
     const events: Received[] = [];
-    const client: HostClient = {id: "test-client", emit: (name, payload) => events.push({name, payload} as Received)};
+    /** Called with every event as the host sends it (a test that must act before the engine's next step). */
+    let onEvent: ((event: Received) => void) | null = null;
+    const client: HostClient = {id: "test-client", emit: (name, payload) => {
+        const event = {name, payload} as Received;
+        events.push(event);
+        onEvent?.(event);
+    }};
     const waitFor = async <Name extends EventName>(name: Name, match: (payload: Events[Name]) => boolean = () => true, since = 0, timeout = 90_000) => {
         const started = Date.now();
         for (;;) {
@@ -234,6 +240,17 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
         const refused = await waitFor("chat.error", (payload) => payload.streamId === "long3");
         expect(refused.code).toBe("conversation-too-long");
         expect(refused.error).toMatch(/^The conversation \(\d+ tokens\) does not fit in the context \(1024 tokens\)/);
+        // the refusal stands alone: the user's message is kept and no empty reply is saved after it
+        const afterRefusal = await host.handle("conversations.get", {id: stopping.id}, client);
+        expect(afterRefusal.messages.length).toBe(121);
+        expect(afterRefusal.messages.at(-1)).toMatchObject({role: "user", text: "and now?"});
+        expect(afterRefusal.messages.filter((message) => message.role === "assistant" && message.text === "")).toEqual([]);
+        // asked again once the chat may be shortened, the same message gets its reply
+        await host.handle("conversations.setSettings", {id: stopping.id, settings: {maxTokens: 8, temperature: 0, contextOverflow: "truncateMiddle"}}, client);
+        await host.handle("chat.regenerate", {conversationId: stopping.id, streamId: "long4"}, client);
+        const retried = (await waitFor("chat.done", (payload) => payload.streamId === "long4")).message;
+        expect((await host.handle("conversations.get", {id: stopping.id}, client)).messages.slice(-2).map((message) => message.role === "user" ? message.text : message.id))
+            .toEqual(["and now?", retried.id]);
     });
 
     it("refuses a second send to a conversation that is still replying, so messages never interleave", async () => {
@@ -274,5 +291,27 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
         await host.handle("engine.restart", undefined, client);
         await waitFor("engine.state", (state) => state.state === "ready", since);
         expect(await host.handle("model.current", undefined, client)).not.toBeNull();
+    });
+
+    it("an engine that dies before the reply's first token leaves the error and no empty reply", async () => {
+        const {id} = await host.handle("conversations.create", {}, client);
+        // killed at the first word of the prompt's processing, hundreds of tokens before the reply could begin
+        onEvent = (event) => {
+            if (event.name === "chat.prompt" && event.payload.streamId === "early-crash") {
+                onEvent = null;
+                process.kill(engine.pid!, "SIGKILL");
+            }
+        };
+        const long = Array.from({length: 150}, (_, index) => `w${index}`).join(" ");
+        await host.handle("chat.send", {conversationId: id, text: long, streamId: "early-crash", maxTokens: 8, temperature: 0}, client);
+        const error = await waitFor("chat.error", (payload) => payload.streamId === "early-crash");
+        expect(error.error).toMatch(/^The engine stopped before the reply began\./);
+        expect(events.some((event) => event.name === "chat.delta" && event.payload.streamId === "early-crash")).toBe(false);
+        const saved = await host.handle("conversations.get", {id}, client);
+        expect(saved.messages.map((message) => message.role)).toEqual(["user"]);
+
+        const since = events.length;
+        await host.handle("engine.restart", undefined, client);
+        await waitFor("engine.state", (state) => state.state === "ready", since);
     });
 });

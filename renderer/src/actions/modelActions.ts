@@ -2,7 +2,7 @@ import type {Budget, ContractError, LoadedModelState} from "../../../electron/co
 import {toContractError} from "../../../electron/contract/TensorwiseError";
 import {useLibraryStore} from "../stores/libraryStore";
 import {useModelStore} from "../stores/modelStore";
-import {usePlanStore} from "../stores/planStore";
+import {usePlanStore, type OffloadSettings} from "../stores/planStore";
 import {useUiStore} from "../stores/uiStore";
 import {getTransport} from "../transport/getTransport";
 import {refreshMachine} from "./engineActions";
@@ -64,15 +64,15 @@ export async function openModelDialog(): Promise<void> {
 }
 
 /** Follows a load (`run`) on the Auto-offload screen's steps; the result feeds the placement map and memory panel. */
-async function runLoad(taskId: string, run: () => Promise<LoadedModelState>): Promise<boolean> {
+async function runLoad(taskId: string, run: () => Promise<LoadedModelState>, settings?: OffloadSettings): Promise<boolean> {
     const plan = usePlanStore.getState();
-    plan.setRun({status: "running", taskId, steps: []});
+    plan.setRun({status: "running", taskId, steps: [], ...(settings != null && {settings})});
     plan.setLoaded(null);
     try {
         const loaded = await run();
         usePlanStore.getState().setLoaded(loaded);
         const current = usePlanStore.getState().run;
-        usePlanStore.getState().setRun({status: "done", taskId, steps: current.status === "idle" ? [] : current.steps});
+        usePlanStore.getState().setRun({status: "done", taskId, steps: current.status === "idle" ? [] : current.steps, ...(settings != null && {settings})});
         return true;
     } catch (error) {
         const current = usePlanStore.getState().run;
@@ -105,7 +105,7 @@ export async function autoOffload(path: string, options: {refreshProfile?: boole
         path, budget, taskId, strategy: settings.strategy,
         settings: {...(settings.contextSize != null ? {contextSize: settings.contextSize} : {}), batchSize: settings.batchSize, ...settings.knobs},
         ...(options.refreshProfile === true ? {refreshProfile: true} : {})
-    }));
+    }), settings);
 }
 
 /** Cancels the running Auto-offload before its weights load; the model loaded before stays loaded. */

@@ -4,11 +4,12 @@ import type {ErrorCode} from "../../../electron/contract/errorCodes";
 
 /**
  * A reply being streamed: text so far, engine token count and engine clock; `prompt` is the engine's prompt processing
- * progress (before the first token), `stopping` is set from the user's stop until the engine confirms it.
+ * progress (before the first token) and `promptAt` when it arrived (`performance.now()`, so the time left keeps
+ * moving between events), `stopping` is set from the user's stop until the engine confirms it.
  */
 export type LiveStream = {
     streamId: string; conversationId: string; messageId: string | null; text: string; tokens: number; elapsedMs: number;
-    prompt: PromptProgress | null; stopping: boolean;
+    prompt: PromptProgress | null; promptAt: number | null; stopping: boolean;
 };
 
 /** What a new conversation starts with, until the user changes its settings. */
@@ -97,7 +98,7 @@ export const useChatStore = create<ChatStore>((set) => ({
         return {conversations: {...state.conversations, [conversationId]: {...conversation, messages: conversation.messages.slice(0, -1)}}};
     }),
     startStream: (streamId, conversationId) => set((state) => ({
-        streams: {...state.streams, [streamId]: {streamId, conversationId, messageId: null, text: "", tokens: 0, elapsedMs: 0, prompt: null, stopping: false}}
+        streams: {...state.streams, [streamId]: {streamId, conversationId, messageId: null, text: "", tokens: 0, elapsedMs: 0, prompt: null, promptAt: null, stopping: false}}
     })),
     appendDelta: (delta) => set((state) => {
         const stream = state.streams[delta.streamId];
@@ -109,7 +110,7 @@ export const useChatStore = create<ChatStore>((set) => ({
     }),
     promptProgress: ({streamId, ...progress}) => set((state) => {
         const stream = state.streams[streamId];
-        return stream == null ? {} : {streams: {...state.streams, [streamId]: {...stream, prompt: progress, elapsedMs: progress.elapsedMs}}};
+        return stream == null ? {} : {streams: {...state.streams, [streamId]: {...stream, prompt: progress, promptAt: performance.now(), elapsedMs: progress.elapsedMs}}};
     }),
     markStopping: (streamId) => set((state) => {
         const stream = state.streams[streamId];

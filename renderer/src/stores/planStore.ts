@@ -16,12 +16,14 @@ export type OffloadSettings = {
 
 /**
  * The current placement job: running with its steps, done, failed, or cancelled by the user. `planned` is the plan
- * the engine sent before loading its weights (shown with its memory estimate while they load).
+ * the engine sent before loading its weights (shown with its memory estimate while they load); `settings`, those an
+ * Auto-offload was asked with (absent for other loads), so that what the plan shown was made with is known after the
+ * user changes them.
  */
 export type OffloadRun =
     | {status: "idle"}
-    | {status: "running"; taskId: string; steps: TaskProgress[]; planned?: PlannedLoad; cancelling?: boolean}
-    | {status: "done"; taskId: string; steps: TaskProgress[]; planned?: PlannedLoad}
+    | {status: "running"; taskId: string; steps: TaskProgress[]; planned?: PlannedLoad; cancelling?: boolean; settings?: OffloadSettings}
+    | {status: "done"; taskId: string; steps: TaskProgress[]; planned?: PlannedLoad; settings?: OffloadSettings}
     | {status: "failed"; taskId: string; steps: TaskProgress[]; message: string; error?: ContractError; planned?: PlannedLoad}
     | {status: "cancelled"; taskId: string; steps: TaskProgress[]};
 

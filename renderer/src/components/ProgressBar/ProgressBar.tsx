@@ -1,7 +1,8 @@
+import type {ReactNode} from "react";
 import "./ProgressBar.css";
 
 /** A progress bar; `value` in 0..1, or `null` for an indeterminate one. */
-export function ProgressBar({value, label, detail, testId}: {value: number | null; label?: string; detail?: string; testId?: string}) {
+export function ProgressBar({value, label, detail, testId}: {value: number | null; label?: string; detail?: ReactNode; testId?: string}) {
     const percent = value == null ? null : Math.round(Math.min(1, Math.max(0, value)) * 100);
     return (
         <div className="progress" data-testid={testId} data-progress={percent ?? "indeterminate"}>

@@ -6,6 +6,8 @@ import {useServerStore} from "../../stores/serverStore";
 import {useUiStore, type Screen, type ThemeChoice} from "../../stores/uiStore";
 import {Icon} from "../Icon/Icon";
 import {describeActivity} from "./describeActivity";
+import {predictedPromptTokensPerSecond} from "../../format/promptTimeLeft";
+import {useNow} from "../../hooks/useNow";
 import "./Sidebar.css";
 
 const items: {screen: Screen; label: string}[] = [
@@ -38,7 +40,10 @@ export function Sidebar() {
     const status = describeState(engine);
     const streams = useChatStore((state) => state.streams);
     const server = useServerStore((state) => state.server);
-    const activity = describeActivity(Object.values(streams), server);
+    const reading = Object.values(streams).some((stream) => stream.prompt != null && stream.tokens === 0 && stream.text === "" && !stream.stopping);
+    const now = useNow(reading);
+    const activity = describeActivity(Object.values(streams), server,
+        {now, predictedTokensPerSecond: predictedPromptTokensPerSecond(loaded?.prediction)});
     const theme = useUiStore((state) => state.theme);
     const setTheme = useUiStore((state) => state.setTheme);
     return (

@@ -3,13 +3,27 @@ import type {LiveStream} from "../../stores/chatStore";
 import {describeActivity} from "./describeActivity";
 
 const stream = (over: Partial<LiveStream>): LiveStream =>
-    ({streamId: "s", conversationId: "c", messageId: null, text: "", tokens: 0, elapsedMs: 0, prompt: null, stopping: false, ...over});
+    ({streamId: "s", conversationId: "c", messageId: null, text: "", tokens: 0, elapsedMs: 0, prompt: null, promptAt: null, stopping: false, ...over});
 
 describe("the sidebar's activity line", () => {
     it("says a long prompt is being read, with its progress, instead of nothing beside \"Model ready\"", () => {
         expect(describeActivity([stream({prompt: {evaluated: 120, total: 411, reused: 0, elapsedMs: 900}})], null))
             .toEqual(["Reading the prompt · 120 / 411 tokens"]);
         expect(describeActivity([stream({})], null)).toEqual(["Starting a reply"]);
+    });
+
+    it("adds the time left to a prompt being read, moving with the clock, and nothing when it is unknown or under a second", () => {
+        // 120 tokens in 2.4 s: 50 tokens/s, 291 left → 5.8 s at the event, 4.8 s one second later
+        const reading = stream({prompt: {evaluated: 120, total: 411, reused: 0, elapsedMs: 2400}, promptAt: 1000});
+        expect(describeActivity([reading], null, {now: 1000, predictedTokensPerSecond: null}))
+            .toEqual(["Reading the prompt · 120 / 411 tokens · about 6 s left"]);
+        expect(describeActivity([reading], null, {now: 2000, predictedTokensPerSecond: null}))
+            .toEqual(["Reading the prompt · 120 / 411 tokens · about 5 s left"]);
+        expect(describeActivity([reading], null, {now: 6500, predictedTokensPerSecond: null})).toEqual(["Reading the prompt · 120 / 411 tokens"]);
+        // before a token was measured: the plan's prompt speed, or nothing
+        const started = stream({prompt: {evaluated: 0, total: 411, reused: 0, elapsedMs: 0}, promptAt: 1000});
+        expect(describeActivity([started], null, {now: 1000, predictedTokensPerSecond: 100})).toEqual(["Reading the prompt · 0 / 411 tokens · about 4 s left"]);
+        expect(describeActivity([started], null, {now: 1000, predictedTokensPerSecond: null})).toEqual(["Reading the prompt · 0 / 411 tokens"]);
     });
 
     it("follows a reply from writing to stopping, and counts the other conversations' replies", () => {

@@ -1,20 +1,27 @@
 import {SERVER_STARTUP_STEP_TEXT, type ServerState} from "../../../../electron/contract/server";
+import {formatTimeLeft, streamPromptTimeLeftMs} from "../../format/promptTimeLeft";
 import type {LiveStream} from "../../stores/chatStore";
+
+/** What the time left of a prompt is estimated from: the time now (`performance.now()`) and the plan's prompt speed. */
+export type ActivityClock = {now: number; predictedTokensPerSecond: number | null};
 
 /**
  * What the engine is doing right now, in the sidebar's words, one line per activity: the app's replies (reading the
- * prompt with its progress, or writing with the tokens so far) and the server. Empty when nothing is happening, so
- * "Model ready" is never the only thing said while a long prompt is read.
+ * prompt with its progress and, given `clock`, the time left; or writing with the tokens so far) and the server. Empty
+ * when nothing is happening, so "Model ready" is never the only thing said while a long prompt is read.
  */
-export function describeActivity(streams: readonly LiveStream[], server: Pick<ServerState, "status" | "served" | "startup"> | null): string[] {
+export function describeActivity(streams: readonly LiveStream[], server: Pick<ServerState, "status" | "served" | "startup"> | null,
+    clock?: ActivityClock): string[] {
     const lines: string[] = [];
     const [first, ...others] = streams;
     if (first != null) {
         const more = others.length > 0 ? ` (+${others.length} more)` : "";
         if (first.stopping) lines.push(`Stopping a reply${more}`);
         else if (first.tokens > 0 || first.text !== "") lines.push(`Writing a reply · ${first.tokens} tokens${more}`);
-        else if (first.prompt != null && first.prompt.total > 0)
-            lines.push(`Reading the prompt · ${first.prompt.evaluated} / ${first.prompt.total} tokens${more}`);
+        else if (first.prompt != null && first.prompt.total > 0) {
+            const left = clock == null ? null : formatTimeLeft(streamPromptTimeLeftMs(first, clock.now, clock.predictedTokensPerSecond));
+            lines.push(`Reading the prompt · ${first.prompt.evaluated} / ${first.prompt.total} tokens${left != null ? ` · ${left}` : ""}${more}`);
+        }
         else lines.push(`Starting a reply${more}`);
     }
     switch (server?.status) {

@@ -58,6 +58,9 @@ export function Chat() {
 
     const idle = stream == null && activeId != null;
     const lastAssistant = messages.at(-1)?.role === "assistant" ? messages.at(-1) : undefined;
+    // a reply that failed before its first text left no message: the user's message is the last one, and can be
+    // answered again (after a "conversation too long", once the context is larger or the chat may be shortened)
+    const retry = error != null && idle && loaded != null && messages.at(-1)?.role === "user" ? () => void regenerate(activeId) : null;
     return (
         <div className="chat">
             <ConversationList/>
@@ -94,9 +97,17 @@ export function Chat() {
                         ))}
                         {stream != null && <StreamingMessage stream={stream}/>}
                         {error != null && (
-                            <div className="error-box chat-error" data-testid="chat-error">
+                            <div className="error-box chat-error" data-testid="chat-error" role="alert">
                                 {error.message}
-                                {error.code === "conversation-too-long" && <ContextNote leftOut={null}/>}
+                                {(retry != null || error.code === "conversation-too-long") && (
+                                    <div className="row chat-error-actions">
+                                        {retry != null && (
+                                            <button className="button small" data-testid="chat-retry" title="Ask for a reply to your last message again"
+                                                onClick={retry}>↻ Retry</button>
+                                        )}
+                                        {error.code === "conversation-too-long" && <ContextNote leftOut={null}/>}
+                                    </div>
+                                )}
                             </div>
                         )}
                     </div>

@@ -60,7 +60,9 @@ export function Offload() {
                 {run.status !== "idle" && <TaskSteps steps={run.steps} running={run.status === "running"}/>}
                 {run.status === "failed" && <ErrorNotice testId="offload-error" title="The model was not loaded." error={run.error ?? {code: "internal", message: run.message}}/>}
                 {run.status === "cancelled" && <div className="muted" data-testid="offload-cancelled">Cancelled.{loaded != null ? " The model loaded before is still loaded." : ""}</div>}
-                <SlowPlanWarning prediction={prediction} loading={planned != null}/>
+                <SlowPlanWarning prediction={prediction} loading={planned != null}
+                    planSettings={(run.status === "running" || run.status === "done") && (planned != null || loaded != null) ? run.settings : undefined}
+                    onReplan={loaded != null && !running && engine.state !== "crashed" ? () => void autoOffload(loaded.card.path) : undefined}/>
                 {prediction?.explanation != null && (
                     <section className="panel stack" data-testid="offload-plan">
                         <h2>Why this plan</h2>

@@ -3,7 +3,10 @@ import type {ChatMessage} from "../../../../../../electron/contract/ipc";
 import {Markdown} from "../../../../components/Markdown/Markdown";
 import {ProgressBar} from "../../../../components/ProgressBar/ProgressBar";
 import {formatMs, formatRate, tokensPerSecond} from "../../../../format/format";
+import {formatTimeLeft, predictedPromptTokensPerSecond, streamPromptTimeLeftMs} from "../../../../format/promptTimeLeft";
+import {useNow} from "../../../../hooks/useNow";
 import type {LiveStream} from "../../../../stores/chatStore";
+import {usePlanStore} from "../../../../stores/planStore";
 import {ContextNote} from "../ContextNote/ContextNote";
 import "./Message.css";
 
@@ -120,10 +123,17 @@ export function Message({message, actions}: {message: ChatMessage; actions: Mess
     );
 }
 
-/** The reply being streamed: prompt processing progress until the first token, then the text, engine clock and count. */
+/**
+ * The reply being streamed: prompt processing progress until the first token, with the time left (see
+ * promptTimeLeft.ts) counting down between the engine's events, then the text, engine clock and count.
+ */
 export function StreamingMessage({stream}: {stream: LiveStream}) {
     const prompt = stream.prompt;
     const processing = stream.tokens === 0 && stream.text === "";
+    const prediction = usePlanStore((state) => state.loaded?.prediction ?? null);
+    const now = useNow(processing && prompt != null && !stream.stopping);
+    const timeLeftMs = stream.stopping ? null : streamPromptTimeLeftMs(stream, now, predictedPromptTokensPerSecond(prediction));
+    const timeLeft = formatTimeLeft(timeLeftMs);
     return (
         <article className="message assistant streaming" data-testid="message-streaming" data-tokens={stream.tokens}
             data-phase={processing ? "prompt" : "reply"}>
@@ -133,7 +143,10 @@ export function StreamingMessage({stream}: {stream: LiveStream}) {
                     ? prompt != null && prompt.total > 0
                         ? <ProgressBar testId="prompt-progress" value={prompt.evaluated / prompt.total}
                             label={stream.stopping ? "Stopping…" : "Processing the prompt"}
-                            detail={`${prompt.evaluated} / ${prompt.total} tokens${prompt.reused > 0 ? ` (${prompt.reused} reused)` : ""} · ${formatMs(prompt.elapsedMs)}`}/>
+                            detail={<>
+                                {`${prompt.evaluated} / ${prompt.total} tokens${prompt.reused > 0 ? ` (${prompt.reused} reused)` : ""} · ${formatMs(prompt.elapsedMs)}`}
+                                {timeLeft != null && <> · <span data-testid="prompt-time-left" data-ms={Math.round(timeLeftMs!)}>{timeLeft}</span></>}
+                            </>}/>
                         : <div className="typing" title={stream.stopping ? "stopping" : "waiting for the engine"}><span/><span/><span/></div>
                     : <Markdown text={stream.text}/>}
             </div>
