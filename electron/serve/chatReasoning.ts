@@ -12,7 +12,8 @@ import {OpenAiError} from "./OpenAiError.js";
 
 /**
  * llama.cpp's reasoning formats by name (common_reasoning_format_from_name): `none` leaves the thinking in the content,
- * `deepseek` and `auto` put it in `reasoning_content`, `deepseek-legacy` does too but streams it inline in the content.
+ * `deepseek`, `auto` and `deepseek-legacy` put it in `reasoning_content` (the last is documented to stream it inline,
+ * which llama-server asks for with reasoning_in_content; this llama.cpp's parser, common_chat_peg_parse, reads it not).
  */
 export const REASONING_FORMATS = ["none", "auto", "deepseek", "deepseek-legacy"] as const;
 export type ReasoningFormat = typeof REASONING_FORMATS[number];

@@ -91,6 +91,15 @@ describe.skipIf(skip != null)("llama.cpp's chat layer with reasoning templates (
         expect(answer.some((delta) => delta.text.includes("<") || delta.text.includes("think"))).toBe(false);
     }, 60_000);
 
+    it("R1: \"deepseek-legacy\" separates the thinking whole and streamed, as this llama.cpp's parser does (it reads no reasoning_in_content)", async () => {
+        const reply = `${THOUGHT}\n</think>\n\n${ANSWER}`;
+        for (const streamed of [false, true]) {
+            const parsed = (await promptOf(R1, {format: "deepseek-legacy"}, [{role: "user", text: "Hi"}], streamed)).parse(reply, false);
+            expect(parsed.reasoning.trim()).toBe(THOUGHT);
+            expect(parsed.content.trim()).toBe(ANSWER);
+        }
+    }, 60_000);
+
     it("Qwen3: enable_thinking off closes the thinking block in the prompt, so the reply is all answer", async () => {
         const on = await promptOf(QWEN3, DEFAULT_REASONING);
         const off = await promptOf(QWEN3, {...DEFAULT_REASONING, thinking: {on: false, field: "reasoning_effort"}});

@@ -374,7 +374,8 @@ export const REQUEST_FIELDS = {
         setThinking(draft, readEffort(value, field), field);
     }),
     reasoning_format: honoured(CHAT, "llama-server's: \"auto\" (the default) and \"deepseek\" give a reasoning model's thinking as message.reasoning_content " +
-        "(streamed: delta.reasoning_content) and only the answer as content; \"deepseek-legacy\" also, but streams the thinking inline in the content; " +
+        "(streamed: delta.reasoning_content) and only the answer as content; \"deepseek-legacy\" too (llama-server asks it to stream the thinking inline, " +
+        "but this llama.cpp's parser no longer reads that: common_chat_peg_parse); " +
         "\"none\" leaves it in the content as the model wrote it (llama.cpp's chat layer, common_chat_parse).", (value, draft, field) => {
         if (typeof value !== "string" || !(REASONING_FORMATS as readonly string[]).includes(value))
             throw bad(field, `\`${field}\` must be one of ${REASONING_FORMATS.map((name) => `"${name}"`).join(", ")}.`);

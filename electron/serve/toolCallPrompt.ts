@@ -65,8 +65,8 @@ const NO_TOOLS: ToolUse = {tools: [], choice: "none", parallel: false};
 /**
  * Templates `messages` with `tools` (`null`: none) and the thinking switch of `reasoning` for `model`; a template
  * llama.cpp cannot apply, or a parameter schema it cannot turn into a grammar, is a 400 naming `tools` (`messages`
- * without tools) with llama.cpp's message. `streamed`: the reply is streamed (with "deepseek-legacy" its thinking then
- * stays inline in the content, as llama-server streams it).
+ * without tools) with llama.cpp's message. `streamed`: the reply is streamed (with "deepseek-legacy" llama-server then
+ * asks the parser for the thinking inline, reasoning_in_content; passed on alike).
  */
 export function toolCallPrompt(messages: readonly ChatMessage[], toolUse: ToolUse | null, model: LlamaModel, bindings: TensorwiseBindings,
     reasoning: NativeReasoning, streamed = false): ToolCallPrompt {
