@@ -9,6 +9,7 @@
 import type {LlamaModel} from "node-llama-cpp";
 import type {TensorwiseBindings} from "../engine/native/tensorwiseBindings.js";
 import {OpenAiError} from "./OpenAiError.js";
+import type {OutputConstraint} from "./requestFields.js";
 
 /**
  * llama.cpp's reasoning formats by name (common_reasoning_format_from_name): `none` leaves the thinking in the content,
@@ -81,12 +82,31 @@ export function templateReasoning(model: LlamaModel, bindings: TensorwiseBinding
     }
 }
 
+/** The request field that sent an output constraint. */
+function constraintField(constraint: OutputConstraint): string {
+    return constraint.kind === "json" ? constraint.source : "grammar";
+}
+
 /**
  * The native inputs for `request` on a template that does `template`; a knob the template lacks is a 400 naming the
- * field that asked for it.
+ * field that asked for it. An output constraint (`response_format`, `json_schema`, `grammar`) holds the reply from its
+ * first token, so there is no room for thinking before it (a template that opens the thinking in the prompt would take
+ * the constrained answer as thinking): a thinking template then answers with thinking off, and one that cannot switch it
+ * off, or a request that asks for thinking too, is refused by the constraint's field.
  */
-export function nativeReasoning(request: ReasoningRequest, template: TemplateReasoning): NativeReasoning {
+export function nativeReasoning(request: ReasoningRequest, template: TemplateReasoning, constraint: OutputConstraint | null = null): NativeReasoning {
     const {thinking, effort, budget} = request;
+    if (constraint != null && template.thinks) {
+        const field = constraintField(constraint);
+        const asked = thinking?.on === true ? thinking.field : effort?.field ?? budget?.field;
+        if (asked != null)
+            throw OpenAiError.badRequest(`\`${field}\` cannot be combined with \`${asked}\`: the constraint holds the reply from its first token, leaving no room for thinking.`,
+                field);
+        if (!template.switchable)
+            throw OpenAiError.badRequest(`\`${field}\` cannot be honoured with this model: the constraint holds the reply from its first token, and its chat template ` +
+                "always thinks first (it has no switch to turn thinking off).", field);
+        return nativeReasoning({...request, thinking: {on: false, field}}, template);
+    }
     if (thinking != null && !template.thinks && thinking.on)
         throw OpenAiError.badRequest(`\`${thinking.field}\` asks for thinking, but this model's chat template has no thinking block (llama.cpp finds none): ` +
             "it answers without thinking.", thinking.field);

@@ -187,6 +187,19 @@ describe.skipIf(skip != null)("a reasoning model served (CPU, generated model wi
         expect(echoed.choices[0]!.finish_reason).toBe("length");
     }, 120_000);
 
+    it("an output constraint answers with thinking off (R1's prompt would take the JSON as thinking), and logprobs cover the thinking's tokens", async () => {
+        const json = await client.chat.completions.create({...request, max_tokens: 200, response_format: {type: "json_object"}});
+        expect(messageOf(json).reasoning_content).toBeUndefined();
+        expect(typeof JSON.parse(messageOf(json).content ?? "")).toBe("object");
+        const error = await client.chat.completions.create({...request, response_format: {type: "json_object"}, ...{chat_template_kwargs: {enable_thinking: true}}})
+            .catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+        expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("response_format");
+        const withLogprobs = await client.chat.completions.create({...request, logprobs: true, top_logprobs: 2});
+        expect((messageOf(withLogprobs).reasoning_content ?? "").trim()).not.toBe("");
+        expect(withLogprobs.choices[0]!.logprobs!.content).toHaveLength(12);
+    }, 120_000);
+
     it("refuses by name what the template cannot do, and wrong values of every shape", async () => {
         const cases: [Record<string, unknown>, string][] = [
             [{reasoning_effort: "high"}, "reasoning_effort"], [{reasoning_effort: "maximal"}, "reasoning_effort"], [{reasoning_effort: 1}, "reasoning_effort"],

@@ -295,11 +295,12 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
      */
     const viaChatLayer = (parsed: GenerationRequest & {kind: "chat"}) => parsed.tools != null || (reasoning.thinks && parsed.messages.at(-1)?.role !== "assistant");
     const chatLayerPrompt = (parsed: GenerationRequest & {kind: "chat"}): ToolCallPrompt | null => viaChatLayer(parsed)
-        ? toolCallPrompt(parsed.messages, parsed.tools, placed.model, placed.engine.bindings, nativeReasoning(parsed.reasoning, reasoning), parsed.stream) : null;
+        ? toolCallPrompt(parsed.messages, parsed.tools, placed.model, placed.engine.bindings, nativeReasoning(parsed.reasoning, reasoning, parsed.constraint),
+            parsed.stream) : null;
     /** What a chat request asks of thinking, checked against the template before anything is tokenized: a 400 naming the field it cannot honour. */
     const checkReasoning = (parsed: GenerationRequest & {kind: "chat"}): void => {
         if (viaChatLayer(parsed)) {
-            nativeReasoning(parsed.reasoning, reasoning);
+            nativeReasoning(parsed.reasoning, reasoning, parsed.constraint);
             return;
         }
         if (reasoning.thinks)
