@@ -17,7 +17,7 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 
 const EXPECTED_NODE_LLAMA_CPP_VERSION = "3.22.1";
-const EXT_VERSION = 5; // keep in sync with TENSORWISE_EXT_VERSION in native/src/TensorwiseExt.h
+const EXT_VERSION = 6; // keep in sync with TENSORWISE_EXT_VERSION in native/src/TensorwiseExt.h
 
 const nativeDir = path.dirname(fileURLToPath(import.meta.url));
 const rootDir = path.dirname(nativeDir);

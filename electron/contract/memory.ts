@@ -102,7 +102,13 @@ export type DeviceMemory = {
     /** `null` when the load had no plan for this memory. */
     planned: PlannedTotals | null;
     measured: MemoryTotals;
-    /** Used by everything else on the machine (capacity − free − this model), never below 0. */
+    /**
+     * The OpenAI-compatible server's embedding context here (its KV cache and scratch as llama.cpp measured them,
+     * electron/serve/ServedEmbeddings.ts): made on the first `/v1/embeddings` request and kept while the server runs;
+     * 0 while there is none. Not in `measured`, which is the model's own context.
+     */
+    embeddingsBytes: number;
+    /** Used by everything else on the machine (capacity − free − this model − the embedding context), never below 0. */
     otherBytes: number;
     bufferTypes: BufferTypeUse[];
     /** Sentences for the user about how to read this memory's numbers. */

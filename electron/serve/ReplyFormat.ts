@@ -16,6 +16,8 @@ export type ReplyFormat = {
     idPrefix: string;
     open(sse: SseWriter, start: ReplyStart): void;
     text(sse: SseWriter, text: string): void;
+    /** A reasoning model's thinking to append (llama.cpp's chat layer separates it: ToolCallStream.ts); it comes before the answer. */
+    reasoning(sse: SseWriter, text: string): void;
     /** An id for a tool call the model wrote none for, in the API's style (`toolu_…`, `call_…`). */
     newToolCallId(): string;
     /** A streamed tool call's opening (`opens`) and/or arguments to append (a request with tools: ToolCallStream.ts). */

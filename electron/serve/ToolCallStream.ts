@@ -1,7 +1,8 @@
 /**
- * A reply with tools, read as it is generated: after each piece of text the whole reply so far is parsed again by
- * llama.cpp's chat layer with `is_partial` (common_chat_parse), and only what is new since the last parse is handed
- * on: content to append, a tool call that opens (its id and name), arguments to append. This is llama-server's way
+ * A reply templated by llama.cpp's chat layer (tools, or a reasoning model), read as it is generated: after each piece
+ * of text the whole reply so far is parsed again with `is_partial` (common_chat_parse), and only what is new since the
+ * last parse is handed on: thinking to append, content to append, a tool call that opens (its id and name), arguments
+ * to append. This is llama-server's way
  * (common_chat_msg_diff::compute_diffs in common/chat.cpp), so a client's pieces always add up to the final reply.
  * Each call's id is fixed when it opens (the model's own id, else one of the API's style), and the final reply
  * carries the same ids.
@@ -9,8 +10,9 @@
 import {OpenAiError} from "./OpenAiError.js";
 import type {ParsedReply} from "./toolCallPrompt.js";
 
-/** One new piece of a reply: content to append, or a tool call's opening (`opens`) and/or arguments to append. */
+/** One new piece of a reply: thinking or content to append, or a tool call's opening (`opens`) and/or arguments to append. */
 export type ReplyDelta =
+    | {type: "reasoning"; text: string}
     | {type: "content"; text: string}
     | {type: "tool_call"; index: number; id: string; name: string; opens: boolean; arguments: string};
 
@@ -19,6 +21,7 @@ type SentCall = {id: string; name: string; arguments: string};
 export class ToolCallStream {
     private text = "";
     private content = "";
+    private reasoning = "";
     private readonly calls: SentCall[] = [];
 
     /**
@@ -31,6 +34,11 @@ export class ToolCallStream {
      * Appends generated text and returns what is new. A partial reply llama.cpp cannot parse yet, or whose parse
      * takes back something already handed on (a marker it recognises only later), hands on nothing until it can.
      */
+    /** Whether the answer has begun (content or a tool call handed on): until then the reply is thinking. */
+    get answering(): boolean {
+        return this.content !== "" || this.calls.length > 0;
+    }
+
     push(text: string): ReplyDelta[] {
         this.text += text;
         let parsed: ParsedReply;
@@ -51,7 +59,7 @@ export class ToolCallStream {
         this.text = text;
         const parsed = this.parse(text, partial);
         const deltas = this.diff(parsed, true);
-        return {deltas, reply: {content: this.content, reasoning: parsed.reasoning, toolCalls: this.calls.map((call) => ({...call}))}};
+        return {deltas, reply: {content: this.content, reasoning: this.reasoning, toolCalls: this.calls.map((call) => ({...call}))}};
     }
 
     private diff(parsed: ParsedReply, final: boolean): ReplyDelta[] {
@@ -60,6 +68,13 @@ export class ToolCallStream {
             if (final)
                 throw new OpenAiError(500, `The model's reply parsed differently at its end than while it streamed (${what}).`, "server_error", "unparsable_reply");
         };
+        if (parsed.reasoning.startsWith(this.reasoning)) {
+            if (parsed.reasoning.length > this.reasoning.length) {
+                deltas.push({type: "reasoning", text: parsed.reasoning.slice(this.reasoning.length)});
+                this.reasoning = parsed.reasoning;
+            }
+        } else
+            contradicts("its thinking");
         if (parsed.content.startsWith(this.content)) {
             if (parsed.content.length > this.content.length) {
                 deltas.push({type: "content", text: parsed.content.slice(this.content.length)});

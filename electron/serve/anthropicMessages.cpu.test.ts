@@ -146,7 +146,9 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
         const cases: [Record<string, unknown>, RegExp][] = [
             [{messages: user}, /`max_tokens` is required/],
             ...toolRefusals(user),
-            [{max_tokens: 5, messages: user, thinking: {type: "enabled", budget_tokens: 1024}}, /`thinking` is not supported/],
+            // this model's template has no thinking block (reasoning.cpu.test.ts serves one that has)
+            [{max_tokens: 2000, messages: user, thinking: {type: "enabled", budget_tokens: 1024}}, /`thinking` asks for thinking, but this model's chat template has no thinking block/],
+            [{max_tokens: 5, messages: [...user, {role: "assistant", content: [{type: "redacted_thinking", data: "x"}]}, ...user]}, /messages\[1\]\.content\[0\] is a "redacted_thinking" block/],
             [{max_tokens: 5, messages: user, service_tier: "auto"}, /`service_tier` is not supported/],
             [{max_tokens: 5, messages: [{role: "user", content: [{type: "image", source: {type: "base64", media_type: "image/png", data: "AAAA"}}]}]}, /messages\[0\]\.content\[0\] is a "image" block/],
             [{max_tokens: 5, messages: [{role: "user", content: [{type: "tool_result", tool_use_id: "x", content: "y"}]}]}, /tool_result for "x", which is no tool_use of the message right before/],

@@ -1,6 +1,6 @@
 /**
  * Replies and errors in Anthropic's Messages API shapes: the `message` object, the streamed event sequence
- * (`message_start`, `content_block_start`, `ping`, `content_block_delta` with `text_delta` or `input_json_delta`, `content_block_stop`,
+ * (`message_start`, `content_block_start`, `ping`, `content_block_delta` with `thinking_delta`, `text_delta` or `input_json_delta`, `content_block_stop`,
  * `message_delta` with the stop reason and usage, `message_stop`), and `{type: "error", error: {type, message}}`.
  */
 import {randomBytes} from "node:crypto";
@@ -44,20 +44,24 @@ function toolInput(call: ToolCall): unknown {
 }
 
 /**
- * A `/v1/messages` reply, streamed or whole. Without tools the one text block opens with the message; with tools
- * (`tools`: the request has them) each block opens when its first piece comes: text, or a `tool_use` whose input
- * streams as `input_json_delta` pieces, as Anthropic streams them.
+ * A `/v1/messages` reply, streamed or whole. A reply that can only be text has its one text block open with the message;
+ * one parsed by llama.cpp's chat layer (`parsed`: the request has tools, or the model's template thinks) opens each block
+ * when its first piece comes: a `thinking` block (streamed as `thinking_delta`; this server signs none, so its
+ * `signature` is ""), text, or a `tool_use` whose input streams as `input_json_delta` pieces, as Anthropic streams them.
  */
-export function anthropicMessageFormat(tools = false): ReplyFormat {
+export function anthropicMessageFormat(parsed = false): ReplyFormat {
     let index = -1;
-    let block: "text" | "tool_use" | null = null;
+    let block: "thinking" | "text" | "tool_use" | null = null;
     const close = (sse: SseWriter) => {
         if (block != null)
             sse.event("content_block_stop", {type: "content_block_stop", index});
         block = null;
     };
-    const start = (sse: SseWriter, content: unknown, type: "text" | "tool_use") => {
+    /** Whether a text or tool_use block has opened. */
+    let answered = false;
+    const start = (sse: SseWriter, content: unknown, type: "thinking" | "text" | "tool_use") => {
         close(sse);
+        answered ||= type !== "thinking";
         index++;
         block = type;
         sse.event("content_block_start", {type: "content_block_start", index, content_block: content});
@@ -69,9 +73,14 @@ export function anthropicMessageFormat(tools = false): ReplyFormat {
                 id: opened.id, type: "message", role: "assistant", model: opened.model, content: [], stop_reason: null, stop_sequence: null,
                 usage: {input_tokens: opened.promptTokens, output_tokens: 0}
             }});
-            if (!tools)
+            if (!parsed)
                 start(sse, {type: "text", text: ""}, "text");
             sse.event("ping", {type: "ping"});
+        },
+        reasoning: (sse, thinking) => {
+            if (block !== "thinking")
+                start(sse, {type: "thinking", thinking: "", signature: ""}, "thinking");
+            sse.event("content_block_delta", {type: "content_block_delta", index, delta: {type: "thinking_delta", thinking}});
         },
         text: (sse, text) => {
             if (block !== "text")
@@ -86,8 +95,8 @@ export function anthropicMessageFormat(tools = false): ReplyFormat {
                 sse.event("content_block_delta", {type: "content_block_delta", index, delta: {type: "input_json_delta", partial_json: delta.arguments}});
         },
         finish: (sse, finished) => {
-            // a reply with nothing in it still has its (empty) text block, as its whole body does
-            if (index < 0)
+            // a reply with no answer in it still has its (empty) text block, as its whole body does
+            if (!answered)
                 start(sse, {type: "text", text: ""}, "text");
             close(sse);
             sse.event("message_delta", {type: "message_delta", delta: {stop_reason: stopReason(finished), stop_sequence: finished.stopSequence},
@@ -98,7 +107,8 @@ export function anthropicMessageFormat(tools = false): ReplyFormat {
             const calls = finished.toolCalls ?? [];
             return {
                 id: finished.id, type: "message", role: "assistant", model: finished.model,
-                content: [...(finished.text !== "" || calls.length === 0 ? [{type: "text", text: finished.text}] : []),
+                content: [...(finished.reasoning !== "" ? [{type: "thinking", thinking: finished.reasoning, signature: ""}] : []),
+                    ...(finished.text !== "" || calls.length === 0 ? [{type: "text", text: finished.text}] : []),
                     ...calls.map((call) => ({type: "tool_use", id: call.id, name: call.name, input: toolInput(call)}))],
                 stop_reason: stopReason(finished), stop_sequence: finished.stopSequence,
                 usage: {input_tokens: finished.promptTokens, output_tokens: finished.timing.generatedTokens}

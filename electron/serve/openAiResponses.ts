@@ -60,6 +60,12 @@ export type Finished = {
     logprobs: TokenLogprob[] | null; promptLength: number;
     /** The reply parsed by llama.cpp's chat layer (a request with tools: toolCallPrompt.ts); `text` is then its content. */
     toolCalls?: readonly ToolCall[];
+    /**
+     * A reasoning model's thinking, separated by llama.cpp's chat layer ("" when none), and the generated tokens it took:
+     * those before the piece of text in which the answer began (all of them when it never began).
+     */
+    reasoning: string;
+    reasoningTokens: number;
 };
 
 /** Tokens of a stream chunk, and (completions) where the first starts in the prompt followed by the reply. */
@@ -116,11 +122,13 @@ export function chatFinishReason(finished: Finished): "stop" | "length" | "tool_
 /** A chat answer's message and finish: with tool calls, `tool_calls` and `finish_reason: "tool_calls"`. */
 function chatChoice(finished: Finished): {message: unknown; finish_reason: string} {
     const calls = finished.toolCalls ?? [];
+    // llama-server's field, only when there was thinking
+    const thought = finished.reasoning !== "" ? {reasoning_content: finished.reasoning} : {};
     if (calls.length === 0)
-        return {message: {role: "assistant", content: finished.text}, finish_reason: finished.finishReason};
+        return {message: {role: "assistant", content: finished.text, ...thought}, finish_reason: finished.finishReason};
     return {
         message: {
-            role: "assistant", content: finished.text === "" ? null : finished.text,
+            role: "assistant", content: finished.text === "" ? null : finished.text, ...thought,
             tool_calls: calls.map((call) => ({id: call.id, type: "function", function: {name: call.name, arguments: call.arguments}}))
         },
         finish_reason: chatFinishReason(finished)
@@ -140,11 +148,13 @@ export function completionBody(finished: Finished): unknown {
 }
 
 /**
- * One streamed chunk: a text delta (`text`), a tool call's opening or arguments (`toolCall`), the opening role (chat only, `text` = ""), or the finish; `logprobs`: the
- * tokens of this delta (the finish carries any whose text never came, e.g. an unfinished UTF-8 character).
+ * One streamed chunk: a text delta (`text`), a thinking delta (`reasoning`, chat only: llama-server's
+ * `delta.reasoning_content`), a tool call's opening or arguments (`toolCall`), the opening role (chat only, `text` = ""),
+ * or the finish; `logprobs`: the tokens of this delta (the finish carries any whose text never came, e.g. an unfinished
+ * UTF-8 character).
  */
 export function chunkBody(stream: {id: string; created: number; model: string; kind: "chat" | "completion"},
-    part: {text?: string; role?: boolean; toolCall?: Extract<ReplyDelta, {type: "tool_call"}>; finishReason?: "stop" | "length" | "tool_calls"; timings?: Timings;
+    part: {text?: string; reasoning?: string; role?: boolean; toolCall?: Extract<ReplyDelta, {type: "tool_call"}>; finishReason?: "stop" | "length" | "tool_calls"; timings?: Timings;
         logprobs?: ChunkLogprobs | null}): unknown {
     const finish_reason = part.finishReason ?? null;
     const logprobs = logprobsOf(stream.kind, part.logprobs);
@@ -153,6 +163,7 @@ export function chunkBody(stream: {id: string; created: number; model: string; k
         const call = part.toolCall;
         // a call's first chunk carries its id, type and name; later ones append to its arguments (OpenAI's ChoiceDeltaToolCall)
         const delta = part.role === true ? {role: "assistant", content: ""} : part.text != null ? {content: part.text}
+            : part.reasoning != null ? {reasoning_content: part.reasoning}
             : call != null ? {tool_calls: [{index: call.index, ...(call.opens && {id: call.id, type: "function"}),
                 function: {...(call.opens && {name: call.name}), arguments: call.arguments}}]} : {};
         return {id: stream.id, object: "chat.completion.chunk", created: stream.created, model: stream.model,

@@ -2,13 +2,16 @@
  * Anthropic Messages API bodies (`POST /v1/messages`, `/v1/messages/count_tokens`), as Claude Code and the
  * `@anthropic-ai/sdk` package send them, checked field by field against the bounds table (contract/limits.ts) and
  * turned into the server's own chat request; tools and tool turns go to the server's one tool path (anthropicTools.ts).
- * What a local text model cannot honour yet (images, documents, extended thinking…) is refused by name;
+ * `thinking` turns a reasoning model's thinking on or off (chatReasoning.ts), and an assistant's `thinking` blocks sent
+ * back reach the chat template as its reasoning; what a local text model cannot honour yet (images, documents, redacted
+ * thinking…) is refused by name;
  * `cache_control` marks (on the request or on a block) are accepted: the server keeps every conversation's prefix
  * cached anyway (ConversationKvStore.ts).
  */
 import {checkLimit, TEXT_LIMITS} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
 import {anthropicToolUse, checkCacheControl, readAnthropicToolChoice, readAnthropicTools, readToolResultBlock, readToolUseBlock} from "./anthropicTools.js";
+import {DEFAULT_REASONING, type ReasoningRequest} from "./chatReasoning.js";
 import {DEFAULT_TEMPERATURE, limitedNumber, UNSENT_SAMPLING, type ChatCompletionRequest, type ChatMessage} from "./parseGenerationRequest.js";
 import {isPlainObject, type ToolCall, type ToolUse} from "./toolRequest.js";
 
@@ -16,9 +19,43 @@ type Body = Record<string, unknown>;
 
 /** Fields `/v1/messages` honours; any other is refused by name. */
 const MESSAGE_FIELDS = new Set(["model", "messages", "system", "max_tokens", "stop_sequences", "temperature", "top_p", "top_k", "metadata", "stream", "cache_control", "tools",
-    "tool_choice"]);
-/** `/v1/messages/count_tokens` takes the prompt's fields only. */
-const COUNT_FIELDS = new Set(["model", "messages", "system", "cache_control", "tools", "tool_choice"]);
+    "tool_choice", "thinking"]);
+/** `/v1/messages/count_tokens` takes the prompt's fields only (`thinking` changes the prompt: its switch is the template's). */
+const COUNT_FIELDS = new Set(["model", "messages", "system", "cache_control", "tools", "tool_choice", "thinking"]);
+
+/** Anthropic's least thinking budget (ThinkingConfigEnabled.budget_tokens: "Must be ≥1024 and less than max_tokens"). */
+const MIN_THINKING_BUDGET = 1024;
+
+/**
+ * `thinking`: `{type: "enabled", budget_tokens}` and `{type: "adaptive"}` turn thinking on (the budget: the most tokens
+ * the thinking may take, enforced by serveOpenAi.ts), `{type: "disabled"}` off, through the chat template's switch.
+ * `maxTokens`: the request's, which the budget must stay below (Anthropic's rule); `null` for count_tokens.
+ */
+function readThinking(value: unknown, maxTokens: number | null): ReasoningRequest {
+    if (value == null)
+        return DEFAULT_REASONING;
+    const field = "thinking";
+    if (!isPlainObject(value))
+        throw OpenAiError.badRequest("`thinking` must be {\"type\": \"enabled\", \"budget_tokens\": …}, {\"type\": \"adaptive\"} or {\"type\": \"disabled\"}.", field);
+    const {type, budget_tokens: budget, display, ...rest} = value;
+    const extra = Object.keys(rest)[0];
+    if (extra != null)
+        throw OpenAiError.badRequest(`\`thinking.${extra.slice(0, 40)}\` is not supported by this server (it takes type, budget_tokens and display).`, `thinking.${extra.slice(0, 40)}`);
+    if (display != null)
+        throw OpenAiError.badRequest("`thinking.display` is not supported by this server: the thinking is given as the model wrote it, never summarized or omitted.",
+            "thinking.display");
+    if (type === "disabled" || type === "adaptive") {
+        if (budget != null)
+            throw OpenAiError.badRequest(`\`thinking.budget_tokens\` goes with "type": "enabled", not "${type}".`, "thinking.budget_tokens");
+        return {...DEFAULT_REASONING, thinking: {on: type === "adaptive", field}};
+    }
+    if (type !== "enabled")
+        throw OpenAiError.badRequest("`thinking.type` must be \"enabled\", \"adaptive\" or \"disabled\".", "thinking.type");
+    const tokens = limitedNumber(value, "budget_tokens", "maxTokens");
+    if (tokens == null || tokens < MIN_THINKING_BUDGET || (maxTokens != null && tokens >= maxTokens))
+        throw OpenAiError.badRequest(`\`thinking.budget_tokens\` must be at least ${MIN_THINKING_BUDGET} and less than max_tokens.`, "thinking.budget_tokens");
+    return {...DEFAULT_REASONING, thinking: {on: true, field}, budget: {tokens, field: "thinking.budget_tokens"}};
+}
 
 /** A `/v1/messages` body as the server's chat request. */
 export function parseAnthropicMessagesRequest(body: unknown): ChatCompletionRequest {
@@ -41,11 +78,13 @@ export function parseAnthropicMessagesRequest(body: unknown): ChatCompletionRequ
     const count = checkLimit("stopCount", stopList.length);
     if (!count.ok)
         throw OpenAiError.badRequest(`\`stop_sequences\`: ${count.message}`, "stop_sequences");
+    const maxTokens = limitedNumber(object, "max_tokens", "maxTokens");
     return {
         kind: "chat",
         ...promptOf(object),
+        reasoning: readThinking(object.thinking, maxTokens ?? null),
         model: modelName(object),
-        maxTokens: limitedNumber(object, "max_tokens", "maxTokens"),
+        maxTokens,
         temperature: limitedNumber(object, "temperature", "temperature") ?? DEFAULT_TEMPERATURE,
         topP: limitedNumber(object, "top_p", "topP"),
         topK: limitedNumber(object, "top_k", "topK"),
@@ -63,7 +102,7 @@ export function parseAnthropicMessagesRequest(body: unknown): ChatCompletionRequ
  */
 export function parseAnthropicCountTokensRequest(body: unknown): ChatCompletionRequest {
     const object = asObject(body, COUNT_FIELDS, "/v1/messages/count_tokens");
-    return {kind: "chat", ...promptOf(object), model: modelName(object), maxTokens: 1, temperature: DEFAULT_TEMPERATURE, topP: undefined,
+    return {kind: "chat", ...promptOf(object), reasoning: readThinking(object.thinking, null), model: modelName(object), maxTokens: 1, temperature: DEFAULT_TEMPERATURE, topP: undefined,
         topK: undefined, seed: undefined, stop: [], stream: false, includeUsage: false, ...UNSENT_SAMPLING};
 }
 
@@ -134,18 +173,49 @@ function promptOf(object: Body): {messages: ChatMessage[]; tools: ToolUse | null
 
 type Turn = {results: Extract<ChatMessage, {role: "tool"}>[]; messages: ChatMessage[]; calls: string[]};
 
-/** An assistant message: its text blocks joined, and its tool_use blocks as tool calls. */
+/**
+ * An assistant message: its text blocks joined, its tool_use blocks as tool calls, and its `thinking` blocks (first, as
+ * Anthropic writes them) as its reasoning, for the chat template.
+ */
 function assistantTurn(content: unknown, param: string): Turn {
     const calls: ToolCall[] = [];
-    const text = blocksText(content, param, "tool_use", (block, at) => calls.push(readToolUseBlock(block, at)));
-    return {results: [], messages: [calls.length > 0 ? {role: "assistant", text, toolCalls: calls} : {role: "assistant", text}], calls: calls.map((call) => call.id)};
+    const thoughts: string[] = [];
+    let other = false;
+    const text = blocksText(content, param, ["tool_use", "thinking"], (block, at) => {
+        if (block.type === "tool_use") {
+            other = true;
+            calls.push(readToolUseBlock(block, at));
+        } else if (other)
+            throw OpenAiError.badRequest(`${at} is a thinking block after other content: thinking blocks come first in a message.`, at);
+        else
+            thoughts.push(readThinkingBlock(block, at));
+    }, () => {
+        other = true;
+    });
+    const reasoning = thoughts.join("");
+    const thought = reasoning !== "" ? {reasoning} : {};
+    return {results: [], messages: [calls.length > 0 ? {role: "assistant", text, toolCalls: calls, ...thought} : {role: "assistant", text, ...thought}],
+        calls: calls.map((call) => call.id)};
+}
+
+/** A `thinking` block sent back: `{type: "thinking", thinking, signature}` (this server signs none: any signature is taken as sent). */
+function readThinkingBlock(block: Body, at: string): string {
+    const {thinking, signature, type: _type, ...rest} = block;
+    const extra = Object.keys(rest)[0];
+    if (extra != null)
+        throw OpenAiError.badRequest(`${at}.${extra.slice(0, 40)} is not supported by this server (a thinking block has type, thinking and signature).`, at);
+    if (typeof thinking !== "string" || thinking.length > TEXT_LIMITS.message)
+        throw OpenAiError.badRequest(`${at}.thinking must be a string of at most ${TEXT_LIMITS.message} characters.`, `${at}.thinking`);
+    if (signature != null && (typeof signature !== "string" || signature.length > TEXT_LIMITS.message))
+        throw OpenAiError.badRequest(`${at}.signature must be a string.`, `${at}.signature`);
+    return thinking;
 }
 
 /** A user message: its tool_result blocks (first, as Anthropic requires) as tool messages, then its text, if any. */
 function userTurn(content: unknown, param: string): Turn {
     const results: Turn["results"] = [];
     let other = false;
-    const text = blocksText(content, param, "tool_result", (block, at) => {
+    const text = blocksText(content, param, ["tool_result"], (block, at) => {
         if (other)
             throw OpenAiError.badRequest(`${at} is a tool_result after other content: tool_result blocks come first in a message.`, at);
         const result = readToolResultBlock(block, at);
@@ -157,12 +227,12 @@ function userTurn(content: unknown, param: string): Turn {
 }
 
 /**
- * A string, or a list of `{type: "text", text}` blocks joined; blocks of type `toolBlock` (a message's tool_use or
- * tool_result) go to `onToolBlock` instead, and `onText` hears of each text block. Any other block (image, document,
- * thinking…) is refused by its type.
+ * A string, or a list of `{type: "text", text}` blocks joined; blocks of the `handled` types (a message's tool_use,
+ * thinking or tool_result) go to `onBlock` instead, and `onText` hears of each text block. Any other block (image,
+ * document, redacted thinking…) is refused by its type.
  */
-function blocksText(content: unknown, param: string, toolBlock?: "tool_use" | "tool_result", onToolBlock?: (block: Body, at: string) => void,
-    onText?: () => void): string {
+function blocksText(content: unknown, param: string, handled: readonly ("tool_use" | "tool_result" | "thinking")[] = [],
+    onBlock?: (block: Body, at: string) => void, onText?: () => void): string {
     let text: string;
     if (typeof content === "string") {
         text = content;
@@ -173,14 +243,14 @@ function blocksText(content: unknown, param: string, toolBlock?: "tool_use" | "t
             if (typeof block !== "object" || block == null || Array.isArray(block))
                 throw OpenAiError.badRequest(`${at} must be a content block such as {"type": "text", "text": "…"}.`, at);
             const {type, text: blockText, cache_control: cacheControl, ...rest} = block as Body;
-            if (toolBlock != null && type === toolBlock) {
-                onToolBlock!(block as Body, at);
+            if ((handled as readonly unknown[]).includes(type)) {
+                onBlock!(block as Body, at);
                 return "";
             }
             onText?.();
             if (type !== "text")
                 throw OpenAiError.badRequest(`${at} is a ${JSON.stringify(String(type).slice(0, 30))} block: this server takes text blocks here` +
-                    `${toolBlock != null ? ` and ${toolBlock} blocks` : ""}.`, at);
+                    `${handled.length > 0 ? ` and ${handled.join(" and ")} blocks` : ""}.`, at);
             if (typeof blockText !== "string")
                 throw OpenAiError.badRequest(`${at}.text must be a string.`, at);
             const extra = Object.keys(rest)[0];

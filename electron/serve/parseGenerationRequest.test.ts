@@ -32,7 +32,8 @@ describe("OpenAI request bodies", () => {
         expect(parsed).toEqual({
             kind: "chat", model: "x", messages: [{role: "system", text: "Be brief."}, {role: "user", text: "Hi there"}],
             maxTokens: 12, temperature: 0, topP: 0.9, topK: 40, minP: undefined, seed: 7, stop: ["\n"], stream: true, includeUsage: true,
-            frequencyPenalty: undefined, presencePenalty: 0, repeatPenalty: undefined, repeatLastN: undefined, logitBias: new Map(), constraint: null, logprobs: null, tools: null
+            frequencyPenalty: undefined, presencePenalty: 0, repeatPenalty: undefined, repeatLastN: undefined, logitBias: new Map(), constraint: null, logprobs: null, tools: null,
+            reasoning: {format: "auto"}
         });
         expect(parseChatCompletionRequest({messages: [{role: "user", content: "x"}], max_completion_tokens: 5}).maxTokens).toBe(5);
         expect(parseChatCompletionRequest({messages: [{role: "user", content: "x"}]})).toMatchObject({maxTokens: undefined, temperature: 1, stop: [], stream: false});

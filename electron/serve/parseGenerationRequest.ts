@@ -6,6 +6,7 @@
 import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
 import {emptyDraft, logprobsOf, MESSAGE_FIELDS, requestField, type Endpoint, type FieldDraft, type LogprobsRequest, type OutputConstraint} from "./requestFields.js";
+import {DEFAULT_REASONING_FORMAT, type ReasoningRequest} from "./chatReasoning.js";
 import {functionName, readToolCalls, toolCallId, toolUseOf, type ToolCall, type ToolUse} from "./toolRequest.js";
 
 /**
@@ -14,7 +15,7 @@ import {functionName, readToolCalls, toolCallId, toolUseOf, type ToolCall, type 
  */
 export type ChatMessage = (
     | {role: "system" | "user"; text: string}
-    | {role: "assistant"; text: string; toolCalls?: ToolCall[]}
+    | {role: "assistant"; text: string; toolCalls?: ToolCall[]; /** Its thinking, sent back (`reasoning_content`), for the chat template. */ reasoning?: string}
     | {role: "tool"; text: string; toolCallId: string}
 ) & {
     /** The participant's name (a tool message's: the function's), for the chat template; requests with tools only (MESSAGE_FIELDS). */
@@ -63,7 +64,11 @@ export const UNSENT_SAMPLING: Readonly<Pick<SamplingRequest, "minP" | "frequency
  * `tools`: `null` when the request neither sends tools nor has tool turns; otherwise the chat template is applied by
  * llama.cpp's chat layer (toolCallPrompt.ts) instead of node-llama-cpp's chat wrapper.
  */
-export type ChatCompletionRequest = SamplingRequest & {kind: "chat"; messages: ChatMessage[]; tools: ToolUse | null};
+export type ChatCompletionRequest = SamplingRequest & {
+    kind: "chat"; messages: ChatMessage[]; tools: ToolUse | null;
+    /** What the request asks of a reasoning model's thinking (chatReasoning.ts). */
+    reasoning: ReasoningRequest;
+};
 export type CompletionRequest = SamplingRequest & {kind: "completion"; prompt: string};
 export type GenerationRequest = ChatCompletionRequest | CompletionRequest;
 
@@ -107,7 +112,10 @@ export function parseChatCompletionRequest(body: unknown): ChatCompletionRequest
         if (draft.logprobs !== undefined && draft.logprobs !== false)
             throw OpenAiError.badRequest("`logprobs` is not supported together with tools: the reply's text is parsed into tool calls.", "logprobs");
     }
-    return {kind: "chat", messages: parsed, tools, ...samplingOf(draft, "chat")};
+    return {kind: "chat", messages: parsed, tools, ...samplingOf(draft, "chat"), reasoning: {
+        format: draft.reasoningFormat ?? DEFAULT_REASONING_FORMAT,
+        ...(draft.thinking != null && {thinking: draft.thinking}), ...(draft.effort != null && {effort: draft.effort})
+    }};
 }
 
 /** A `/v1/completions` body (one prompt string). */
@@ -169,7 +177,7 @@ function parseMessage(message: unknown, index: number): ChatMessage {
         if (row.treatment === "refused" && value != null)
             throw OpenAiError.badRequest(`${param}.${key} is not supported by this server: ${row.why}`, `${param}.${key}`);
     }
-    const {role, content, tool_calls: toolCalls, tool_call_id: callId, name: sentName} = message as Body;
+    const {role, content, tool_calls: toolCalls, tool_call_id: callId, name: sentName, reasoning_content: reasoning} = message as Body;
     const mapped = role === "system" || role === "developer" ? "system" : role === "user" || role === "assistant" || role === "tool" ? role : null;
     if (mapped == null)
         throw OpenAiError.badRequest(`${param}.role must be "system", "developer", "user", "assistant" or "tool" (got ${JSON.stringify(String(role).slice(0, 20))}).`, `${param}.role`);
@@ -177,6 +185,10 @@ function parseMessage(message: unknown, index: number): ChatMessage {
         throw OpenAiError.badRequest(`${param}.tool_calls goes only with "role": "assistant".`, `${param}.tool_calls`);
     if (callId != null && mapped !== "tool")
         throw OpenAiError.badRequest(`${param}.tool_call_id goes only with "role": "tool".`, `${param}.tool_call_id`);
+    if (reasoning != null && (mapped !== "assistant" || typeof reasoning !== "string" || reasoning.length > TEXT_LIMITS.message))
+        throw OpenAiError.badRequest(`${param}.reasoning_content must be a string of at most ${TEXT_LIMITS.message} characters, on an assistant message.`,
+            `${param}.reasoning_content`);
+    const thought = typeof reasoning === "string" && reasoning !== "" ? {reasoning} : {};
     // an assistant message that calls tools may have no content (OpenAI sends null)
     const text = mapped === "assistant" && toolCalls != null && content == null ? "" : contentText(content, `${param}.content`);
     if (text.length > TEXT_LIMITS.message)
@@ -186,7 +198,8 @@ function parseMessage(message: unknown, index: number): ChatMessage {
     if (mapped === "tool")
         return {role: "tool", text, toolCallId: toolCallId(callId, `${param}.tool_call_id`), ...name};
     if (mapped === "assistant")
-        return toolCalls != null ? {role: "assistant", text, toolCalls: readToolCalls(toolCalls, `${param}.tool_calls`), ...name} : {role: "assistant", text, ...name};
+        return toolCalls != null ? {role: "assistant", text, toolCalls: readToolCalls(toolCalls, `${param}.tool_calls`), ...thought, ...name}
+            : {role: "assistant", text, ...thought, ...name};
     return {role: mapped, text, ...name};
 }
 

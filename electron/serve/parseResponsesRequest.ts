@@ -1,12 +1,15 @@
 /**
  * OpenAI Responses API bodies (`POST /v1/responses`), stateless: `input` as a string or message items whose content is
  * a string or `input_text` / `output_text` parts, `instructions`, `max_output_tokens`, `temperature`, `top_p`,
- * `stream`, function tools and their input items (responsesTools.ts). This server keeps no responses, so
+ * `stream`, function tools and their input items (responsesTools.ts), `reasoning.effort` and the `reasoning` items of a
+ * reasoning model's earlier turns (their `content` reaches the chat template as the turn's thinking, chatReasoning.ts).
+ * This server keeps no responses, so
  * `previous_response_id` and `store: true` are refused by name, as is every other item, part or field it cannot honour yet.
  */
 import {checkLimit, TEXT_LIMITS} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
 import {responsesTextConstraint} from "./requestFields.js";
+import {DEFAULT_REASONING, readEffort, type ReasoningRequest} from "./chatReasoning.js";
 import {DEFAULT_TEMPERATURE, limitedNumber, UNSENT_SAMPLING, type ChatCompletionRequest, type ChatMessage} from "./parseGenerationRequest.js";
 import {readFunctionCallItem, readFunctionCallOutputItem, responsesToolUse} from "./responsesTools.js";
 import {isPlainObject} from "./toolRequest.js";
@@ -27,7 +30,27 @@ export type ResponsesRequest = ChatCompletionRequest & {
 };
 
 const FIELDS = new Set(["model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "store", "previous_response_id", "tools", "tool_choice",
-    "parallel_tool_calls", "user", "text"]);
+    "parallel_tool_calls", "user", "text", "reasoning"]);
+
+/**
+ * `reasoning`: `effort` as chat's `reasoning_effort` (chatReasoning.ts); a `summary` cannot be written (this server
+ * gives the thinking itself, as the reasoning item's `content`), so only null is taken there.
+ */
+function readReasoning(value: unknown): ReasoningRequest {
+    if (value == null)
+        return DEFAULT_REASONING;
+    if (!isPlainObject(value))
+        throw OpenAiError.badRequest("`reasoning` must be an object ({\"effort\": …}).", "reasoning");
+    const {effort, summary, generate_summary: generateSummary, ...rest} = value;
+    const extra = Object.keys(rest)[0];
+    if (extra != null)
+        throw OpenAiError.badRequest(`\`reasoning.${extra.slice(0, 40)}\` is not supported by this server (it takes effort and summary).`, `reasoning.${extra.slice(0, 40)}`);
+    for (const [field, sent] of [["reasoning.summary", summary], ["reasoning.generate_summary", generateSummary]] as const)
+        if (sent != null)
+            throw OpenAiError.badRequest(`\`${field}\` is not supported by this server: it writes no summaries; the model's thinking comes whole as the reasoning item's content (send null).`,
+                field);
+    return {...DEFAULT_REASONING, ...(effort != null && readEffort(effort, "reasoning.effort"))};
+}
 
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
     if (typeof body !== "object" || body == null || Array.isArray(body))
@@ -52,6 +75,7 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
         throw OpenAiError.badRequest(`\`instructions\` must be a string of at most ${TEXT_LIMITS.message} characters.`, "instructions");
     if (user != null && (typeof user !== "string" || user.length > TEXT_LIMITS.id))
         throw OpenAiError.badRequest(`\`user\` must be a string of at most ${TEXT_LIMITS.id} characters.`, "user");
+    const reasoning = readReasoning(object.reasoning);
     const messages = inputMessages(object.input);
     const tools = responsesToolUse(object, messages.some((message) => message.role === "tool" || (message.role === "assistant" && message.toolCalls != null)));
     if (tools != null && object.text != null)
@@ -62,7 +86,7 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     const temperature = limitedNumber(object, "temperature", "temperature");
     const topP = limitedNumber(object, "top_p", "topP");
     return {
-        kind: "chat", messages, tools, model: typeof model === "string" ? model : null, maxTokens: maxOutputTokens,
+        kind: "chat", messages, tools, reasoning, model: typeof model === "string" ? model : null, maxTokens: maxOutputTokens,
         temperature: temperature ?? DEFAULT_TEMPERATURE, topP, topK: undefined, seed: undefined, stop: [], stream: object.stream === true, includeUsage: false, ...UNSENT_SAMPLING,
         constraint: responsesTextConstraint(object.text),
         textFormat: (object.text as {format?: Record<string, unknown>} | null | undefined)?.format ?? null,
@@ -86,10 +110,20 @@ function inputMessages(input: unknown): ChatMessage[] {
         throw OpenAiError.badRequest(`\`input\`: ${count.message}`, "input");
     const messages: ChatMessage[] = [];
     const callIds = new Set<string>();
+    /** A reasoning item's thinking, waiting for the assistant turn (message or function_call) it belongs to, and where it was. */
+    let thinking: {text: string; param: string} | null = null;
     input.forEach((item: unknown, index) => {
         const param = `input[${index}]`;
         if (!isPlainObject(item))
             throw OpenAiError.badRequest(`${param} must be a message item {role, content}.`, param);
+        if (thinking != null && !(item.type === "function_call" || ((item.type == null || item.type === "message") && item.role === "assistant")))
+            throw OpenAiError.badRequest(`${thinking.param} is a reasoning item not followed by the assistant's message or function_call it belongs to.`, thinking.param);
+        if (item.type === "reasoning") {
+            thinking = {text: readReasoningItem(item, param), param};
+            return;
+        }
+        const thought = thinking != null && thinking.text !== "" ? {reasoning: thinking.text} : {};
+        thinking = null;
         if (item.type === "function_call") {
             const call = readFunctionCallItem(item, param);
             if (callIds.has(call.id))
@@ -97,10 +131,10 @@ function inputMessages(input: unknown): ChatMessage[] {
             callIds.add(call.id);
             // calls right after an assistant message (or after other calls) belong to the same assistant turn
             const last = messages.at(-1);
-            if (last?.role === "assistant")
+            if (last?.role === "assistant" && thought.reasoning == null)
                 messages[messages.length - 1] = {...last, toolCalls: [...last.toolCalls ?? [], call]};
             else
-                messages.push({role: "assistant", text: "", toolCalls: [call]});
+                messages.push({role: "assistant", text: "", toolCalls: [call], ...thought});
             return;
         }
         if (item.type === "function_call_output") {
@@ -121,12 +155,49 @@ function inputMessages(input: unknown): ChatMessage[] {
         const mapped = role === "system" || role === "developer" ? "system" : role === "user" || role === "assistant" ? role : null;
         if (mapped == null)
             throw OpenAiError.badRequest(`${param}.role must be "user", "assistant", "system" or "developer" (got ${JSON.stringify(String(role).slice(0, 20))}).`, `${param}.role`);
-        messages.push({role: mapped, text: contentText(content, `${param}.content`)});
+        messages.push(mapped === "assistant" ? {role: mapped, text: contentText(content, `${param}.content`), ...thought}
+            : {role: mapped, text: contentText(content, `${param}.content`)});
     });
+    if (thinking != null)
+        throw OpenAiError.badRequest(`${(thinking as {param: string}).param} is a reasoning item not followed by the assistant's message or function_call it belongs to.`,
+            (thinking as {param: string}).param);
     const last = messages.at(-1)!.role;
     if (last !== "user" && last !== "tool")
         throw OpenAiError.badRequest("The last input item must be the user's message or a function_call_output (this server answers the latest of them).", "input");
     return messages;
+}
+
+/**
+ * A `reasoning` item sent back, as this server writes them (responsesReplies.ts): `{type: "reasoning", id, summary: [],
+ * content: [{type: "reasoning_text", text}], status}`; its thinking, the content's texts joined. Encrypted content and
+ * summaries are no thinking this server wrote, so they are refused.
+ */
+function readReasoningItem(item: Body, param: string): string {
+    const {type: _type, id, summary, content, encrypted_content: encrypted, status, ...rest} = item;
+    const extra = Object.keys(rest)[0];
+    if (extra != null)
+        throw OpenAiError.badRequest(`${param}.${extra.slice(0, 40)} is not supported by this server (a reasoning item has id, summary, content and status).`, param);
+    if ((id != null && typeof id !== "string") || (status != null && typeof status !== "string"))
+        throw OpenAiError.badRequest(`${param}.id and .status must be strings.`, param);
+    if (encrypted != null)
+        throw OpenAiError.badRequest(`${param}.encrypted_content cannot be read by this server (it encrypts no reasoning): send the item's content instead.`,
+            `${param}.encrypted_content`);
+    if (summary != null && !(Array.isArray(summary) && summary.length === 0))
+        throw OpenAiError.badRequest(`${param}.summary must be empty: this server writes no summaries, so the thinking goes back as the item's content.`,
+            `${param}.summary`);
+    if (content == null)
+        return "";
+    if (!Array.isArray(content))
+        throw OpenAiError.badRequest(`${param}.content must be a list of {"type": "reasoning_text", "text": "…"} parts.`, `${param}.content`);
+    const text = content.map((part: unknown, index) => {
+        const at = `${param}.content[${index}]`;
+        if (!isPlainObject(part) || part.type !== "reasoning_text" || typeof part.text !== "string" || Object.keys(part).length !== 2)
+            throw OpenAiError.badRequest(`${at} must be {"type": "reasoning_text", "text": "…"}.`, at);
+        return part.text;
+    }).join("");
+    if (text.length > TEXT_LIMITS.message)
+        throw OpenAiError.badRequest(`${param}.content is longer than ${TEXT_LIMITS.message} characters.`, `${param}.content`);
+    return text;
 }
 
 function contentText(content: unknown, param: string): string {

@@ -33,10 +33,11 @@ export function longestTokenBytes(model: Pick<LlamaModel, "fileInfo">): number {
     return longest;
 }
 
-/** Bytes of text in a request (UTF-8, its messages' or its prompt's). */
+/** Bytes of text in a request (UTF-8, its messages' — an assistant's thinking sent back included — or its prompt's). */
 export function promptTextBytes(request: GenerationRequest): number {
     return request.kind === "chat"
-        ? request.messages.reduce((sum, message) => sum + Buffer.byteLength(message.text, "utf8"), 0)
+        ? request.messages.reduce((sum, message) => sum + Buffer.byteLength(message.text, "utf8") +
+            (message.role === "assistant" && message.reasoning != null ? Buffer.byteLength(message.reasoning, "utf8") : 0), 0)
         : Buffer.byteLength(request.prompt, "utf8");
 }
 

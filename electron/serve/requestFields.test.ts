@@ -102,7 +102,7 @@ describe("the request-field table", () => {
         expect(parse("chat", {n: 1, tools: [], tool_choice: "none", logprobs: false, store: false, service_tier: "auto", cache_prompt: true})).toMatchObject({kind: "chat"});
         expect(parse("completion", {best_of: 1, echo: false, n_probs: 0, typical_p: 1})).toMatchObject({kind: "completion"});
         for (const [field, value] of [["n", 2], ["n_probs", 5], ["store", true], ["service_tier", "priority"],
-            ["modalities", ["text", "audio"]], ["reasoning_effort", "low"], ["cache_prompt", false]] as const)
+            ["modalities", ["text", "audio"]], ["cache_prompt", false]] as const)
             expect(refusal(() => parse("chat", {[field]: value})), field).toMatchObject({param: field, message: expect.stringContaining("is not supported by this server")});
         expect(refusal(() => parse("completion", {suffix: "}"}))).toMatchObject({param: "suffix"});
         expect(refusal(() => parse("completion", {echo: true}))).toMatchObject({param: "echo"});
@@ -187,7 +187,7 @@ describe("the request-field table", () => {
         expect(names).toEqual(expect.arrayContaining(["role", "content", "name", "tool_calls", "tool_call_id", "refusal", "audio", "function_call"]));
         for (const name of names)
             expect(Object.keys(MESSAGE_FIELDS), name).toContain(name);
-        for (const key of ["reasoning_content", "Name", "__proto__x", "constructor"])
+        for (const key of ["reasoning", "Name", "__proto__x", "constructor"])
             expect(refusal(() => parseChatCompletionRequest({messages: [{role: "user", content: "x", [key]: "a"}]})), key)
                 .toMatchObject({status: 400, param: `messages[0].${key}`, message: expect.stringContaining("is not a field of a chat message")});
         for (const key of ["refusal", "audio", "function_call"] as const) {
@@ -208,5 +208,39 @@ describe("the request-field table", () => {
         for (const name of ["", "a b", "x".repeat(65), 7, ["a"], {}])
             expect(refusal(() => parseChatCompletionRequest({messages: [turns[0], turns[1], {...turns[2], name}], tools})), JSON.stringify(name))
                 .toMatchObject({status: 400, param: "messages[2].name"});
+    });
+
+    it("reads reasoning_format, reasoning_effort and chat_template_kwargs.enable_thinking, one thinking setting at a time, and refuses wrong values by path", () => {
+        const chat = (extra: Record<string, unknown>) => parseChatCompletionRequest({messages: USER, ...extra});
+        expect(chat({}).reasoning).toEqual({format: "auto"});
+        for (const format of ["none", "auto", "deepseek", "deepseek-legacy"])
+            expect(chat({reasoning_format: format}).reasoning.format).toBe(format);
+        expect(chat({reasoning_effort: "none"}).reasoning).toEqual({format: "auto", thinking: {on: false, field: "reasoning_effort"}});
+        expect(chat({reasoning_effort: "high"}).reasoning).toEqual({format: "auto", effort: {level: "high", field: "reasoning_effort"}});
+        expect(chat({chat_template_kwargs: {enable_thinking: false}}).reasoning.thinking)
+            .toEqual({on: false, field: "chat_template_kwargs.enable_thinking"});
+        // two fields that agree are one setting; two that disagree, or an effort beside a switch, are refused by the later one
+        expect(chat({reasoning_effort: "none", chat_template_kwargs: {enable_thinking: false}}).reasoning.thinking).toEqual({on: false, field: "reasoning_effort"});
+        for (const [fields, param] of [[{reasoning_effort: "none", chat_template_kwargs: {enable_thinking: true}}, "chat_template_kwargs.enable_thinking"],
+            [{chat_template_kwargs: {enable_thinking: true}, reasoning_effort: "low"}, "reasoning_effort"],
+            [{reasoning_format: "DeepSeek"}, "reasoning_format"], [{reasoning_format: "auto "}, "reasoning_format"], [{reasoning_format: 1}, "reasoning_format"],
+            [{reasoning_effort: "None"}, "reasoning_effort"], [{reasoning_effort: "lowx"}, "reasoning_effort"], [{reasoning_effort: ["low"]}, "reasoning_effort"],
+            [{chat_template_kwargs: []}, "chat_template_kwargs"], [{chat_template_kwargs: {enable_thinking: 0}}, "chat_template_kwargs.enable_thinking"],
+            [{chat_template_kwargs: {enable_thinking: "true"}}, "chat_template_kwargs.enable_thinking"],
+            [{chat_template_kwargs: {tools_in_user_message: true}}, "chat_template_kwargs.tools_in_user_message"]] as const)
+            expect(refusal(() => chat(fields)), JSON.stringify(fields)).toMatchObject({status: 400, param});
+        // completions have no chat template
+        for (const field of ["reasoning_format", "reasoning_effort", "chat_template_kwargs"])
+            expect(refusal(() => parse("completion", {[field]: "none"})), field).toMatchObject({param: field});
+    });
+
+    it("takes an assistant's reasoning_content back as its thinking, and refuses it elsewhere or of the wrong shape", () => {
+        const assistant = {role: "assistant", content: "4", reasoning_content: "2 and 2."};
+        expect(parseChatCompletionRequest({messages: [USER[0], assistant, USER[0]]}).messages[1]).toEqual({role: "assistant", text: "4", reasoning: "2 and 2."});
+        expect(parseChatCompletionRequest({messages: [USER[0], {...assistant, reasoning_content: null}, USER[0]]}).messages[1]).toEqual({role: "assistant", text: "4"});
+        for (const [message, index] of [[{role: "user", content: "x", reasoning_content: "a"}, 0], [{...assistant, reasoning_content: 4}, 1],
+            [{...assistant, reasoning_content: ["a"]}, 1], [{...assistant, reasoning_content: "x".repeat(300_000)}, 1]] as const)
+            expect(refusal(() => parseChatCompletionRequest({messages: index === 0 ? [message] : [USER[0], message, USER[0]]})), JSON.stringify(message).slice(0, 80))
+                .toMatchObject({status: 400, param: `messages[${index}].reasoning_content`});
     });
 });

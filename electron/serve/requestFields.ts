@@ -15,6 +15,7 @@
  */
 import {checkLimit, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
 import {OpenAiError} from "./OpenAiError.js";
+import {readEffort, REASONING_FORMATS, type ReasoningFormat, type ReasoningRequest} from "./chatReasoning.js";
 import {readToolChoice, readTools, type ToolChoice, type ToolDefinition} from "./toolRequest.js";
 
 export type Endpoint = "chat" | "completion";
@@ -50,6 +51,10 @@ export type FieldDraft = {
     tools: ToolDefinition[] | undefined;
     toolChoice: ToolChoice | undefined;
     parallelToolCalls: boolean | undefined;
+    /** `reasoning_format`, `reasoning_effort` and `chat_template_kwargs.enable_thinking` as read (chatReasoning.ts checks them against the template). */
+    reasoningFormat: ReasoningFormat | undefined;
+    thinking: ReasoningRequest["thinking"];
+    effort: ReasoningRequest["effort"];
 };
 
 /** Log-probabilities to report per generated token: the chosen token's and the `top` most likely (0: none). */
@@ -60,7 +65,7 @@ export function emptyDraft(): FieldDraft {
         model: null, maxTokens: undefined, temperature: undefined, topP: undefined, topK: undefined, minP: undefined, seed: undefined,
         stop: [], stream: false, includeUsage: false, frequencyPenalty: undefined, presencePenalty: undefined, repeatPenalty: undefined,
         repeatLastN: undefined, logitBias: new Map(), constraint: null, logprobs: undefined, topLogprobs: undefined,
-        tools: undefined, toolChoice: undefined, parallelToolCalls: undefined
+        tools: undefined, toolChoice: undefined, parallelToolCalls: undefined, reasoningFormat: undefined, thinking: undefined, effort: undefined
     };
 }
 
@@ -265,6 +270,27 @@ function readStreamOptions(value: unknown, draft: FieldDraft, field: string): vo
     }
 }
 
+/** Records a thinking switch or effort level, refusing a second field that says otherwise. */
+function setThinking(draft: FieldDraft, read: Pick<ReasoningRequest, "thinking" | "effort">, field: string): void {
+    const earlier = draft.thinking ?? draft.effort;
+    if (earlier != null && (read.effort != null || draft.effort != null || draft.thinking?.on !== read.thinking?.on))
+        throw bad(field, `\`${field}\` and \`${earlier.field}\` both set the thinking: send one of them.`);
+    draft.thinking ??= read.thinking;
+    draft.effort ??= read.effort;
+}
+
+/** `chat_template_kwargs`: only `enable_thinking`, a boolean (llama-server refuses a string there too). */
+function readTemplateKwargs(value: unknown, draft: FieldDraft, field: string): void {
+    const kwargs = plainObject(value, field);
+    for (const [key, item] of Object.entries(kwargs)) {
+        const at = `${field}.${key.slice(0, 40)}`;
+        if (key !== "enable_thinking")
+            throw bad(at, `\`${at}\` is not supported by this server: of the chat template's variables it takes only enable_thinking.`);
+        if (item != null)
+            setThinking(draft, {thinking: {on: boolean(item, at), field: at}}, at);
+    }
+}
+
 function number(limit: LimitName, set: (draft: FieldDraft, value: number) => void): Read {
     return (value, draft, field) => set(draft, limited(limit, value, field));
 }
@@ -343,7 +369,20 @@ export const REQUEST_FIELDS = {
         draft.parallelToolCalls = boolean(value, field);
     }),
     prediction: refused(CHAT, "predicted outputs are not supported.", () => false),
-    reasoning_effort: refused(CHAT, "this server has no reasoning-effort control.", () => false),
+    reasoning_effort: honoured(CHAT, "\"none\" turns thinking off where the chat template has a switch for it (enable_thinking, as llama-server); another " +
+        "level is handed to a template that reads `reasoning_effort` (gpt-oss's), and refused by a template that does not.", (value, draft, field) => {
+        setThinking(draft, readEffort(value, field), field);
+    }),
+    reasoning_format: honoured(CHAT, "llama-server's: \"auto\" (the default) and \"deepseek\" give a reasoning model's thinking as message.reasoning_content " +
+        "(streamed: delta.reasoning_content) and only the answer as content; \"deepseek-legacy\" too (llama-server asks it to stream the thinking inline, " +
+        "but this llama.cpp's parser no longer reads that: common_chat_peg_parse); " +
+        "\"none\" leaves it in the content as the model wrote it (llama.cpp's chat layer, common_chat_parse).", (value, draft, field) => {
+        if (typeof value !== "string" || !(REASONING_FORMATS as readonly string[]).includes(value))
+            throw bad(field, `\`${field}\` must be one of ${REASONING_FORMATS.map((name) => `"${name}"`).join(", ")}.`);
+        draft.reasoningFormat = value as ReasoningFormat;
+    }),
+    chat_template_kwargs: honoured(CHAT, "llama-server's extension: `enable_thinking` (true or false) is the chat template's thinking switch; other " +
+        "variables are refused (node-llama-cpp's chat wrappers cannot take them).", readTemplateKwargs),
     verbosity: refused(CHAT, "this server has no verbosity control.", () => false),
     web_search_options: refused(CHAT, "it has no web search.", () => false),
     moderation: refused(CHAT, "it runs no moderation.", () => false),
@@ -413,7 +452,10 @@ export const MESSAGE_FIELDS = {
     tool_call_id: {treatment: "honoured", why: "The call a tool message answers."},
     refusal: {treatment: "refused", why: "a refusal is an OpenAI model's kind of answer; send it as the assistant's content (or null)."},
     audio: {treatment: "refused", why: "this model reads and writes text only (send null)."},
-    function_call: {treatment: "refused", why: "the deprecated functions API is not supported: send tool_calls (or null)."}
+    function_call: {treatment: "refused", why: "the deprecated functions API is not supported: send tool_calls (or null)."},
+    reasoning_content: {treatment: "honoured", why: "An assistant's thinking, as llama-server takes it back (common_chat_msgs_parse_oaicompat): handed to a " +
+        "reasoning model's chat template, which shows it where the template does (Qwen3's, for the turns after the last user message); refused where " +
+        "node-llama-cpp's chat wrappers template the request (a model whose template has no thinking, or an assistant message to continue)."}
 } as const satisfies Record<string, MessageField>;
 
 export type MessageFieldName = keyof typeof MESSAGE_FIELDS;

@@ -14,6 +14,7 @@ import type {ChatReply, ChatReplyOptions, ChatTurn} from "../engine/runtime/stre
 import type {ChatMessage} from "./parseGenerationRequest.js";
 import {APP_TENANT, namedConversationKey} from "./conversationKey.js";
 import {chatPromptTokens} from "./ServeSlot.js";
+import {DEFAULT_REASONING} from "./chatReasoning.js";
 import type {OpenAiServer} from "./serveOpenAi.js";
 
 /** The app's replies default to this many tokens, as its single-sequence path does (streamChatReply.ts). */
@@ -63,7 +64,7 @@ export async function scheduledChatReply(server: OpenAiServer, model: Parameters
             const restore = {path: prepared.path, ms: prepared.restoreMs};
             try {
                 const generation = await slot.generate({
-                    kind: "chat", messages, tools: null, model: null, stream: true, includeUsage: false,
+                    kind: "chat", messages, tools: null, reasoning: DEFAULT_REASONING, model: null, stream: true, includeUsage: false,
                     maxTokens: Math.min(maxTokens, server.contextSize - promptTokens), temperature,
                     topK: options.topK, topP: options.topP, minP: options.minP, repeatPenalty: options.repeatPenalty, seed: options.seed,
                     stop: options.stopStrings ?? [], frequencyPenalty: undefined, presencePenalty: undefined, repeatLastN: undefined,

@@ -51,7 +51,8 @@ import {parseAnthropicCountTokensRequest, parseAnthropicMessagesRequest} from ".
 import {anthropicErrorBody, anthropicMessageFormat} from "./anthropicReplies.js";
 import {parseResponsesRequest} from "./parseResponsesRequest.js";
 import {responsesFormat} from "./responsesReplies.js";
-import {newToolCallId, toolCallPrompt} from "./toolCallPrompt.js";
+import {newToolCallId, toolCallPrompt, type ToolCallPrompt} from "./toolCallPrompt.js";
+import {nativeReasoning, refuseReasoningWithoutChatLayer, templateReasoning, type TemplateReasoning} from "./chatReasoning.js";
 import {ToolCallStream, type ReplyDelta} from "./ToolCallStream.js";
 
 /** Request bodies beyond this are refused (413): room for a full context of text several times over. */
@@ -122,6 +123,8 @@ export type OpenAiServer = {
     scheduler: SequenceScheduler<ServeSlot>;
     /** The model's chat template (from the GGUF), as every slot applies it. */
     chatWrapper: ChatWrapper;
+    /** What the chat template does with thinking (found at start, chatReasoning.ts); a template that thinks goes through llama.cpp's chat layer. */
+    reasoning: TemplateReasoning;
     /** Tokens of each sequence's context. */
     contextSize: number;
     /** Conversations' KV caches, the cost model in use and its decision log. */
@@ -139,7 +142,8 @@ export type OpenAiServer = {
 
 /** Why a request's generation was stopped before it finished. */
 class Stopped extends Error {
-    constructor(readonly why: "client-gone" | "time-limit") {
+    /** `thinking-budget`: the thinking took its whole budget (Anthropic's `thinking.budget_tokens`); the reply ends there, cut by the length. */
+    constructor(readonly why: "client-gone" | "time-limit" | "thinking-budget") {
         super(why);
     }
 }
@@ -158,6 +162,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     const cors = new CorsPolicy(options.corsOrigins ?? []);
     const {placed} = options;
     const chatWrapper = resolveChatWrapper(placed.model);
+    const reasoning = templateReasoning(placed.model, placed.engine.bindings);
     const contextSize = placed.context.contextSize;
     const slots = Array.from({length: placed.context.totalSequences}, (_unused, index) =>
         new ServeSlot(index, placed.context.getSequence(), chatWrapper));
@@ -228,20 +233,20 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         } else if (pathname === "/v1/responses") {
             methodFor("POST");
             const parsed = parseResponsesRequest(await readJsonBody(request, MAX_BODY_BYTES));
-            await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response, responsesFormat(parsed));
+            await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response, responsesFormat(parsed, parsed.tools != null || reasoning.thinks));
         } else if (pathname === "/v1/messages") {
             methodFor("POST");
             const parsed = parseAnthropicMessagesRequest(await readJsonBody(request, MAX_BODY_BYTES));
-            await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response, anthropicMessageFormat(parsed.tools != null));
+            await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response, anthropicMessageFormat(parsed.tools != null || reasoning.thinks));
         } else if (pathname === "/v1/messages/count_tokens") {
             methodFor("POST");
             const parsed = parseAnthropicCountTokensRequest(await readJsonBody(request, MAX_BODY_BYTES));
+            checkReasoning(parsed);
             // as /v1/messages counts it: a long text on the worker first, and only one that fits on this thread
             refuseOverlongPrompt(parsed, minimumPromptTokens(parsed, maxTokenBytes), contextSize, true);
             if (promptTextBytes(parsed) > SYNC_TOKENIZE_BYTES)
                 refuseOverlongPrompt(parsed, await countedPromptTokens(tokenCounter, parsed, placed.model.tokens.bos != null), contextSize, true);
-            sendJson(response, 200, {input_tokens: parsed.tools != null ? toolCallPrompt(parsed.messages, parsed.tools, placed.model, placed.engine.bindings).promptTokens
-                : chatPromptTokens(chatWrapper, placed.model, parsed.messages)});
+            sendJson(response, 200, {input_tokens: chatLayerPrompt(parsed)?.promptTokens ?? chatPromptTokens(chatWrapper, placed.model, parsed.messages)});
             served(request, 200, "counted");
         } else if (pathname === "/v1/embeddings") {
             methodFor("POST");
@@ -283,19 +288,47 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         }
     };
 
+    /**
+     * A chat request templated by llama.cpp's chat layer (toolCallPrompt.ts): one with tools or tool turns, or to a model
+     * whose template thinks (so its thinking is separated and its switch honoured, as llama-server does); `null` for one
+     * node-llama-cpp's chat wrapper templates, once what it asks of thinking is checked to be honourable there.
+     */
+    const viaChatLayer = (parsed: GenerationRequest & {kind: "chat"}) => parsed.tools != null || (reasoning.thinks && parsed.messages.at(-1)?.role !== "assistant");
+    const chatLayerPrompt = (parsed: GenerationRequest & {kind: "chat"}): ToolCallPrompt | null => viaChatLayer(parsed)
+        ? toolCallPrompt(parsed.messages, parsed.tools, placed.model, placed.engine.bindings, nativeReasoning(parsed.reasoning, reasoning, parsed.constraint),
+            parsed.stream) : null;
+    /** What a chat request asks of thinking, checked against the template before anything is tokenized: a 400 naming the field it cannot honour. */
+    const checkReasoning = (parsed: GenerationRequest & {kind: "chat"}): void => {
+        if (viaChatLayer(parsed)) {
+            nativeReasoning(parsed.reasoning, reasoning, parsed.constraint);
+            return;
+        }
+        if (reasoning.thinks)
+            refuseReasoningWithoutChatLayer(parsed.reasoning, "an assistant message to continue is templated by node-llama-cpp's chat wrapper, which has no thinking switch.");
+        else
+            nativeReasoning(parsed.reasoning, reasoning);
+        const echoed = parsed.messages.findIndex((message) => message.role === "assistant" && message.reasoning != null);
+        if (echoed >= 0)
+            throw OpenAiError.badRequest(`messages[${echoed}].reasoning_content reaches the chat template only through llama.cpp's chat layer (a model whose ` +
+                "template thinks, or a request with tools): node-llama-cpp's chat wrapper, which templates this request, takes no thinking; send the message without it.",
+            `messages[${echoed}].reasoning_content`);
+    };
+
     /** Requests holding or waiting for a sequence, so {@link OpenAiServer.close} can wait until each has left it. */
     const running = new Set<Promise<unknown>>();
     /** One generation through the scheduler, answered in OpenAI's chat/completions shapes or in `format`'s. */
     const generate = async (parsed: GenerationRequest, conversation: string | null, request: http.IncomingMessage, response: http.ServerResponse,
         format?: ReplyFormat): Promise<void> => {
         const clock = new TokenClock();
+        if (parsed.kind === "chat")
+            checkReasoning(parsed);
         refuseOverlongPrompt(parsed, minimumPromptTokens(parsed, maxTokenBytes), contextSize, true);
         // a long text is counted on a worker first: only one that fits is tokenized on this thread (TokenCounter.ts)
         if (promptTextBytes(parsed) > SYNC_TOKENIZE_BYTES)
             refuseOverlongPrompt(parsed, await countedPromptTokens(tokenCounter, parsed, placed.model.tokens.bos != null), contextSize, true);
-        // tools (or tool turns): templated, constrained and parsed by llama.cpp's chat layer instead of node-llama-cpp's wrapper
-        const toolPrompt = parsed.kind === "chat" && parsed.tools != null
-            ? toolCallPrompt(parsed.messages, parsed.tools, placed.model, placed.engine.bindings) : null;
+        // tools (or tool turns), or a reasoning model: templated, constrained and parsed by llama.cpp's chat layer instead of node-llama-cpp's wrapper
+        const toolPrompt = parsed.kind === "chat" ? chatLayerPrompt(parsed) : null;
+        const budget = parsed.kind === "chat" ? parsed.reasoning.budget ?? null : null;
         const promptTokens = toolPrompt != null ? toolPrompt.promptTokens
             : parsed.kind === "chat" ? chatPromptTokens(chatWrapper, placed.model, parsed.messages)
                 : placed.model.tokenize(parsed.prompt, true).length + (placed.model.tokens.bos != null ? 1 : 0);
@@ -326,13 +359,18 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         };
         // a reply with tools is parsed again after each piece, and only what is new goes out (ToolCallStream.ts)
         const replyStream = toolPrompt != null ? new ToolCallStream(toolPrompt.parse, format?.newToolCallId ?? newToolCallId) : null;
+        // generated tokens up to the last piece of text before the answer began: the thinking's (usage's reasoning_tokens)
+        let thinkingTokens = 0;
         const send = (writer: SseWriter, delta: ReplyDelta) => {
-            if (format != null && delta.type === "content")
+            if (format != null && delta.type === "reasoning")
+                format.reasoning(writer, delta.text);
+            else if (format != null && delta.type === "content")
                 format.text(writer, delta.text);
             else if (format != null && delta.type === "tool_call")
                 format.toolCall(writer, delta);
             else
-                writer.send(chunkBody(stream, delta.type === "content" ? {text: delta.text, logprobs: takeStreamed()} : {toolCall: delta}));
+                writer.send(chunkBody(stream, delta.type === "content" ? {text: delta.text, logprobs: takeStreamed()}
+                    : delta.type === "reasoning" ? {reasoning: delta.text, logprobs: takeStreamed()} : {toolCall: delta}));
         };
         try {
             const job = {promptTokens, signal: controller.signal, affinity: kv.affinity(conversation)};
@@ -355,9 +393,15 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                         onText: (text, logprobs) => {
                             if (streamed != null)
                                 streamed = {tokens: [...streamed.tokens, ...logprobs], offset: streamed.offset};
-                            if (text !== "" && sse != null)
-                                for (const delta of replyStream?.push(text) ?? [{type: "content" as const, text}])
+                            const deltas = text !== "" ? replyStream?.push(text) ?? [{type: "content" as const, text}] : [];
+                            if (replyStream != null && !replyStream.answering)
+                                thinkingTokens = clock.tokens;
+                            if (sse != null)
+                                for (const delta of deltas)
                                     send(sse, delta);
+                            // the thinking's budget: every token before the answer begins is thinking
+                            if (budget != null && replyStream != null && !replyStream.answering && clock.tokens >= budget.tokens)
+                                controller.abort(new Stopped("thinking-budget"));
                         }
                     });
                     return {generation, slot, waitedMs, restored};
@@ -366,9 +410,12 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                 }
             });
             running.add(run);
-            const {generation, slot, waitedMs, restored} = await run.finally(() => running.delete(run));
-            if (generation.finishReason === "abort")
+            const {generation: ended, slot, waitedMs, restored} = await run.finally(() => running.delete(run));
+            const budgetSpent = controller.signal.reason instanceof Stopped && controller.signal.reason.why === "thinking-budget";
+            if (ended.finishReason === "abort" && !budgetSpent)
                 throw controller.signal.reason;
+            // only a spent thinking budget is still aborted here: the reply was cut by a length
+            const generation = {...ended, finishReason: ended.finishReason === "abort" ? "length" as const : ended.finishReason};
             // a reply cut by the length is parsed as llama.cpp parses an unfinished one; unstreamed, one cut inside a call is given
             // as generated (its unfinished call would be no call); streamed, what was handed on stands
             const cut = generation.finishReason === "length";
@@ -380,7 +427,10 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                 send(writing!, delta);
             const reply = ending?.reply ?? null;
             const finished: Finished = {
-                ...stream, text: reply?.content ?? generation.text, ...(reply != null && {toolCalls: reply.toolCalls}), finishReason: generation.finishReason, stopSequence: generation.stopTrigger, promptTokens, timing: clock.timing(promptTokens),
+                ...stream, text: reply?.content ?? generation.text, ...(reply != null && {toolCalls: reply.toolCalls}),
+                reasoning: reply?.reasoning ?? "",
+                reasoningTokens: reply == null || reply.reasoning === "" ? 0 : replyStream!.answering ? thinkingTokens : clock.tokens,
+                finishReason: generation.finishReason, stopSequence: generation.stopTrigger, promptTokens, timing: clock.timing(promptTokens),
                 queueMs: waitedMs, promptTokensEvaluated: generation.promptTokensEvaluated, sequence: slot.index,
                 conversation, kv: restored, logprobs: generation.logprobs, promptLength
             };
@@ -460,6 +510,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         port,
         scheduler,
         chatWrapper,
+        reasoning,
         contextSize,
         kv,
         embeddings,

@@ -1,18 +1,23 @@
 /**
- * A chat request with tools, templated and constrained by llama.cpp's own chat layer, as llama-server does it
- * (tools/server/server-common.cpp, oaicompat_chat_params_parse): the model's chat template applied with the tools and
- * the tool turns (common_chat_templates_apply), the tool-call grammar it returns (lazy until a trigger for
- * `tool_choice: "auto"`), extra stop strings, and the parser the reply is read back with (common_chat_parse).
- * node-llama-cpp's chat wrappers know no tool-call format of their own for most templates, so this path bypasses them.
+ * A chat request with tools, or for a reasoning model, templated and constrained by llama.cpp's own chat layer, as
+ * llama-server does it (tools/server/server-common.cpp, oaicompat_chat_params_parse): the model's chat template applied
+ * with the tools, the tool turns and the thinking switch (common_chat_templates_apply), the tool-call grammar it returns
+ * (lazy until a trigger for `tool_choice: "auto"`), extra stop strings, and the parser the reply is read back with
+ * (common_chat_parse) into thinking, content and tool calls. node-llama-cpp's chat wrappers know no tool-call format of
+ * their own for most templates, and have no `reasoning_format` or thinking switch, so this path bypasses them.
  */
 import {randomBytes} from "node:crypto";
 import {LlamaGrammar, type LlamaModel, type Token} from "node-llama-cpp";
 import type {NativeChatApplyResult, TensorwiseBindings} from "../engine/native/tensorwiseBindings.js";
+import {chatTemplateOf, type NativeReasoning} from "./chatReasoning.js";
 import {OpenAiError} from "./OpenAiError.js";
 import type {ChatMessage} from "./parseGenerationRequest.js";
 import type {ToolCall, ToolUse} from "./toolRequest.js";
 
-/** What a reply says once parsed: its text and the calls it makes (`id`: the model's own, "" when it wrote none: ToolCallStream.ts gives one). */
+/**
+ * What a reply says once parsed: its thinking (`reasoning`, "" when none or when the reasoning format leaves it in the
+ * content), its text and the calls it makes (`id`: the model's own, "" when it wrote none: ToolCallStream.ts gives one).
+ */
 export type ParsedReply = {content: string; reasoning: string; toolCalls: ToolCall[]};
 
 export type ToolCallPrompt = {
@@ -35,32 +40,38 @@ export type ToolCallPrompt = {
     parse(text: string, partial: boolean): ParsedReply;
 };
 
-/** The chat template in the model's GGUF; llama.cpp uses ChatML when there is none (common_chat_templates_init). */
-function chatTemplateOf(model: LlamaModel): string {
-    const template = (model.fileInfo.metadata as {tokenizer?: {chat_template?: unknown}}).tokenizer?.chat_template;
-    return typeof template === "string" && template !== "" ? template : "chatml";
-}
-
-/** The messages in OpenAI's shape, as common_chat_msgs_parse_oaicompat reads them (a `name` reaches the template as the message's). */
+/**
+ * The messages in OpenAI's shape, as common_chat_msgs_parse_oaicompat reads them (a `name` reaches the template as the
+ * message's, an assistant's `reasoning_content` as its thinking).
+ */
 function openAiMessages(messages: readonly ChatMessage[]): unknown[] {
     return messages.map((message) => {
         const name = message.name != null ? {name: message.name} : {};
         if (message.role === "tool")
             return {role: "tool", content: message.text, tool_call_id: message.toolCallId, ...name};
+        const thought = message.role === "assistant" && message.reasoning != null ? {reasoning_content: message.reasoning} : {};
         if (message.role === "assistant" && message.toolCalls != null)
             return {
-                role: "assistant", content: message.text === "" ? null : message.text, ...name,
+                role: "assistant", content: message.text === "" ? null : message.text, ...name, ...thought,
                 tool_calls: message.toolCalls.map((call) => ({id: call.id, type: "function", function: {name: call.name, arguments: call.arguments}}))
             };
-        return {role: message.role, content: message.text, ...name};
+        return {role: message.role, content: message.text, ...name, ...thought};
     });
 }
 
+/** A request without tools (a reasoning model's): the template applied with none, the reply free. */
+const NO_TOOLS: ToolUse = {tools: [], choice: "none", parallel: false};
+
 /**
- * Templates `messages` with `tools` for `model`; a template llama.cpp cannot apply, or a parameter schema it cannot turn
- * into a grammar, is a 400 naming `tools` with llama.cpp's message.
+ * Templates `messages` with `tools` (`null`: none) and the thinking switch of `reasoning` for `model`; a template
+ * llama.cpp cannot apply, or a parameter schema it cannot turn into a grammar, is a 400 naming `tools` (`messages`
+ * without tools) with llama.cpp's message. `streamed`: the reply is streamed (with "deepseek-legacy" llama-server then
+ * asks the parser for the thinking inline, reasoning_in_content; passed on alike).
  */
-export function toolCallPrompt(messages: readonly ChatMessage[], tools: ToolUse, model: LlamaModel, bindings: TensorwiseBindings): ToolCallPrompt {
+export function toolCallPrompt(messages: readonly ChatMessage[], toolUse: ToolUse | null, model: LlamaModel, bindings: TensorwiseBindings,
+    reasoning: NativeReasoning, streamed = false): ToolCallPrompt {
+    const tools = toolUse ?? NO_TOOLS;
+    const field = toolUse != null ? "tools" : "messages";
     const addBos = model.tokens.bos != null && model.tokens.shouldPrependBosToken;
     const apply = (toolList: ToolUse["tools"], toolChoice: "auto" | "none" | "required"): NativeChatApplyResult => {
         try {
@@ -70,11 +81,11 @@ export function toolCallPrompt(messages: readonly ChatMessage[], tools: ToolUse,
                 tools: JSON.stringify(toolList.map((tool) => ({
                     type: "function", function: {name: tool.name, ...(tool.description != null && {description: tool.description}), parameters: tool.parameters}
                 }))),
-                toolChoice, parallelToolCalls: tools.parallel, addGenerationPrompt: true
+                toolChoice, parallelToolCalls: tools.parallel, addGenerationPrompt: true, ...reasoning
             });
         } catch (error) {
-            throw OpenAiError.badRequest(`\`tools\`: llama.cpp could not apply this model's chat template with these tools and messages: ${firstLine(error)}`,
-                "tools");
+            throw OpenAiError.badRequest(`\`${field}\`: llama.cpp could not apply this model's chat template with these ${toolUse != null ? "tools and " : ""}messages: ` +
+                firstLine(error), field);
         }
     };
     const {choice} = tools;
@@ -113,9 +124,9 @@ export function toolCallPrompt(messages: readonly ChatMessage[], tools: ToolUse,
             let parsed;
             try {
                 parsed = bindings.tensorwiseChatParse({text, format: constraint.format, parser: constraint.parser, generationPrompt,
-                    isPartial: partial});
+                    isPartial: partial, reasoningFormat: reasoning.reasoningFormat, reasoningInContent: streamed && reasoning.reasoningFormat === "deepseek-legacy"});
             } catch (error) {
-                throw new OpenAiError(500, `llama.cpp could not parse the model's reply into content and tool calls: ${firstLine(error)}`, "server_error",
+                throw new OpenAiError(500, `llama.cpp could not parse the model's reply into thinking, content and tool calls: ${firstLine(error)}`, "server_error",
                     "unparsable_reply");
             }
             return {

@@ -45,7 +45,7 @@ function finishedOf(deltas: ReplyDelta[], kind: "chat"): Finished {
         id: "reply-1", created: 1, model: "kv-tiny", kind, text: TEXT, finishReason: "stop", promptTokens: 10,
         timing: {promptTokens: 10, generatedTokens: 30, ttftMs: 1, tpotMs: 1, totalMs: 30}, stopSequence: null, queueMs: 0, promptTokensEvaluated: 10,
         sequence: 0, conversation: null, kv: {path: "new", decision: null, restoreMs: 0, evicted: null}, logprobs: null, promptLength: 0,
-        toolCalls: [...calls.values()]
+        toolCalls: [...calls.values()], reasoning: "", reasoningTokens: 0
     };
 }
 
@@ -66,9 +66,11 @@ function reply(response: http.ServerResponse, stream: boolean, format: ReplyForm
         sse.send(chunkBody(chat, {role: true}));
     for (const delta of deltas)
         if (format == null)
-            sse.send(chunkBody(chat, delta.type === "content" ? {text: delta.text} : {toolCall: delta}));
+            sse.send(chunkBody(chat, delta.type === "content" ? {text: delta.text} : delta.type === "reasoning" ? {reasoning: delta.text} : {toolCall: delta}));
         else if (delta.type === "content")
             format.text(sse, delta.text);
+        else if (delta.type === "reasoning")
+            format.reasoning(sse, delta.text);
         else
             format.toolCall(sse, delta);
     if (format != null)

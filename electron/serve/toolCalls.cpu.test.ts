@@ -15,6 +15,7 @@ import {BOUNDED_JSON_SCHEMA} from "./testing/boundedJsonSchema.js";
 import {serveTestModel} from "./testing/servedTestModel.js";
 import {chatTemplate, loadTemplatedTestModel, missingTemplates} from "./testing/templatedTestModel.js";
 import {toolCallPrompt} from "./toolCallPrompt.js";
+import {DEFAULT_REASONING, nativeReasoning, templateReasoning} from "./chatReasoning.js";
 import {ToolCallStream, type ReplyDelta} from "./ToolCallStream.js";
 
 const QWEN = "Qwen-Qwen2.5-7B-Instruct.jinja";
@@ -47,7 +48,8 @@ describe.skipIf(skip != null)("llama.cpp's chat layer with real templates (CPU, 
         const placed = await loadWithTemplate(`tools-${file.slice(0, 12)}`, file);
         models.push(placed);
         const prompt = toolCallPrompt([{role: "user", text: "Weather?"}], {tools: [{name: "get_weather", description: "The weather of a city",
-            parameters: BOUNDED_JSON_SCHEMA}], choice: "required", parallel: false}, placed.model, placed.engine.bindings);
+            parameters: BOUNDED_JSON_SCHEMA}], choice: "required", parallel: false}, placed.model, placed.engine.bindings,
+        nativeReasoning(DEFAULT_REASONING, templateReasoning(placed.model, placed.engine.bindings)));
         const text = placed.model.detokenize(prompt.tokens, true);
         expect(text).toContain("get_weather");
         expect(text).toContain("The weather of a city");
@@ -70,7 +72,8 @@ describe.skipIf(skip != null)("llama.cpp's chat layer with real templates (CPU, 
         const placed = await loadWithTemplate(`tools-stream-${file.slice(0, 12)}`, file);
         models.push(placed);
         const prompt = toolCallPrompt([{role: "user", text: "Weather?"}], {tools: [{name: "get_weather", description: null, parameters: BOUNDED_JSON_SCHEMA},
-            {name: "get_time", description: null, parameters: TIME.function.parameters}], choice: "auto", parallel: true}, placed.model, placed.engine.bindings);
+            {name: "get_time", description: null, parameters: TIME.function.parameters}], choice: "auto", parallel: true}, placed.model, placed.engine.bindings,
+        nativeReasoning(DEFAULT_REASONING, templateReasoning(placed.model, placed.engine.bindings)));
         const reply = `Let me look that up.\n<tool_call>\n{"name": "get_weather", "arguments": ${JSON.stringify(ARGUMENTS)}}\n</tool_call>\n` +
             "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"zone\": \"cet\"}}\n</tool_call>";
         let made = 0;

@@ -39,10 +39,18 @@ Napi::Array stringArray(Napi::Env env, const std::vector<std::string>& values) {
     return array;
 }
 
+// A common_reasoning_format by llama.cpp's name ("none", "auto", "deepseek", "deepseek-legacy"); absent: "none".
+common_reasoning_format reasoningFormatField(const Napi::Object& object) {
+    return common_reasoning_format_from_name(stringField(object, "reasoningFormat", "none"));
+}
+
 // tensorwiseChatApply({template, bosToken, eosToken, addBos, messages, tools, toolChoice, parallelToolCalls,
-// addGenerationPrompt}) → {prompt, format, formatName, grammar, grammarLazy, grammarTriggers, preservedTokens,
-// additionalStops, generationPrompt, parser}. `messages` and `tools` are JSON text in OpenAI's chat-completions shapes
-// (common_chat_msgs_parse_oaicompat, common_chat_tools_parse_oaicompat); throws with llama.cpp's message otherwise.
+// addGenerationPrompt, reasoningFormat, enableThinking, chatTemplateKwargs}) → {prompt, format, formatName, grammar,
+// grammarLazy, grammarTriggers, preservedTokens, additionalStops, generationPrompt, parser, supportsThinking,
+// thinkingStartTag, thinkingEndTags}. `messages` and `tools` are JSON text in OpenAI's chat-completions shapes
+// (common_chat_msgs_parse_oaicompat, common_chat_tools_parse_oaicompat; an assistant message's `reasoning_content`
+// reaches the template), `chatTemplateKwargs` a JSON object of extra template variables (llama-server's
+// chat_template_kwargs); throws with llama.cpp's message otherwise.
 Napi::Value chatApply(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsObject()) {
@@ -65,6 +73,15 @@ Napi::Value chatApply(const Napi::CallbackInfo& info) {
         inputs.add_generation_prompt = boolField(request, "addGenerationPrompt", true);
         inputs.add_bos = boolField(request, "addBos", false);
         inputs.use_jinja = true;
+        // source: oaicompat_chat_params_parse (tools/server/server-common.cpp): the parser extracts the reasoning only
+        // when the format is not "none"; enable_thinking is the template's switch (and llama.cpp's own for templates it knows)
+        inputs.reasoning_format = reasoningFormatField(request);
+        inputs.enable_thinking = boolField(request, "enableThinking", true);
+        const common_json kwargs = common_json::parse(stringField(request, "chatTemplateKwargs", "{}"));
+        if (!kwargs.is_object())
+            throw std::invalid_argument("chatTemplateKwargs must be a JSON object");
+        for (const auto& item : kwargs.items())
+            inputs.chat_template_kwargs[item.key()] = item.value().dump();
         const common_chat_params params = common_chat_templates_apply(templates.get(), inputs);
 
         Napi::Object result = Napi::Object::New(env);
@@ -85,6 +102,9 @@ Napi::Value chatApply(const Napi::CallbackInfo& info) {
         result.Set("additionalStops", stringArray(env, params.additional_stops));
         result.Set("generationPrompt", Napi::String::New(env, params.generation_prompt));
         result.Set("parser", Napi::String::New(env, params.parser));
+        result.Set("supportsThinking", Napi::Boolean::New(env, params.supports_thinking));
+        result.Set("thinkingStartTag", Napi::String::New(env, params.thinking_start_tag));
+        result.Set("thinkingEndTags", stringArray(env, params.thinking_end_tags));
         return result;
     } catch (const std::exception& error) {
         Napi::Error::New(env, error.what()).ThrowAsJavaScriptException();
@@ -92,8 +112,9 @@ Napi::Value chatApply(const Napi::CallbackInfo& info) {
     }
 }
 
-// tensorwiseChatParse({text, format, parser, generationPrompt, isPartial}) → {content, reasoningContent, toolCalls:
-// [{name, arguments, id}]}: the reply as llama-server parses it (common_chat_parse) with the parser of the apply.
+// tensorwiseChatParse({text, format, parser, generationPrompt, isPartial, reasoningFormat, reasoningInContent}) →
+// {content, reasoningContent, toolCalls: [{name, arguments, id}]}: the reply as llama-server parses it
+// (common_chat_parse) with the parser of the apply (made with the same reasoningFormat).
 Napi::Value chatParse(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsObject()) {
@@ -111,6 +132,8 @@ Napi::Value chatParse(const Napi::CallbackInfo& info) {
         params.format = static_cast<common_chat_format>(format);
         params.generation_prompt = stringField(request, "generationPrompt");
         params.parse_tool_calls = true;
+        params.reasoning_format = reasoningFormatField(request);
+        params.reasoning_in_content = boolField(request, "reasoningInContent", false);
         const std::string parser = stringField(request, "parser");
         if (!parser.empty())
             params.parser.load(parser);

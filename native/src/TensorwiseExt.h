@@ -11,7 +11,7 @@
 #include "napi.h"
 
 // Bumped when the JS side needs something new from the native side; checked by the engine at load.
-#define TENSORWISE_EXT_VERSION 5
+#define TENSORWISE_EXT_VERSION 6
 
 struct TensorwiseTensorBufferOverrides {
     // Owns the pattern strings that `overrides` points into (llama.cpp keeps only the `const char *`).

@@ -1,7 +1,7 @@
 import type {Llama} from "node-llama-cpp";
 
 /** Version of the native extension this engine expects (TENSORWISE_EXT_VERSION in native/src/TensorwiseExt.h). */
-export const TENSORWISE_EXT_VERSION = 5;
+export const TENSORWISE_EXT_VERSION = 6;
 
 /** A ggml device as the loaded llama.cpp binary sees it. */
 export type NativeDevice = {
@@ -189,6 +189,15 @@ export type NativeChatApplyRequest = {
     toolChoice: "auto" | "none" | "required";
     parallelToolCalls: boolean;
     addGenerationPrompt: boolean;
+    /**
+     * llama.cpp's reasoning format by name (common_reasoning_format_from_name: "none", "auto", "deepseek",
+     * "deepseek-legacy"): other than "none", the parser puts the thinking in `reasoningContent`. Defaults to "none".
+     */
+    reasoningFormat?: string;
+    /** The template's thinking switch (common_chat_templates_inputs::enable_thinking). Defaults to `true`. */
+    enableThinking?: boolean;
+    /** JSON text of an object of extra template variables (llama-server's chat_template_kwargs). Defaults to `{}`. */
+    chatTemplateKwargs?: string;
 };
 
 /** A grammar trigger (common_grammar_trigger): `type` 0 token, 1 word, 2 pattern, 3 full pattern. */
@@ -210,10 +219,21 @@ export type NativeChatApplyResult = {
     generationPrompt: string;
     /** The reply's parser, serialized (common_peg_arena::save). */
     parser: string;
+    /** llama.cpp finds a thinking block in the template (common_chat_params::supports_thinking). */
+    supportsThinking: boolean;
+    /** The tag a thinking block opens with (`<think>`), "" when none. */
+    thinkingStartTag: string;
+    thinkingEndTags: string[];
 };
 
 /** Request of `tensorwiseChatParse` (common_chat_parse). */
-export type NativeChatParseRequest = {text: string; format: number; parser: string; generationPrompt: string; isPartial: boolean};
+export type NativeChatParseRequest = {
+    text: string; format: number; parser: string; generationPrompt: string; isPartial: boolean;
+    /** As the apply's (the parser was built for it). Defaults to "none". */
+    reasoningFormat?: string;
+    /** The thinking stays inline in the content (llama-server sets it for "deepseek-legacy" when streaming). Defaults to `false`. */
+    reasoningInContent?: boolean;
+};
 
 /** Result of `tensorwiseChatParse` (common_chat_msg). */
 export type NativeChatParseResult = {

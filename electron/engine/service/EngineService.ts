@@ -1,5 +1,6 @@
 import {randomUUID} from "node:crypto";
 import type {ServedRequest, ServerStartupStep} from "../../contract/server.js";
+import type {MemoryReport} from "../../contract/memory.js";
 import {defaultProfileCacheDir} from "../profiler/profileMachine.js";
 import type {
     Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, PlacementView, RuntimeSettings, TaskProgress
@@ -18,7 +19,7 @@ import {ValidatedFileCache} from "../gguf/ValidatedFileCache.js";
 import type {
     EngineBenchProgress, EngineBenchRequest, EngineBenchResult, EngineChatRequest, EngineServeRequest, EngineServeState
 } from "./engineProtocol.js";
-import {comparePlannedMemory} from "./comparePlannedMemory.js";
+import {comparePlannedMemory, type PlannedMemoryInputs} from "./comparePlannedMemory.js";
 import {toPlacementView} from "./placementView.js";
 import {layerSplit, toPlacement} from "../planner/resolvePlacement.js";
 import {plannerModelFrom} from "../planner/types.js";
@@ -43,8 +44,15 @@ import {listHubQuants} from "../hub/listHubQuants.js";
 import {progressDetail, progressStep} from "./progressStep.js";
 
 
-/** `predictRequest`: the plan's cost model for a reply's own token counts; absent for a load without a plan. */
-type Loaded = {placed: PlacedModel; state: LoadedModelState; predictRequest?: RequestPredictor};
+/**
+ * `predictRequest`: the plan's cost model for a reply's own token counts; absent for a load without a plan.
+ * `planned`: what the memory comparison compares against, kept to compare again when the memory changes (the server's
+ * context of several sequences, its embedding context); `embeddings`: the embedding context's report it last counted.
+ */
+type Loaded = {
+    placed: PlacedModel; state: LoadedModelState; predictRequest?: RequestPredictor;
+    planned: Pick<PlannedMemoryInputs, "plannedWeights" | "prediction" | "budgetBytes">; embeddings: MemoryReport | null;
+};
 
 /** Everything the engine process does, one model at a time. Owned by engineMain; callable directly in tests. */
 export class EngineService {
@@ -86,7 +94,20 @@ export class EngineService {
     }
 
     current(): LoadedModelState | null {
-        return this.loaded?.state ?? null;
+        const loaded = this.loaded;
+        // the server makes its embedding context on its first /v1/embeddings request: counted from then on (while the
+        // server runs its context stays; closeServer counts it out)
+        const embeddings = this.serving?.server.embeddings.memory ?? null;
+        if (loaded != null && this.serving != null && embeddings !== loaded.embeddings)
+            this.remeasure(loaded, embeddings);
+        return loaded?.state ?? null;
+    }
+
+    /** Measures the loaded model's context again and compares it with its plan, with `embeddings` (the server's embedding context) beside it. */
+    private remeasure(loaded: Loaded, embeddings: MemoryReport | null): void {
+        const measured = loaded.placed.memory();
+        loaded.embeddings = embeddings;
+        loaded.state = {...loaded.state, measured, memory: comparePlannedMemory({...loaded.planned, measured, machine: this.describe(), embeddings})};
     }
 
     /** The loaded model itself, for servers that run their own sequences on its context; `null` when none is loaded. */
@@ -268,6 +289,8 @@ export class EngineService {
         const serving = this.serving;
         this.serving = null;
         await serving?.server.close();
+        if (this.loaded?.embeddings != null)
+            this.remeasure(this.loaded, null);
     }
 
     /** The loaded model with a context of `sequences` sequences; unloaded (with the reason thrown) when that fails. */
@@ -276,7 +299,7 @@ export class EngineService {
             return;
         try {
             loaded.placed = await loaded.placed.withSequences(sequences);
-            loaded.state = {...loaded.state, measured: loaded.placed.memory()};
+            this.remeasure(loaded, null);
         } catch (error) {
             this.loaded = null;
             await loaded.placed.model.dispose().catch(() => {});
@@ -416,20 +439,18 @@ export class EngineService {
         this.progress(options.taskId, "load", 1, "loaded");
         const measured = placed.memory();
         const placement = this.placementView(options);
+        const planned = {plannedWeights: placement.bytesPerBufferType, prediction: options.prediction?.memory ?? null, budgetBytes: options.budgetBytes ?? null};
         const state: LoadedModelState = {
             card: toModelCard(options.path, options.model),
             placement,
             prediction: options.prediction,
             measured,
-            memory: comparePlannedMemory({
-                plannedWeights: placement.bytesPerBufferType, prediction: options.prediction?.memory ?? null, measured,
-                machine: this.describe(), budgetBytes: options.budgetBytes ?? null
-            }),
+            memory: comparePlannedMemory({...planned, measured, machine: this.describe()}),
             settings: options.settings,
             loadMs: placed.loadMs,
             loadId: randomUUID()
         };
-        this.loaded = {placed, state, ...(options.predictRequest != null ? {predictRequest: options.predictRequest} : {})};
+        this.loaded = {placed, state, planned, embeddings: null, ...(options.predictRequest != null ? {predictRequest: options.predictRequest} : {})};
         return state;
     }
 

@@ -91,6 +91,22 @@ describe("comparePlannedMemory: planned vs measured per physical memory", () => 
         expect(devices[0]!.measured).toEqual({weightsBytes: 105 * MiB, kvCacheBytes: 24 * MiB, scratchBytes: 82 * MiB});
     });
 
+    it("the server's embedding context is its own number on the memory that holds it, beside the model's and out of other programs' share", () => {
+        const measured = report([{bufferType: "CPU", weightsBytes: 105 * MiB, kvCacheBytes: 24 * MiB, scratchBytes: 82 * MiB},
+            {bufferType: "Vulkan0", weightsBytes: 200 * MiB, kvCacheBytes: 32 * MiB, scratchBytes: 40 * MiB}], ["CPU"]);
+        const embeddings = report([{bufferType: "CPU", weightsBytes: 0, kvCacheBytes: 6 * MiB, scratchBytes: 10 * MiB},
+            {bufferType: "Vulkan_Host", weightsBytes: 0, kvCacheBytes: 0, scratchBytes: 2 * MiB},
+            {bufferType: "Vulkan0", weightsBytes: 0, kvCacheBytes: 8 * MiB, scratchBytes: 30 * MiB}], ["CPU", "Vulkan_Host"]);
+        const inputs = {plannedWeights: {CPU: 105 * MiB, Vulkan0: 200 * MiB}, prediction: null, measured, machine: machine({freeBytes: GiB, totalBytes: 2 * GiB}), budgetBytes: null};
+        const without = comparePlannedMemory(inputs).devices;
+        const withEmbeddings = comparePlannedMemory({...inputs, embeddings}).devices;
+        expect(without.map((device) => device.embeddingsBytes)).toEqual([0, 0]);
+        // the pinned Vulkan_Host scratch is system RAM, as the model's host buffer types are
+        expect(withEmbeddings.map((device) => [device.device, device.embeddingsBytes])).toEqual([["CPU", 18 * MiB], ["Vulkan0", 38 * MiB]]);
+        expect(withEmbeddings.map((device) => device.measured)).toEqual(without.map((device) => device.measured));
+        expect(withEmbeddings.map((device) => device.otherBytes)).toEqual(without.map((device, index) => device.otherBytes - [18 * MiB, 38 * MiB][index]!));
+    });
+
     it("a CPU with AMX: the weights llama.cpp repacked into the AMX buffer type are system RAM, not a GPU", () => {
         // llama.cpp's breakdown of a CPU-only Q8_0 load on a Xeon with AMX (ggml_backend_buft_is_host is false for "AMX")
         const measured = toMemoryReport([

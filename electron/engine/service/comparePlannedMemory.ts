@@ -14,6 +14,8 @@ export type PlannedMemoryInputs = {
     machine: MachineDescription;
     /** The GPU budget the plan was made under (weights + KV cache + scratch), `null` for loads without one. */
     budgetBytes: number | null;
+    /** The served embedding context's measured memory (ServedEmbeddings.ts), `null` or absent while there is none. */
+    embeddings?: MemoryReport | null;
 };
 
 const HOST = "CPU";
@@ -31,14 +33,18 @@ export function comparePlannedMemory(inputs: PlannedMemoryInputs): MemoryCompari
     const isHost = (name: string) => isHostBufferType(name, known);
     const deviceOf = (entry: {bufferType: string; device: string; isHost: boolean}) => entry.isHost ? HOST : entry.device;
     const uses = bufferTypeUses(inputs.plannedWeights, measured, isHost);
+    // the embedding context's buffer types, each counted on the memory that holds it as the model's are
+    const embeddingsOn = (name: string) => (inputs.embeddings?.bufferTypes ?? []).filter((entry) => deviceOf({...entry, isHost: isHost(entry.bufferType)}) === name)
+        .reduce((sum, entry) => sum + entry.weightsBytes + entry.kvCacheBytes + entry.scratchBytes, 0);
 
     const gpuNames = [...new Set([
         ...machine.devices.filter((device) => device.type !== "cpu").map((device) => device.name),
-        ...uses.map(deviceOf).filter((name) => name !== HOST)
+        ...uses.map(deviceOf).filter((name) => name !== HOST),
+        ...(inputs.embeddings?.bufferTypes ?? []).map((entry) => deviceOf({...entry, isHost: isHost(entry.bufferType)})).filter((name) => name !== HOST)
     ])];
     const host: DeviceMemory = finish({
         device: HOST, name: "System RAM", kind: "host", totalBytes: machine.ram.totalBytes, freeAfterLoadBytes: machine.ram.freeBytes,
-        budgetBytes: null, planned: plannedOn(inputs, true, isHost, null)
+        budgetBytes: null, planned: plannedOn(inputs, true, isHost, null), embeddingsBytes: embeddingsOn(HOST)
     }, uses.filter((use) => deviceOf(use) === HOST));
     const gpus = gpuNames.map((name): DeviceMemory => {
         const device = machine.devices.find((candidate) => candidate.name === name);
@@ -48,17 +54,17 @@ export function comparePlannedMemory(inputs: PlannedMemoryInputs): MemoryCompari
             device: name, name: device?.description || name, kind: "gpu", totalBytes: device?.totalBytes ?? 0,
             freeAfterLoadBytes: device?.freeBytes ?? 0,
             budgetBytes: inputs.budgetBytes != null && machine.gpu?.name === name ? inputs.budgetBytes : null,
-            planned
+            planned, embeddingsBytes: embeddingsOn(name)
         }, mine);
     });
     return {devices: [host, ...gpus]};
 }
 
-type DeviceHead = Pick<DeviceMemory, "device" | "name" | "kind" | "totalBytes" | "freeAfterLoadBytes" | "budgetBytes" | "planned">;
+type DeviceHead = Pick<DeviceMemory, "device" | "name" | "kind" | "totalBytes" | "freeAfterLoadBytes" | "budgetBytes" | "planned" | "embeddingsBytes">;
 
 function finish(head: DeviceHead, uses: BufferTypeUse[]): DeviceMemory {
     const measured = totals(uses);
-    const ours = measured.weightsBytes + measured.kvCacheBytes + measured.scratchBytes;
+    const ours = measured.weightsBytes + measured.kvCacheBytes + measured.scratchBytes + head.embeddingsBytes;
     const notes = uses.flatMap((use) => use.note == null ? [] : [use.note]);
     if (head.kind === "gpu" && ours > 0 && head.totalBytes > 0 && head.freeAfterLoadBytes + ours > head.totalBytes)
         notes.push(`The driver reports ${head.name} as having more free memory than this model leaves it (it does not count ` +

@@ -38,6 +38,7 @@ function MemoryLegend() {
             <span><span className="swatch weights"/>weights</span>
             <span><span className="swatch kv"/>KV cache</span>
             <span><span className="swatch scratch"/>scratch</span>
+            <span><span className="swatch embeddings"/>server's embedding context</span>
             <span><span className="swatch other"/>other programs</span>
             <span><span className="legend-line budget"/>budget</span>
             <span><span className="legend-line planned"/>planned</span>

@@ -13,12 +13,13 @@ export function DeviceMemoryCard({memory}: {memory: DeviceMemory}) {
         <section className="panel device-memory" data-testid="memory-device" data-device={memory.device} data-kind={memory.kind}
             data-total={memory.totalBytes} data-free={memory.freeAfterLoadBytes} data-budget={memory.budgetBytes ?? ""}
             data-planned-weights={planned?.weightsBytes ?? ""} data-planned-kv={planned?.kvCacheBytes ?? ""} data-planned-scratch={planned?.scratchBytes ?? ""}
-            data-measured-weights={measured.weightsBytes} data-measured-kv={measured.kvCacheBytes} data-measured-scratch={measured.scratchBytes}>
+            data-measured-weights={measured.weightsBytes} data-measured-kv={measured.kvCacheBytes} data-measured-scratch={measured.scratchBytes} data-embeddings={memory.embeddingsBytes}>
             <div className="row device-memory-head">
                 <h2>{memory.name}</h2>
                 <span className="pill">{memory.kind === "host" ? "system RAM · every host buffer type" : `GPU memory · ${memory.device}`}</span>
             </div>
-            <CapacityBar totalBytes={memory.totalBytes} freeBytes={memory.freeAfterLoadBytes} measured={measured} otherBytes={memory.otherBytes}
+            <CapacityBar totalBytes={memory.totalBytes} freeBytes={memory.freeAfterLoadBytes} measured={measured} embeddingsBytes={memory.embeddingsBytes}
+                otherBytes={memory.otherBytes}
                 budgetBytes={memory.budgetBytes} plannedBytes={planned == null ? null : sum([planned.weightsBytes, planned.kvCacheBytes, planned.scratchBytes])}/>
             <MemoryTable planned={planned} measured={measured}/>
             <BufferTypeList uses={memory.bufferTypes}/>
