@@ -58,6 +58,8 @@ describe("tensorwise CLI", () => {
             [["plan", "m.gguf", "--op-offload", "maybe"], /--op-offload must be on, off or auto/],
             [["chat", "m.gguf", "--prompt", "hi", "--flash-attention", "1"], /--flash-attention must be on, off or auto/],
             [["serve", "m.gguf", "--use-gpu", "yes"], /--use-gpu must be on, off or auto/],
+            ...["", "my model", "tab\tname", "a\u001b[2Jb", "modèle", "x".repeat(129)].map((alias): [string[], RegExp] =>
+                [["serve", "m.gguf", "--alias", alias], /--alias must be 1 to 128 printable ASCII characters without spaces/]),
             [["plan", "m.gguf", "--kv-cache-type", "q4_1"], /--kv-cache-type must be one of f16, q8_0, q4_0/],
             [["chat", "m.gguf", "--prompt", "hi", "--kv-cache-type", "q8_0", "--flash-attention", "off"], /needs flash attention/]
         ];

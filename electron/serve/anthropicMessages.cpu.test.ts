@@ -26,6 +26,8 @@ const QUESTION = "Name three colours of the rainbow";
  * models fix their sampling), but it sends them as given.
  */
 const sampling = (fields: {temperature?: number; top_p?: number; top_k?: number}): object => fields;
+/** The whole prompt of an answer: Anthropic counts the tokens evaluated and those read from the KV cache apart. */
+const promptOf = (usage: Anthropic.Usage): number => usage.input_tokens + (usage.cache_read_input_tokens ?? 0);
 
 describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk (CPU, generated model)", () => {
     let placed: PlacedModel;
@@ -55,7 +57,7 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
         const chat = await openai.chat.completions.create({model: "kv-tiny", max_tokens: 12, temperature: 0,
             messages: [{role: "system", content: SYSTEM}, {role: "user", content: QUESTION}]});
         expect(text).toBe(chat.choices[0]!.message.content);
-        expect(message.usage.input_tokens).toBe(chat.usage!.prompt_tokens);
+        expect(promptOf(message.usage)).toBe(chat.usage!.prompt_tokens);
         expect(message.usage.output_tokens).toBe(chat.usage!.completion_tokens);
         expect(message.stop_reason).toBe(chat.choices[0]!.finish_reason === "length" ? "max_tokens" : "end_turn");
         // system as text blocks, content as text blocks with cache_control: the same prompt
@@ -63,7 +65,7 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
             system: [{type: "text", text: SYSTEM, cache_control: {type: "ephemeral"}}],
             messages: [{role: "user", content: [{type: "text", text: "Name three colours"}, {type: "text", text: " of the rainbow"}]}]});
         expect(blocks.content).toEqual(message.content);
-        expect(blocks.usage.input_tokens).toBe(message.usage.input_tokens);
+        expect(promptOf(blocks.usage)).toBe(promptOf(message.usage));
     });
 
     it("stops at max_tokens and at a stop sequence, saying which", async () => {
@@ -100,7 +102,10 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
         expect(compact).toEqual(["message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"]);
         expect(deltas).toBe((whole.content[0] as Anthropic.TextBlock).text);
         expect(final.content).toEqual(whole.content);
-        expect(final.usage).toMatchObject({input_tokens: whole.usage.input_tokens, output_tokens: whole.usage.output_tokens});
+        expect(promptOf(final.usage)).toBe(promptOf(whole.usage));
+        expect(final.usage.output_tokens).toBe(whole.usage.output_tokens);
+        // the same question again: its prompt's KV cache is read, not evaluated, and the usage says so (as Anthropic's does)
+        expect(final.usage.cache_read_input_tokens).toBeGreaterThan(0);
         expect(final.stop_reason).toBe(whole.stop_reason);
         // the raw stream names each event and pings once
         const raw = await rawRequest(server.port, {method: "POST", path: "/v1/messages", headers: {"x-api-key": KEY, "anthropic-version": "2023-06-01", "Content-Type": "application/json"},
@@ -114,7 +119,7 @@ describe.skipIf(probe.reason != null)("POST /v1/messages with @anthropic-ai/sdk 
     it("counts tokens as /v1/messages evaluates them", async () => {
         const counted = await client.messages.countTokens({model: "kv-tiny", system: SYSTEM, messages: [{role: "user", content: QUESTION}]});
         const message = await client.messages.create({model: "kv-tiny", max_tokens: 1, system: SYSTEM, messages: [{role: "user", content: QUESTION}]});
-        expect(counted.input_tokens).toBe(message.usage.input_tokens);
+        expect(counted.input_tokens).toBe(promptOf(message.usage));
         const longer = await client.messages.countTokens({model: "kv-tiny", system: SYSTEM, messages: [{role: "user", content: `${QUESTION} and three more`}]});
         expect(longer.input_tokens).toBeGreaterThan(counted.input_tokens);
         await expect(client.messages.countTokens({model: "kv-tiny", messages: [{role: "user", content: "x"}], tools: [{name: "x", input_schema: {type: "string"}}]} as never))

@@ -5,7 +5,7 @@
  */
 import {randomBytes} from "node:crypto";
 import {OpenAiError} from "./OpenAiError.js";
-import type {Finished} from "./openAiResponses.js";
+import {cachedPromptTokens, type Finished} from "./openAiResponses.js";
 import type {ReplyFormat} from "./ReplyFormat.js";
 import type {SseWriter} from "./SseWriter.js";
 import type {ToolCall} from "./toolRequest.js";
@@ -99,8 +99,9 @@ export function anthropicMessageFormat(parsed = false): ReplyFormat {
             if (!answered)
                 start(sse, {type: "text", text: ""}, "text");
             close(sse);
+            // cumulative, as Anthropic's API sends it: the split of the input is known only once the cache was looked up
             sse.event("message_delta", {type: "message_delta", delta: {stop_reason: stopReason(finished), stop_sequence: finished.stopSequence},
-                usage: {output_tokens: finished.timing.generatedTokens}});
+                usage: anthropicUsage(finished)});
             sse.end({name: "message_stop", data: {type: "message_stop"}});
         },
         body: (finished) => {
@@ -111,9 +112,19 @@ export function anthropicMessageFormat(parsed = false): ReplyFormat {
                     ...(finished.text !== "" || calls.length === 0 ? [{type: "text", text: finished.text}] : []),
                     ...calls.map((call) => ({type: "tool_use", id: call.id, name: call.name, input: toolInput(call)}))],
                 stop_reason: stopReason(finished), stop_sequence: finished.stopSequence,
-                usage: {input_tokens: finished.promptTokens, output_tokens: finished.timing.generatedTokens}
+                usage: anthropicUsage(finished)
             };
         },
         fail: (sse, error) => sse.end({name: "error", data: anthropicErrorBody(error)})
     };
+}
+
+/**
+ * Anthropic's usage: `input_tokens` are the prompt tokens evaluated, `cache_read_input_tokens` those whose KV cache
+ * this conversation's sequence still held (Anthropic counts the two apart; their sum is the prompt). As llama-server
+ * answers (server-task.cpp); no `cache_creation_input_tokens`: there are no cache breakpoints to write.
+ */
+export function anthropicUsage(finished: Finished): {input_tokens: number; cache_read_input_tokens: number; output_tokens: number} {
+    const cached = cachedPromptTokens(finished);
+    return {input_tokens: finished.promptTokens - cached, cache_read_input_tokens: cached, output_tokens: finished.timing.generatedTokens};
 }

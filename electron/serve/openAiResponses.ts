@@ -77,11 +77,16 @@ function logprobsOf(kind: "chat" | "completion", logprobs: ChunkLogprobs | null 
     return kind === "chat" ? chatLogprobs(logprobs.tokens) : completionLogprobs(logprobs.tokens, logprobs.offset);
 }
 
+/** Prompt tokens whose KV cache was reused (this conversation's prefix still in the sequence) rather than evaluated. */
+export function cachedPromptTokens(finished: Pick<Finished, "promptTokens" | "promptTokensEvaluated">): number {
+    return Math.max(0, finished.promptTokens - finished.promptTokensEvaluated);
+}
+
 export function usageOf(finished: Pick<Finished, "promptTokens" | "timing" | "promptTokensEvaluated">): Usage {
     const completion = finished.timing.generatedTokens;
     return {
         prompt_tokens: finished.promptTokens, completion_tokens: completion, total_tokens: finished.promptTokens + completion,
-        prompt_tokens_details: {cached_tokens: Math.max(0, finished.promptTokens - finished.promptTokensEvaluated)}
+        prompt_tokens_details: {cached_tokens: cachedPromptTokens(finished)}
     };
 }
 

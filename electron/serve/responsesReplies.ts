@@ -11,7 +11,7 @@
  * `response.incomplete` when `max_output_tokens` cut it short, as OpenAI ends such a response).
  */
 import {randomBytes} from "node:crypto";
-import type {Finished} from "./openAiResponses.js";
+import {cachedPromptTokens, type Finished} from "./openAiResponses.js";
 import type {ResponsesRequest} from "./parseResponsesRequest.js";
 import type {ReplyFormat, ReplyStart} from "./ReplyFormat.js";
 import type {SseWriter} from "./SseWriter.js";
@@ -61,7 +61,7 @@ export function responsesFormat(request: ResponsesRequest, parsed = request.tool
         parallel_tool_calls: request.toolsSent.parallelToolCalls, tool_choice: request.toolsSent.toolChoice, tools: request.toolsSent.tools, store: false,
         previous_response_id: null, text: {format: request.textFormat ?? {type: "text"}}, truncation: "disabled", user: request.user, metadata: {},
         usage: finished == null ? null : {
-            input_tokens: finished.promptTokens, input_tokens_details: {cached_tokens: Math.max(0, finished.promptTokens - finished.promptTokensEvaluated)},
+            input_tokens: finished.promptTokens, input_tokens_details: {cached_tokens: cachedPromptTokens(finished)},
             output_tokens: finished.timing.generatedTokens, output_tokens_details: {reasoning_tokens: finished.reasoningTokens},
             total_tokens: finished.promptTokens + finished.timing.generatedTokens
         }

@@ -45,6 +45,7 @@ import type {KvCostModel} from "./KvCostModel.js";
 import {SseWriter} from "./SseWriter.js";
 import {constraintsOf} from "./samplingOptions.js";
 import {CorsPolicy} from "./CorsPolicy.js";
+import {ENDPOINT_ALIASES, servedPath} from "./endpointAliases.js";
 import {ServedEmbeddings} from "./ServedEmbeddings.js";
 import type {ReplyFormat} from "./ReplyFormat.js";
 import {parseAnthropicCountTokensRequest, parseAnthropicMessagesRequest} from "./parseAnthropicRequest.js";
@@ -197,10 +198,11 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             cors.answerPreflight(request, response);
             return;
         }
-        const pathname = (request.url ?? "/").split("?")[0]!;
+        const asked = (request.url ?? "/").split("?")[0]!;
+        const pathname = servedPath(asked);
         const methodFor = (method: string) => {
             if (request.method !== method)
-                throw new OpenAiError(405, `${pathname} takes ${method} requests.`, "invalid_request_error", "method_not_allowed");
+                throw new OpenAiError(405, `${asked.slice(0, 100)} takes ${method} requests.`, "invalid_request_error", "method_not_allowed");
         };
         // whether the server is up, for load balancers and scripts: no key needed (as llama-server's /health), nothing told
         if (pathname === "/health") {
@@ -262,7 +264,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             const parsed = parseCompletionRequest(await readJsonBody(request, MAX_BODY_BYTES));
             await generate(parsed, conversationKey(tenant, parsed, request.headers[CONVERSATION_HEADER]), request, response);
         } else
-            throw new OpenAiError(404, `There is no endpoint ${request.method} ${pathname.slice(0, 100)}; this server has GET /health, GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions, POST /v1/completions, POST /v1/responses, POST /v1/embeddings, POST /v1/messages and POST /v1/messages/count_tokens.`,
+            throw new OpenAiError(404, `There is no endpoint ${request.method} ${asked.slice(0, 100)}; this server has GET /health, GET /v1/models, GET /v1/models/{id}, POST /v1/chat/completions, POST /v1/completions, POST /v1/responses, POST /v1/embeddings, POST /v1/messages and POST /v1/messages/count_tokens (and ${Object.keys(ENDPOINT_ALIASES).join(", ")} as their llama-server aliases).`,
                 "invalid_request_error", "not_found");
     };
 

@@ -18,6 +18,8 @@ export type ServeCommandOptions = {
     auto: boolean;
     budget?: Budget;
     host: string;
+    /** The model id the API lists and answers with. Defaults to the model's file name. */
+    alias?: string;
     port: number;
     parallel: number;
     /** Every client's key (each its own tenant); empty: none required (loopback only). */
@@ -66,7 +68,7 @@ export async function serveCommand(io: CliIo, modelPath: string, options: ServeC
             throw new Error("the model did not stay loaded");
         const kvLog = options.kvLogPath == null ? null : createWriteStream(path.resolve(options.kvLogPath), {flags: "a"});
         const server = await serveOpenAi({
-            placed, modelId: state.card.fileName, host: options.host, port: options.port, apiKeys: options.apiKeys, corsOrigins: options.corsOrigins,
+            placed, modelId: options.alias ?? state.card.fileName, host: options.host, port: options.port, apiKeys: options.apiKeys, corsOrigins: options.corsOrigins,
             queueLength: options.queueLength, requestTimeoutMs: options.requestTimeoutSeconds * 1000,
             policy: schedulingPolicy(options.policy), log: (line) => io.err(line),
             onStartup: (step, fraction) => printProgress(`serve: ${SERVER_STARTUP_STEP_TEXT[step]}${fraction != null ? ` · ${Math.round(fraction * 100)}%` : ""}`),
@@ -76,7 +78,7 @@ export async function serveCommand(io: CliIo, modelPath: string, options: ServeC
         io.err(`KV swap vs recompute (${costModel.source}): state ${Math.round(costModel.stateBytes.bytesPerToken)} B/token, ` +
             `save ${(1 / costModel.save.msPer / 1e6).toFixed(2)} GB/s, load ${(1 / costModel.load.msPer / 1e6).toFixed(2)} GB/s, ` +
             `prefill ${(1000 / costModel.prefill.msPer).toFixed(0)} tokens/s; state files may take ${(server.kv.diskBudgetBytes / 1024 / 1024).toFixed(0)} MiB`);
-        io.err(`serving ${state.card.fileName} (${state.placement.strategy}) with ${options.parallel} parallel sequence(s) of ` +
+        io.err(`serving ${state.card.fileName}${options.alias != null ? ` as "${options.alias}"` : ""} (${state.placement.strategy}) with ${options.parallel} parallel sequence(s) of ` +
             `${placed.context.contextSize} tokens, queue ${options.queueLength}, ${options.policy} scheduling, ${options.apiKeys.length} API key(s); Ctrl-C stops`);
         io.err(`try: curl ${server.url}/chat/completions -H 'Content-Type: application/json'` +
             `${options.apiKeys.length > 0 ? " -H 'Authorization: Bearer <key>'" : ""} -d '{"messages":[{"role":"user","content":"Hello"}]}'`);

@@ -12,13 +12,13 @@ import {flagKnobs, flagNumber, flagThreads, KNOB_OPTIONS, KNOB_USAGE, parseBudge
 import {UsageError} from "../UsageError.js";
 import {serveCommand} from "./serveCommand.js";
 
-export const SERVE_USAGE = "tensorwise serve <model.gguf> [--auto [--budget MiB|N%] | --placement file.json] [--port N] [--host H] " +
+export const SERVE_USAGE = "tensorwise serve <model.gguf> [--auto [--budget MiB|N%] | --placement file.json] [--port N] [--host H] [--alias NAME] " +
     "[--parallel N] [--api-key-file keys.txt] [--cors-origin origin,…] [--queue N] [--timeout S] [--policy fair|fifo] [--context N] [--batch N] [--threads N] [--gpu auto|cpu|cuda|vulkan] " +
     `${KNOB_USAGE} [--kv-log decisions.jsonl] [--kv-measure-both] [--kv-disk-budget MiB|N%] (API keys also from ${API_KEY_ENV})`;
 
 export const SERVE_OPTIONS = {
     gpu: {type: "string", default: "auto"}, placement: {type: "string"}, auto: {type: "boolean", default: false}, budget: {type: "string"},
-    host: {type: "string", default: "127.0.0.1"}, port: {type: "string", default: "8080"}, parallel: {type: "string", default: "4"},
+    host: {type: "string", default: "127.0.0.1"}, alias: {type: "string"}, port: {type: "string", default: "8080"}, parallel: {type: "string", default: "4"},
     "api-key": {type: "string"}, "api-key-file": {type: "string"}, "cors-origin": {type: "string"}, queue: {type: "string", default: "64"}, timeout: {type: "string", default: "600"},
     policy: {type: "string", default: "fair"}, context: {type: "string"}, batch: {type: "string"}, threads: {type: "string"},
     "kv-log": {type: "string"}, "kv-measure-both": {type: "boolean", default: false}, "kv-disk-budget": {type: "string"}, ...KNOB_OPTIONS
@@ -49,6 +49,7 @@ export function serveRun(io: CliIo, modelPath: string, values: Record<string, Fl
         auto: values.auto === true,
         budget: values.budget == null ? undefined : parseBudget(String(values.budget)),
         host,
+        alias: values.alias == null ? undefined : parseModelAlias(String(values.alias)),
         port: flagNumber(values.port, "port", "port") as number,
         parallel: flagNumber(values.parallel, "parallel", "parallel") as number,
         apiKeys,
@@ -112,6 +113,19 @@ function parseKeys(text: string, source: string): string[] {
     } catch (error) {
         throw new UsageError((error as Error).message.replace(/\.$/, ""));
     }
+}
+
+/** The longest `--alias`: a model id clients send back in `model`, not a text. */
+export const MAX_MODEL_ALIAS_CHARS = 128;
+
+/**
+ * `--alias NAME`: the model id `GET /v1/models` lists and answers carry, in place of the file name (as llama-server's
+ * `--alias`). Printable ASCII without spaces, as clients put it in URLs (`/v1/models/{id}`) and config files.
+ */
+export function parseModelAlias(text: string): string {
+    if (text.length === 0 || text.length > MAX_MODEL_ALIAS_CHARS || !/^[\x21-\x7e]+$/.test(text))
+        throw new UsageError(`--alias must be 1 to ${MAX_MODEL_ALIAS_CHARS} printable ASCII characters without spaces (got ${JSON.stringify(text.slice(0, 40))})`);
+    return text;
 }
 
 /** `--cors-origin http://localhost:5173,https://app.example`: exact web origins, comma-separated (contract/corsOrigins.ts). */
