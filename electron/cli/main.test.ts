@@ -60,6 +60,8 @@ describe("tensorwise CLI", () => {
             [["serve", "m.gguf", "--use-gpu", "yes"], /--use-gpu must be on, off or auto/],
             ...["", "my model", "tab\tname", "a\u001b[2Jb", "modèle", "x".repeat(129)].map((alias): [string[], RegExp] =>
                 [["serve", "m.gguf", "--alias", alias], /--alias must be 1 to 128 printable ASCII characters without spaces/]),
+            ...["", "=-1", "1.5", "4294967296", "1e3", "0x10", " 7", "99999999999999999999"].map((seed): [string[], RegExp] =>
+                [seed.startsWith("=") ? ["serve", "m.gguf", `--seed${seed}`] : ["serve", "m.gguf", "--seed", seed], /--seed must be an integer from 0 to 4294967295/]),
             [["plan", "m.gguf", "--kv-cache-type", "q4_1"], /--kv-cache-type must be one of f16, q8_0, q4_0/],
             [["chat", "m.gguf", "--prompt", "hi", "--kv-cache-type", "q8_0", "--flash-attention", "off"], /needs flash attention/]
         ];

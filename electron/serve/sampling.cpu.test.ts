@@ -174,4 +174,25 @@ describe.skipIf(probe.reason != null)("sampling fields (CPU, generated model)", 
         expect(text).toBe(placed.model.detokenize(reference.tokens.filter((token) => !placed.model.isEogToken(token)), false, prompt));
         expect(text.startsWith(start)).toBe(placed.model.detokenize(reference.tokens, false, prompt).startsWith(start));
     }, 120_000);
+
+    it("serve --seed: a sampled request that sends no seed gets the same reply every time; its own seed still wins", async () => {
+        // its own sequence: the server above has closed (the test before this one)
+        const own = await PlacedModel.load(engine, {modelPath: await makeTestModel("sampling-tiny", {preset: "tiny", type: "q8_0"}), contextSize: 1024, threads: 1, sequences: 1});
+        const seeded = await serveOpenAi({placed: own, modelId: "tiny", queueLength: 4, requestTimeoutMs: 120_000, policy: fifoPolicy, kv: {costModel: COSTS}, defaultSeed: 42});
+        try {
+            const seededClient = new OpenAI({baseURL: seeded.url, apiKey: "unused", maxRetries: 0});
+            // temperature 2 over a random-weight model's near-flat distribution: unseeded, 24 tokens never repeat by chance
+            const ask = async (extra: Record<string, unknown> = {}) => (await seededClient.chat.completions.create({model: "tiny", messages: USER,
+                max_tokens: 24, temperature: 2, ...extra} as OpenAI.ChatCompletionCreateParamsNonStreaming)).choices[0]!.message.content;
+            const first = await ask();
+            expect(await ask()).toBe(first);
+            expect(await ask({seed: 42})).toBe(first);
+            const sevens = await ask({seed: 7});
+            expect(sevens).not.toBe(first);
+            expect(await ask({seed: 7})).toBe(sevens);
+        } finally {
+            await seeded.close();
+            await own.dispose();
+        }
+    }, 120_000);
 });

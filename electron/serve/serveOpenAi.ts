@@ -63,6 +63,8 @@ export type OpenAiServerOptions = {
     placed: PlacedModel;
     /** The model's name in `/v1/models` and in every response (the file name, by default in the CLI). */
     modelId: string;
+    /** The seed of a request that sends none (`serve --seed`, as llama-server's): the same sampled request, the same reply. */
+    defaultSeed?: number;
     /** Defaults to `127.0.0.1`; any other address needs `apiKeys`. */
     host?: string;
     /** Defaults to 0 (a free port; see the returned `port`). */
@@ -319,8 +321,9 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     /** Requests holding or waiting for a sequence, so {@link OpenAiServer.close} can wait until each has left it. */
     const running = new Set<Promise<unknown>>();
     /** One generation through the scheduler, answered in OpenAI's chat/completions shapes or in `format`'s. */
-    const generate = async (parsed: GenerationRequest, conversation: string | null, request: http.IncomingMessage, response: http.ServerResponse,
+    const generate = async (sent: GenerationRequest, conversation: string | null, request: http.IncomingMessage, response: http.ServerResponse,
         format?: ReplyFormat): Promise<void> => {
+        const parsed: GenerationRequest = sent.seed == null && options.defaultSeed != null ? {...sent, seed: options.defaultSeed} : sent;
         const clock = new TokenClock();
         if (parsed.kind === "chat")
             checkReasoning(parsed);

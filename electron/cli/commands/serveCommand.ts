@@ -20,6 +20,8 @@ export type ServeCommandOptions = {
     host: string;
     /** The model id the API lists and answers with. Defaults to the model's file name. */
     alias?: string;
+    /** `--seed`: the seed of a request that sends none. */
+    defaultSeed?: number;
     port: number;
     parallel: number;
     /** Every client's key (each its own tenant); empty: none required (loopback only). */
@@ -68,7 +70,7 @@ export async function serveCommand(io: CliIo, modelPath: string, options: ServeC
             throw new Error("the model did not stay loaded");
         const kvLog = options.kvLogPath == null ? null : createWriteStream(path.resolve(options.kvLogPath), {flags: "a"});
         const server = await serveOpenAi({
-            placed, modelId: options.alias ?? state.card.fileName, host: options.host, port: options.port, apiKeys: options.apiKeys, corsOrigins: options.corsOrigins,
+            placed, modelId: options.alias ?? state.card.fileName, defaultSeed: options.defaultSeed, host: options.host, port: options.port, apiKeys: options.apiKeys, corsOrigins: options.corsOrigins,
             queueLength: options.queueLength, requestTimeoutMs: options.requestTimeoutSeconds * 1000,
             policy: schedulingPolicy(options.policy), log: (line) => io.err(line),
             onStartup: (step, fraction) => printProgress(`serve: ${SERVER_STARTUP_STEP_TEXT[step]}${fraction != null ? ` · ${Math.round(fraction * 100)}%` : ""}`),

@@ -12,13 +12,13 @@ import {flagKnobs, flagNumber, flagThreads, KNOB_OPTIONS, KNOB_USAGE, parseBudge
 import {UsageError} from "../UsageError.js";
 import {serveCommand} from "./serveCommand.js";
 
-export const SERVE_USAGE = "tensorwise serve <model.gguf> [--auto [--budget MiB|N%] | --placement file.json] [--port N] [--host H] [--alias NAME] " +
+export const SERVE_USAGE = "tensorwise serve <model.gguf> [--auto [--budget MiB|N%] | --placement file.json] [--port N] [--host H] [--alias NAME] [--seed N] " +
     "[--parallel N] [--api-key-file keys.txt] [--cors-origin origin,…] [--queue N] [--timeout S] [--policy fair|fifo] [--context N] [--batch N] [--threads N] [--gpu auto|cpu|cuda|vulkan] " +
     `${KNOB_USAGE} [--kv-log decisions.jsonl] [--kv-measure-both] [--kv-disk-budget MiB|N%] (API keys also from ${API_KEY_ENV})`;
 
 export const SERVE_OPTIONS = {
     gpu: {type: "string", default: "auto"}, placement: {type: "string"}, auto: {type: "boolean", default: false}, budget: {type: "string"},
-    host: {type: "string", default: "127.0.0.1"}, alias: {type: "string"}, port: {type: "string", default: "8080"}, parallel: {type: "string", default: "4"},
+    host: {type: "string", default: "127.0.0.1"}, alias: {type: "string"}, seed: {type: "string"}, port: {type: "string", default: "8080"}, parallel: {type: "string", default: "4"},
     "api-key": {type: "string"}, "api-key-file": {type: "string"}, "cors-origin": {type: "string"}, queue: {type: "string", default: "64"}, timeout: {type: "string", default: "600"},
     policy: {type: "string", default: "fair"}, context: {type: "string"}, batch: {type: "string"}, threads: {type: "string"},
     "kv-log": {type: "string"}, "kv-measure-both": {type: "boolean", default: false}, "kv-disk-budget": {type: "string"}, ...KNOB_OPTIONS
@@ -50,6 +50,7 @@ export function serveRun(io: CliIo, modelPath: string, values: Record<string, Fl
         budget: values.budget == null ? undefined : parseBudget(String(values.budget)),
         host,
         alias: values.alias == null ? undefined : parseModelAlias(String(values.alias)),
+        defaultSeed: values.seed == null ? undefined : parseSeed(String(values.seed)),
         port: flagNumber(values.port, "port", "port") as number,
         parallel: flagNumber(values.parallel, "parallel", "parallel") as number,
         apiKeys,
@@ -113,6 +114,17 @@ function parseKeys(text: string, source: string): string[] {
     } catch (error) {
         throw new UsageError((error as Error).message.replace(/\.$/, ""));
     }
+}
+
+/**
+ * `--seed N`: the seed of every request that sends none (as llama-server's `--seed`), so the same sampled request gets
+ * the same reply; a request's own `seed` still wins. An integer 0 to 2³²−1, as llama.cpp's `llama_sampler_init_dist` takes.
+ */
+export function parseSeed(text: string): number {
+    const seed = /^\d{1,10}$/.test(text) ? Number(text) : Number.NaN;
+    if (!Number.isSafeInteger(seed) || seed > 0xffff_ffff)
+        throw new UsageError(`--seed must be an integer from 0 to 4294967295 (got ${JSON.stringify(text.slice(0, 40))})`);
+    return seed;
 }
 
 /** The longest `--alias`: a model id clients send back in `model`, not a text. */
