@@ -1,6 +1,6 @@
 import {useState} from "react";
 import type {ChatMessage} from "../../../../../../electron/contract/ipc";
-import {Markdown} from "../../../../components/Markdown/Markdown";
+import {ReplyText} from "../../../../components/ReplyText/ReplyText";
 import {ProgressBar} from "../../../../components/ProgressBar/ProgressBar";
 import {formatMs, formatRate, tokensPerSecond} from "../../../../format/format";
 import {formatTimeLeft, predictedPromptTokensPerSecond, streamPromptTimeLeftMs} from "../../../../format/promptTimeLeft";
@@ -71,7 +71,7 @@ export function Message({message, actions}: {message: ChatMessage; actions: Mess
                             <button className="button ghost small" type="button" onClick={() => setEditing(null)}>Cancel</button>
                         </div>
                     </form>
-                ) : message.role === "user" ? <div className="message-plain">{message.text}</div> : <Markdown text={message.text}/>}
+                ) : message.role === "user" ? <div className="message-plain">{message.text}</div> : <ReplyText text={message.text}/>}
                 {message.role === "assistant" && message.text === "" && <div className="faint">(no text)</div>}
             </div>
             {message.role === "assistant" && message.leftOutMessages != null && message.leftOutMessages > 0 && (
@@ -148,7 +148,7 @@ export function StreamingMessage({stream}: {stream: LiveStream}) {
                                 {timeLeft != null && <> · <span data-testid="prompt-time-left" data-ms={Math.round(timeLeftMs!)}>{timeLeft}</span></>}
                             </>}/>
                         : <div className="typing" title={stream.stopping ? "stopping" : "waiting for the engine"}><span/><span/><span/></div>
-                    : <Markdown text={stream.text}/>}
+                    : <ReplyText text={stream.text}/>}
             </div>
             <footer className="message-meta">
                 <span className="message-timing">
