@@ -20,9 +20,9 @@ import {probeEngine} from "../engine/testing/probeEngine.js";
 import type {OpenAiServer} from "./serveOpenAi.js";
 import {BOUNDED_JSON_SCHEMA} from "./testing/boundedJsonSchema.js";
 import {serveTestModel} from "./testing/servedTestModel.js";
-import {chatTemplate, loadTemplatedTestModel, missingTemplates} from "./testing/templatedTestModel.js";
+import {chatTemplate, loadTemplatedTestModel, missingTemplates, TEMPLATE_FILES} from "./testing/templatedTestModel.js";
 
-const QWEN = "Qwen-Qwen2.5-7B-Instruct.jinja";
+const QWEN = TEMPLATE_FILES.qwen25;
 const probe = await probeEngine("cpu", {maxThreads: 1});
 const skip = probe.reason ?? missingTemplates([QWEN]);
 if (skip != null)

@@ -14,13 +14,13 @@ import {probeEngine} from "../engine/testing/probeEngine.js";
 import {DEFAULT_REASONING, nativeReasoning, templateReasoning, type ReasoningRequest} from "./chatReasoning.js";
 import type {OpenAiServer} from "./serveOpenAi.js";
 import {serveTestModel} from "./testing/servedTestModel.js";
-import {chatTemplate, loadTemplatedTestModel, missingTemplates} from "./testing/templatedTestModel.js";
+import {chatTemplate, loadTemplatedTestModel, missingTemplates, TEMPLATE_FILES} from "./testing/templatedTestModel.js";
 import {toolCallPrompt} from "./toolCallPrompt.js";
 import {ToolCallStream, type ReplyDelta} from "./ToolCallStream.js";
 
-const QWEN3 = "Qwen-Qwen3-0.6B.jinja";
-const R1 = "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja";
-const QWEN25 = "Qwen-Qwen2.5-7B-Instruct.jinja";
+const QWEN3 = TEMPLATE_FILES.qwen3;
+const R1 = TEMPLATE_FILES.deepseekR1;
+const QWEN25 = TEMPLATE_FILES.qwen25;
 
 const probe = await probeEngine("cpu", {maxThreads: 1});
 const skip = probe.reason ?? missingTemplates([QWEN3, R1, QWEN25]);

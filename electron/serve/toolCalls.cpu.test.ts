@@ -13,14 +13,14 @@ import {probeEngine} from "../engine/testing/probeEngine.js";
 import type {OpenAiServer} from "./serveOpenAi.js";
 import {BOUNDED_JSON_SCHEMA} from "./testing/boundedJsonSchema.js";
 import {serveTestModel} from "./testing/servedTestModel.js";
-import {chatTemplate, loadTemplatedTestModel, missingTemplates} from "./testing/templatedTestModel.js";
+import {chatTemplate, loadTemplatedTestModel, missingTemplates, TEMPLATE_FILES} from "./testing/templatedTestModel.js";
 import {toolCallPrompt} from "./toolCallPrompt.js";
 import {DEFAULT_REASONING, nativeReasoning, templateReasoning} from "./chatReasoning.js";
 import {ToolCallStream, type ReplyDelta} from "./ToolCallStream.js";
 
-const QWEN = "Qwen-Qwen2.5-7B-Instruct.jinja";
-const HERMES = "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja";
-const LLAMA = "meta-llama-Llama-3.2-3B-Instruct.jinja";
+const QWEN = TEMPLATE_FILES.qwen25;
+const HERMES = TEMPLATE_FILES.hermes3;
+const LLAMA = TEMPLATE_FILES.llama32;
 
 const probe = await probeEngine("cpu", {maxThreads: 1});
 const skip = probe.reason ?? missingTemplates([QWEN, HERMES, LLAMA]);

@@ -141,10 +141,10 @@ async function planWithFastestThreads(engine: EngineLlama, prepared: PreparedInp
             signal: options.signal, onProgress: options.onProgress,
             progressPrefix: `choosing the thread count: the CPU at ${threads} thread${threads === 1 ? "" : "s"}, `
         };
-        const profile = await profileAtThreads(engine, prepared.profile, threads, {...cpuOptions, ...(retake ? {pass: {index: index++, count}} : {})});
+        const nextPass = () => retake ? {pass: {index: index++, count}} : {};
+        const profile = await profileAtThreads(engine, prepared.profile, threads, {...cpuOptions, ...nextPass()});
         const cpuOnlyProfile = prepared.inputs.cpuOnlyProfile == null ? undefined
-            : await profileAtThreads(engine, prepared.inputs.cpuOnlyProfile, threads, {...cpuOptions, cpuOnlyLoad: true,
-                ...(retake ? {pass: {index: index++, count}} : {})});
+            : await profileAtThreads(engine, prepared.inputs.cpuOnlyProfile, threads, {...cpuOptions, cpuOnlyLoad: true, ...nextPass()});
         const inputs: StrategyInputs = {...prepared.inputs, settings: {...prepared.inputs.settings, threads}, cost: {...prepared.inputs.cost, profile},
             ...(cpuOnlyProfile != null ? {cpuOnlyProfile} : {})};
         tried.push({inputs, profile, result: await planStrategy(strategy, inputs)});

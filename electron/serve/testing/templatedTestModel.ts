@@ -7,6 +7,15 @@ import {makeTestModel} from "../../engine/testing/testModels.js";
 /** Real models' chat templates, as `npm ci` unpacks them with llama.cpp's source (native/install.mjs). */
 export const CHAT_TEMPLATES = path.resolve("build/native/llama.cpp/models/templates");
 
+/** The files of {@link CHAT_TEMPLATES} the serve tests use: one name per family, for every test that templates with it. */
+export const TEMPLATE_FILES = {
+    qwen25: "Qwen-Qwen2.5-7B-Instruct.jinja",
+    qwen3: "Qwen-Qwen3-0.6B.jinja",
+    deepseekR1: "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+    hermes3: "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja",
+    llama32: "meta-llama-Llama-3.2-3B-Instruct.jinja"
+} as const;
+
 /** The text of one of {@link CHAT_TEMPLATES}. */
 export function chatTemplate(file: string): string {
     return readFileSync(path.join(CHAT_TEMPLATES, file), "utf8");
