@@ -29,7 +29,7 @@
 #              and requantized to Q4_K_M (Q4_0 first: an F16 of 30B parameters would not fit the 64 GiB disk)
 #   bench-moe  `tensorwise bench` on it: budgets 25/50/75% of its weights, layers, fit, cpu-moe, n-cpu-moe, oato, optimal
 # Everything goes to $OUT (default $OUT from the device tool, else WORK/out), with this machine's planner profile
-# (profile-*.json from the profile cache) and the Q4_K_M model's `tensorwise inspect --json`. A deadline (default
+# (profiles/: the profile-*.json this run measured) and the Q4_K_M model's `tensorwise inspect --json`. A deadline (default
 # 520 s from start) stops each benchmark with SIGTERM in time: `tensorwise bench` keeps every finished run, and
 # bench-regret.mjs records what it could not run as skipped. phases.tsv has each phase's seconds.
 # --dry-run-cpu: the same plumbing on a machine without CUDA: CPU-only llama.cpp, the "small" synthetic model,
@@ -57,6 +57,9 @@ done
 [ "$DRY" = 1 ] && [ "$WORK" = "$PWD/bench/tmp/gpu-work" ] && WORK="$PWD/bench/tmp/gpu-dry"
 OUT_DIR="${OUT_DIR:-$WORK/out}"
 mkdir -p "$WORK" "$OUT_DIR"
+# the app's caches (machine profiles) in a folder of this run's own, so that profiles/ below holds exactly the ones
+# this run measured and planned with, as electron/engine/planner/testing/recordedBench.ts reads a recording
+export XDG_CACHE_HOME="$WORK/cache"
 LOG="$OUT_DIR/run-on-gpu.log"
 JOBS="$(nproc)"
 APP="$WORK/app"
@@ -311,5 +314,5 @@ if want regret; then
 fi
 wait_llama_bench
 # The planner's machine profile(s) measured here (the recorded-machine test plans with them).
-cp "${XDG_CACHE_HOME:-$HOME/.cache}"/tensorwise/profile-*.json "$OUT_DIR/" 2>/dev/null || true
+mkdir -p "$OUT_DIR/profiles" && cp "$XDG_CACHE_HOME"/tensorwise/profile-*.json "$OUT_DIR/profiles/" 2>/dev/null || true
 log "done; results in $OUT_DIR"
