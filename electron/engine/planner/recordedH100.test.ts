@@ -14,6 +14,7 @@ import {withDefaultSettings, type ResolvedSettings} from "../../contract/setting
 import type {InspectedModel} from "../gguf/inspectGguf.js";
 import {devicesWithoutPrefill, type MachineProfile} from "../profiler/MachineProfile.js";
 import {planStrategy} from "./planStrategy.js";
+import {judgeBudget, readRecordedBench} from "./testing/recordedBench.js";
 import {requestPredictor} from "./requestPredictor.js";
 import {layerSplit} from "./resolvePlacement.js";
 import {plannerModelFrom} from "./types.js";
@@ -40,6 +41,17 @@ describe("the planner against the recorded H100 run (bench/results/2026-11-27-h1
         expect(run("layers").loads[0]!.plan.gpuLayers).toBe(3);
         expect(measured("optimal", "ttft", 2048) / measured("layers", "ttft", 2048)).toBeGreaterThan(5);
     });
+
+    it("replayed on that run's recording, the planner still chooses the plan it measured there, and the replay finds the loss", async () => {
+        // the recorded-machine check (testing/recordedBench.ts) on a recording where the planner lost: what a GPU
+        // session's next recording is held to, shown failing on real timings
+        const recorded = readRecordedBench(path.join(RESULTS, "2026-11-27-h100"), {report: "bench-q4_k_m-50/report.json", model: "model-q4_k_m.json", profiles: "profiles"});
+        const verdict = await judgeBudget(recorded, "50%");
+        expect(verdict.measuredAs).toEqual(["optimal"]);
+        const ttft2048 = verdict.cells!.find((c) => c.cell === "ttft@2048")!;
+        expect(ttft2048.best).toBe("layers = fit");
+        expect(ttft2048.ratio).toBeGreaterThan(5);
+    }, 120_000);
 
     it("refuses that run's profile, which has no prompt-sized GPU timing, and accepts the complete H200 one", () => {
         expect(devicesWithoutPrefill(h100)).toEqual(["CUDA0"]);
