@@ -113,3 +113,24 @@ export class ToolCallStream {
         return deltas;
     }
 }
+
+/**
+ * A reply cut by the length, as a whole reply gives it: its calls but a last one cut inside its arguments. A partial
+ * parse (common_chat_parse with is_partial) gives that call with the arguments written so far (`{"zone": "c`), which
+ * no client can run and Anthropic's `tool_use` cannot carry (its input is an object); every call before it, and a
+ * last one whose arguments are a whole JSON value, were complete when the reply was cut. A stream has already handed
+ * that last call's pieces on; it ends with the same finish reason ("length"), which says the reply was cut.
+ */
+export function withoutUnfinishedCall(reply: ParsedReply): ParsedReply {
+    const last = reply.toolCalls.at(-1);
+    return last == null || isWholeJson(last.arguments) ? reply : {...reply, toolCalls: reply.toolCalls.slice(0, -1)};
+}
+
+function isWholeJson(text: string): boolean {
+    try {
+        JSON.parse(text);
+        return true;
+    } catch {
+        return false;
+    }
+}

@@ -54,7 +54,7 @@ import {parseResponsesRequest} from "./parseResponsesRequest.js";
 import {responsesFormat} from "./responsesReplies.js";
 import {newToolCallId, toolCallPrompt, type ToolCallPrompt} from "./toolCallPrompt.js";
 import {nativeReasoning, refuseReasoningWithoutChatLayer, templateReasoning, type TemplateReasoning} from "./chatReasoning.js";
-import {ToolCallStream, type ReplyDelta} from "./ToolCallStream.js";
+import {ToolCallStream, withoutUnfinishedCall, type ReplyDelta} from "./ToolCallStream.js";
 
 /** Request bodies beyond this are refused (413): room for a full context of text several times over. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -421,16 +421,15 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
                 throw controller.signal.reason;
             // only a spent thinking budget is still aborted here: the reply was cut by a length
             const generation = {...ended, finishReason: ended.finishReason === "abort" ? "length" as const : ended.finishReason};
-            // a reply cut by the length is parsed as llama.cpp parses an unfinished one; unstreamed, one cut inside a call is given
-            // as generated (its unfinished call would be no call); streamed, what was handed on stands
+            // a reply cut by the length is parsed as llama.cpp parses an unfinished one (is_partial), streamed or not, so both
+            // carry the calls it made; streamed, what was handed on stands, while unstreamed a last call cut inside its
+            // arguments is no call (ToolCallStream.ts, withoutUnfinishedCall)
             const cut = generation.finishReason === "length";
-            let ending = replyStream?.finish(generation.text, cut) ?? null;
-            if (ending != null && sse == null && cut && ending.reply.toolCalls.length > 0)
-                ending = null;
+            const ending = replyStream?.finish(generation.text, cut) ?? null;
             const writing = sse as SseWriter | null;
             for (const delta of writing != null ? ending?.deltas ?? [] : [])
                 send(writing!, delta);
-            const reply = ending?.reply ?? null;
+            const reply = ending == null ? null : writing == null && cut ? withoutUnfinishedCall(ending.reply) : ending.reply;
             const finished: Finished = {
                 ...stream, text: reply?.content ?? generation.text, ...(reply != null && {toolCalls: reply.toolCalls}),
                 reasoning: reply?.reasoning ?? "",

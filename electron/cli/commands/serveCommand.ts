@@ -7,6 +7,7 @@ import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.
 import {defaultProfileCacheDir} from "../../engine/profiler/profileMachine.js";
 import {EngineService} from "../../engine/service/EngineService.js";
 import {schedulingPolicy, type SchedulingPolicyName} from "../../serve/schedulingPolicies.js";
+import {describeKvCostModel} from "../../serve/describeKvCostModel.js";
 import type {KvDiskBudget} from "../../serve/kvStateFolder.js";
 import {serveOpenAi} from "../../serve/serveOpenAi.js";
 import {progressLines, type CliIo} from "../CliIo.js";
@@ -76,10 +77,7 @@ export async function serveCommand(io: CliIo, modelPath: string, options: ServeC
             onStartup: (step, fraction) => printProgress(`serve: ${SERVER_STARTUP_STEP_TEXT[step]}${fraction != null ? ` · ${Math.round(fraction * 100)}%` : ""}`),
             kv: {cacheDir: defaultProfileCacheDir(), measureBoth: options.kvMeasureBoth, diskBudget: options.kvDiskBudget, onDecision: kvLog == null ? undefined : (decision) => kvLog.write(JSON.stringify(decision) + "\n")}
         });
-        const {costModel} = server.kv;
-        io.err(`KV swap vs recompute (${costModel.source}): state ${Math.round(costModel.stateBytes.bytesPerToken)} B/token, ` +
-            `save ${(1 / costModel.save.msPer / 1e6).toFixed(2)} GB/s, load ${(1 / costModel.load.msPer / 1e6).toFixed(2)} GB/s, ` +
-            `prefill ${(1000 / costModel.prefill.msPer).toFixed(0)} tokens/s; state files may take ${(server.kv.diskBudgetBytes / 1024 / 1024).toFixed(0)} MiB`);
+        io.err(`${describeKvCostModel(server.kv.costModel)}; state files may take ${(server.kv.diskBudgetBytes / 1024 / 1024).toFixed(0)} MiB`);
         io.err(`serving ${state.card.fileName}${options.alias != null ? ` as "${options.alias}"` : ""} (${state.placement.strategy}) with ${options.parallel} parallel sequence(s) of ` +
             `${placed.context.contextSize} tokens, queue ${options.queueLength}, ${options.policy} scheduling, ${options.apiKeys.length} API key(s); Ctrl-C stops`);
         io.err(`try: curl ${server.url}/chat/completions -H 'Content-Type: application/json'` +

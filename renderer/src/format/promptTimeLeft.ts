@@ -65,3 +65,14 @@ export function streamPromptTimeLeftMs(stream: Pick<LiveStream, "prompt" | "prom
         return null;
     return promptTimeLeftMs(stream.prompt, {sinceProgressMs: stream.promptAt == null ? 0 : now - stream.promptAt, predictedTokensPerSecond});
 }
+
+/**
+ * How long the user has waited for a reply at `now` (`performance.now()`), ms: since its request was sent
+ * (`LiveStream.sentAt`), so the figure counts up from the Send on, between the engine's events too. The engine's own
+ * prompt clock (`PromptProgress.elapsedMs`) is 0 in its first event, sent before the first chunk of the prompt is
+ * read, and stays there until the next one: shown as is, a long prompt read "0.0 ms" for seconds. The reply and the
+ * sidebar both show this one figure. (A wait on the window's clock, not a speed: no rate is derived from it.)
+ */
+export function streamWaitedMs(stream: Pick<LiveStream, "sentAt">, now: number): number {
+    return Math.max(0, now - stream.sentAt);
+}

@@ -3,13 +3,15 @@ import type {ChatMessage, ChatSettings, Conversation, ConversationNotice, Conver
 import type {ErrorCode} from "../../../electron/contract/errorCodes";
 
 /**
- * A reply being streamed: text so far, engine token count and engine clock; `prompt` is the engine's prompt processing
- * progress (before the first token) and `promptAt` when it arrived (`performance.now()`, so the time left keeps
- * moving between events), `stopping` is set from the user's stop until the engine confirms it.
+ * A reply being streamed: text so far, engine token count and engine clock; `sentAt` when the request went out
+ * (`performance.now()`, what the wait shown before the first token counts from: see streamWaitedMs in
+ * promptTimeLeft.ts); `prompt` is the engine's prompt processing progress (before the first token) and `promptAt` when
+ * it arrived (`performance.now()`, so the time left keeps moving between events), `stopping` is set from the user's
+ * stop until the engine confirms it.
  */
 export type LiveStream = {
     streamId: string; conversationId: string; messageId: string | null; text: string; tokens: number; elapsedMs: number;
-    prompt: PromptProgress | null; promptAt: number | null; stopping: boolean;
+    sentAt: number; prompt: PromptProgress | null; promptAt: number | null; stopping: boolean;
 };
 
 /** What a new conversation starts with, until the user changes its settings. */
@@ -46,6 +48,7 @@ export type ChatStore = {
     confirmLocal(conversationId: string, localId: string, saved: ChatMessage): void;
     /** For a regenerate: hides the reply being replaced. */
     dropLastAssistant(conversationId: string): void;
+    /** A reply about to be requested: call it just before sending, as its wait counts from here. */
     startStream(streamId: string, conversationId: string): void;
     appendDelta(delta: {streamId: string; messageId: string; text: string; tokens: number; elapsedMs: number}): void;
     promptProgress(progress: {streamId: string} & PromptProgress): void;
@@ -98,7 +101,8 @@ export const useChatStore = create<ChatStore>((set) => ({
         return {conversations: {...state.conversations, [conversationId]: {...conversation, messages: conversation.messages.slice(0, -1)}}};
     }),
     startStream: (streamId, conversationId) => set((state) => ({
-        streams: {...state.streams, [streamId]: {streamId, conversationId, messageId: null, text: "", tokens: 0, elapsedMs: 0, prompt: null, promptAt: null, stopping: false}}
+        streams: {...state.streams, [streamId]: {streamId, conversationId, messageId: null, text: "", tokens: 0, elapsedMs: 0,
+            sentAt: performance.now(), prompt: null, promptAt: null, stopping: false}}
     })),
     appendDelta: (delta) => set((state) => {
         const stream = state.streams[delta.streamId];

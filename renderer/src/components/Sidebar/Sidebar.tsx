@@ -40,8 +40,8 @@ export function Sidebar() {
     const status = describeState(engine);
     const streams = useChatStore((state) => state.streams);
     const server = useServerStore((state) => state.server);
-    const reading = Object.values(streams).some((stream) => stream.prompt != null && stream.tokens === 0 && stream.text === "" && !stream.stopping);
-    const now = useNow(reading);
+    const waiting = Object.values(streams).some((stream) => stream.tokens === 0 && stream.text === "" && !stream.stopping);
+    const now = useNow(waiting);
     const activity = describeActivity(Object.values(streams), server,
         {now, predictedTokensPerSecond: predictedPromptTokensPerSecond(loaded?.prediction)});
     const theme = useUiStore((state) => state.theme);

@@ -3,7 +3,7 @@ import type {LiveStream} from "../../stores/chatStore";
 import {describeActivity} from "./describeActivity";
 
 const stream = (over: Partial<LiveStream>): LiveStream =>
-    ({streamId: "s", conversationId: "c", messageId: null, text: "", tokens: 0, elapsedMs: 0, prompt: null, promptAt: null, stopping: false, ...over});
+    ({streamId: "s", conversationId: "c", messageId: null, text: "", tokens: 0, elapsedMs: 0, sentAt: 0, prompt: null, promptAt: null, stopping: false, ...over});
 
 describe("the sidebar's activity line", () => {
     it("says a long prompt is being read, with its progress, instead of nothing beside \"Model ready\"", () => {
@@ -13,17 +13,27 @@ describe("the sidebar's activity line", () => {
     });
 
     it("adds the time left to a prompt being read, moving with the clock, and nothing when it is unknown or under a second", () => {
-        // 120 tokens in 2.4 s: 50 tokens/s, 291 left → 5.8 s at the event, 4.8 s one second later
-        const reading = stream({prompt: {evaluated: 120, total: 411, reused: 0, elapsedMs: 2400}, promptAt: 1000});
+        // sent at 600; 120 tokens in 2.4 s: 50 tokens/s, 291 left → 5.8 s at the event, 4.8 s one second later
+        const reading = stream({sentAt: 600, prompt: {evaluated: 120, total: 411, reused: 0, elapsedMs: 2400}, promptAt: 1000});
         expect(describeActivity([reading], null, {now: 1000, predictedTokensPerSecond: null}))
-            .toEqual(["Reading the prompt · 120 / 411 tokens · about 6 s left"]);
+            .toEqual(["Reading the prompt · 120 / 411 tokens · 400 ms · about 6 s left"]);
         expect(describeActivity([reading], null, {now: 2000, predictedTokensPerSecond: null}))
-            .toEqual(["Reading the prompt · 120 / 411 tokens · about 5 s left"]);
-        expect(describeActivity([reading], null, {now: 6500, predictedTokensPerSecond: null})).toEqual(["Reading the prompt · 120 / 411 tokens"]);
+            .toEqual(["Reading the prompt · 120 / 411 tokens · 1.40 s · about 5 s left"]);
+        expect(describeActivity([reading], null, {now: 6500, predictedTokensPerSecond: null})).toEqual(["Reading the prompt · 120 / 411 tokens · 5.90 s"]);
         // before a token was measured: the plan's prompt speed, or nothing
-        const started = stream({prompt: {evaluated: 0, total: 411, reused: 0, elapsedMs: 0}, promptAt: 1000});
-        expect(describeActivity([started], null, {now: 1000, predictedTokensPerSecond: 100})).toEqual(["Reading the prompt · 0 / 411 tokens · about 4 s left"]);
-        expect(describeActivity([started], null, {now: 1000, predictedTokensPerSecond: null})).toEqual(["Reading the prompt · 0 / 411 tokens"]);
+        const started = stream({sentAt: 600, prompt: {evaluated: 0, total: 411, reused: 0, elapsedMs: 0}, promptAt: 1000});
+        expect(describeActivity([started], null, {now: 1000, predictedTokensPerSecond: 100})).toEqual(["Reading the prompt · 0 / 411 tokens · 400 ms · about 4 s left"]);
+        expect(describeActivity([started], null, {now: 1000, predictedTokensPerSecond: null})).toEqual(["Reading the prompt · 0 / 411 tokens · 400 ms"]);
+    });
+
+    it("counts the wait up from the Send, before the engine's first event and while its prompt clock still reads 0", () => {
+        const sent = stream({sentAt: 10_000});
+        expect(describeActivity([sent], null, {now: 10_000, predictedTokensPerSecond: null})).toEqual(["Starting a reply · 0.0 ms"]);
+        expect(describeActivity([sent], null, {now: 11_500, predictedTokensPerSecond: null})).toEqual(["Starting a reply · 1.50 s"]);
+        // the engine's first event is sent before the first chunk is read: its own clock says 0 ms, the wait goes on
+        const firstEvent = {...sent, prompt: {evaluated: 0, total: 5000, reused: 0, elapsedMs: 0}, promptAt: 12_000};
+        expect(describeActivity([firstEvent], null, {now: 12_000, predictedTokensPerSecond: null})).toEqual(["Reading the prompt · 0 / 5000 tokens · 2.00 s"]);
+        expect(describeActivity([firstEvent], null, {now: 15_250, predictedTokensPerSecond: null})).toEqual(["Reading the prompt · 0 / 5000 tokens · 5.25 s"]);
     });
 
     it("follows a reply from writing to stopping, and counts the other conversations' replies", () => {

@@ -1,13 +1,15 @@
 import {SERVER_STARTUP_STEP_TEXT, type ServerState} from "../../../../electron/contract/server";
-import {formatTimeLeft, streamPromptTimeLeftMs} from "../../format/promptTimeLeft";
+import {formatMs} from "../../format/format";
+import {formatTimeLeft, streamPromptTimeLeftMs, streamWaitedMs} from "../../format/promptTimeLeft";
 import type {LiveStream} from "../../stores/chatStore";
 
-/** What the time left of a prompt is estimated from: the time now (`performance.now()`) and the plan's prompt speed. */
+/** What the wait and the time left of a prompt are told from: the time now (`performance.now()`) and the plan's prompt speed. */
 export type ActivityClock = {now: number; predictedTokensPerSecond: number | null};
 
 /**
- * What the engine is doing right now, in the sidebar's words, one line per activity: the app's replies (reading the
- * prompt with its progress and, given `clock`, the time left; or writing with the tokens so far) and the server. Empty
+ * What the engine is doing right now, in the sidebar's words, one line per activity: the app's replies (starting, or
+ * reading the prompt with its progress, each with — given `clock` — the time waited since the Send and the time left, as
+ * the reply itself shows them; or writing with the tokens so far) and the server. Empty
  * when nothing is happening, so "Model ready" is never the only thing said while a long prompt is read.
  */
 export function describeActivity(streams: readonly LiveStream[], server: Pick<ServerState, "status" | "served" | "startup"> | null,
@@ -18,11 +20,14 @@ export function describeActivity(streams: readonly LiveStream[], server: Pick<Se
         const more = others.length > 0 ? ` (+${others.length} more)` : "";
         if (first.stopping) lines.push(`Stopping a reply${more}`);
         else if (first.tokens > 0 || first.text !== "") lines.push(`Writing a reply · ${first.tokens} tokens${more}`);
-        else if (first.prompt != null && first.prompt.total > 0) {
-            const left = clock == null ? null : formatTimeLeft(streamPromptTimeLeftMs(first, clock.now, clock.predictedTokensPerSecond));
-            lines.push(`Reading the prompt · ${first.prompt.evaluated} / ${first.prompt.total} tokens${left != null ? ` · ${left}` : ""}${more}`);
+        else {
+            const waited = clock == null ? "" : ` · ${formatMs(streamWaitedMs(first, clock.now))}`;
+            if (first.prompt != null && first.prompt.total > 0) {
+                const left = clock == null ? null : formatTimeLeft(streamPromptTimeLeftMs(first, clock.now, clock.predictedTokensPerSecond));
+                lines.push(`Reading the prompt · ${first.prompt.evaluated} / ${first.prompt.total} tokens${waited}${left != null ? ` · ${left}` : ""}${more}`);
+            }
+            else lines.push(`Starting a reply${waited}${more}`);
         }
-        else lines.push(`Starting a reply${more}`);
     }
     switch (server?.status) {
         case "starting": {

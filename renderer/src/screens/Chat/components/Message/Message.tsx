@@ -3,7 +3,7 @@ import type {ChatMessage} from "../../../../../../electron/contract/ipc";
 import {ReplyText} from "../../../../components/ReplyText/ReplyText";
 import {ProgressBar} from "../../../../components/ProgressBar/ProgressBar";
 import {formatMs, formatRate, tokensPerSecond} from "../../../../format/format";
-import {formatTimeLeft, predictedPromptTokensPerSecond, streamPromptTimeLeftMs} from "../../../../format/promptTimeLeft";
+import {formatTimeLeft, predictedPromptTokensPerSecond, streamPromptTimeLeftMs, streamWaitedMs} from "../../../../format/promptTimeLeft";
 import {useNow} from "../../../../hooks/useNow";
 import type {LiveStream} from "../../../../stores/chatStore";
 import {usePlanStore} from "../../../../stores/planStore";
@@ -124,14 +124,15 @@ export function Message({message, actions}: {message: ChatMessage; actions: Mess
 }
 
 /**
- * The reply being streamed: prompt processing progress until the first token, with the time left (see
- * promptTimeLeft.ts) counting down between the engine's events, then the text, engine clock and count.
+ * The reply being streamed: prompt processing progress until the first token, with the time waited since the Send
+ * counting up and the time left counting down between the engine's events (see promptTimeLeft.ts), then the text,
+ * engine clock and count.
  */
 export function StreamingMessage({stream}: {stream: LiveStream}) {
     const prompt = stream.prompt;
     const processing = stream.tokens === 0 && stream.text === "";
     const prediction = usePlanStore((state) => state.loaded?.prediction ?? null);
-    const now = useNow(processing && prompt != null && !stream.stopping);
+    const now = useNow(processing && !stream.stopping);
     const timeLeftMs = stream.stopping ? null : streamPromptTimeLeftMs(stream, now, predictedPromptTokensPerSecond(prediction));
     const timeLeft = formatTimeLeft(timeLeftMs);
     return (
@@ -144,7 +145,7 @@ export function StreamingMessage({stream}: {stream: LiveStream}) {
                         ? <ProgressBar testId="prompt-progress" value={prompt.evaluated / prompt.total}
                             label={stream.stopping ? "Stopping…" : "Processing the prompt"}
                             detail={<>
-                                {`${prompt.evaluated} / ${prompt.total} tokens${prompt.reused > 0 ? ` (${prompt.reused} reused)` : ""} · ${formatMs(prompt.elapsedMs)}`}
+                                {`${prompt.evaluated} / ${prompt.total} tokens${prompt.reused > 0 ? ` (${prompt.reused} reused)` : ""}`}
                                 {timeLeft != null && <> · <span data-testid="prompt-time-left" data-ms={Math.round(timeLeftMs!)}>{timeLeft}</span></>}
                             </>}/>
                         : <div className="typing" title={stream.stopping ? "stopping" : "waiting for the engine"}><span/><span/><span/></div>
@@ -153,7 +154,10 @@ export function StreamingMessage({stream}: {stream: LiveStream}) {
             <footer className="message-meta">
                 <span className="message-timing">
                     {processing
-                        ? <span>{stream.stopping ? "Stopping…" : prompt == null ? "Starting…" : "Processing the prompt…"}</span>
+                        ? <>
+                            <span>{stream.stopping ? "Stopping…" : prompt == null ? "Starting…" : "Processing the prompt…"}</span>
+                            <span data-testid="reply-waited">{formatMs(streamWaitedMs(stream, now))}</span>
+                        </>
                         : <>
                             <span>{stream.tokens} tokens</span>
                             <span>{formatMs(stream.elapsedMs)}</span>
