@@ -37,6 +37,20 @@ tw inspect "$work/model.gguf" > "$out/model.txt"
 # a cache folder of its own: the profiles this benchmark measured and planned with, and nothing older
 XDG_CACHE_HOME="$work/cache" tw bench "$work/model.gguf" --out "$out/bench" "$@" > "$out/bench.txt" 2> "$out/bench.log"
 cp "$work/cache/tensorwise"/profile-*.json "$out/profiles/"
+# a profile measured while other programs took the CPU is no record of this machine (cpuContention.ts)
+node --input-type=module -e '
+import fs from "node:fs";
+import {isContended} from "./dist/electron/engine/profiler/cpuContention.js";
+const dir = process.argv[1];
+let busy = 0;
+for (const name of fs.readdirSync(dir)) {
+    const p = JSON.parse(fs.readFileSync(`${dir}/${name}`, "utf8"));
+    const c = p.cpuContention;
+    console.log(`${name}: ${p.threads} threads, other programs ${c == null ? "not measured" : `${c.otherCores.toFixed(2)} of ${c.cores} cores`}`);
+    if (c != null && isContended(c, p.threads)) busy++;
+}
+if (busy > 0) { console.error(`record-machine: ${busy} profile(s) measured on a busy machine; record again when it is idle`); process.exit(1); }
+' "$out/profiles" | tee -a "$out/machine.txt"
 rm -f "$out/bench/report.html.tmp"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/machine.txt"
 sed -i "s#$work/model.gguf#model.gguf#g" "$out"/bench/*.json "$out"/bench/*.csv "$out/bench.txt" "$out/bench.log" "$out/model.txt" 2>/dev/null || true

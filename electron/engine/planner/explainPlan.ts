@@ -5,6 +5,7 @@
  */
 import type {Budget} from "../../contract/ipc.js";
 import type {PlanExplanation} from "../../contract/planExplanation.js";
+import {describeContention, type CpuContention} from "../profiler/cpuContention.js";
 import {AUTO_SAFETY_MARGIN_BYTES, AUTO_SAFETY_MARGIN_SHARE, budgetBytes, weightBudget} from "./budget.js";
 import {layerSplit} from "./resolvePlacement.js";
 import type {KnobAlternative, StrategyInputs, StrategyResult} from "./strategies/StrategyResult.js";
@@ -16,7 +17,9 @@ export type PlanFacts = {
     /** The GPU the budget is for, with its free memory when the plan was made; `null` without one. */
     readonly gpu: {readonly name: string; readonly freeBytes: number} | null;
     /** The machine profile the timings came from. */
-    readonly profile: {readonly createdAt: string; readonly elapsedMs: number; readonly truncated: boolean; readonly reused: boolean};
+    readonly profile: {readonly createdAt: string; readonly elapsedMs: number; readonly truncated: boolean; readonly reused: boolean;
+        /** Other programs' CPU use while it was measured (MachineProfile.cpuContention), and the thread count it timed. */
+        readonly cpuContention?: CpuContention; readonly threads?: number};
 };
 
 const MiB = 1024 * 1024;
@@ -179,7 +182,8 @@ export function explainGpuLayers(gpuLayers: number | "max", overrideCount: numbe
 
 /** Where the timings came from: a profile measured now, or one reused from the cache (and when it was made). */
 export function explainProfile(profile: PlanFacts["profile"]): string {
-    const cut = profile.truncated ? " It was cut at its time limit, so some timings are extrapolated." : "";
+    const busy = describeContention(profile.cpuContention, profile.threads ?? profile.cpuContention?.cores ?? 1);
+    const cut = (profile.truncated ? " It was cut at its time limit, so some timings are extrapolated." : "") + (busy != null ? ` ${busy}` : "");
     if (profile.reused)
         return `Timings from this machine's profile of ${profile.createdAt.slice(0, 16).replace("T", " ")} UTC, reused from the cache; ` +
             `re-profile to measure again.${cut}`;

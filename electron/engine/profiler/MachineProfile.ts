@@ -1,4 +1,5 @@
 /** Measured costs of this machine's devices, as the operator profiler records them (JSON-serialisable, cached). */
+import type {CpuContention} from "./cpuContention.js";
 
 /** One weight operator: a matrix multiplication by a weight of this ggml type and shape. */
 export type OperatorShape = {
@@ -133,6 +134,11 @@ export type MachineProfile = {
      */
     readonly matmulTiming?: "slope";
     readonly elapsedMs: number;
+    /**
+     * Other programs' CPU use while this profile was measured (cpuContention.ts); absent in older profiles and ones
+     * too short to tell. A busy machine makes every CPU timing slow, so the plan's explanation says so.
+     */
+    readonly cpuContention?: CpuContention;
     /**
      * Fixed cost of one llama_decode beyond its matmuls (graph build, scheduling, sampling, node-llama-cpp's JS), µs,
      * measured on a tiny model by calibrateDecodeOverhead.ts; absent in profiles taken without it.

@@ -1,3 +1,4 @@
+import {spawn} from "node:child_process";
 import {mkdtemp, readdir, readFile, writeFile} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -5,6 +6,7 @@ import {afterAll, describe, expect, it} from "vitest";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileResult} from "../native/tensorwiseBindings.js";
 import {probeEngine} from "../testing/probeEngine.js";
+import {isContended} from "./cpuContention.js";
 import type {MachineProfile, OperatorShape} from "./MachineProfile.js";
 import {profileAtThreads} from "./profileAtThreads.js";
 import {DEFAULT_PROFILE_TIME_LIMIT_MS, MAX_ESTIMATED_MS_PER_POINT, maxEstimatedMsPerPoint, profileCacheKey, profileMachine, type ProfileCacheFacts} from "./profileMachine.js";
@@ -124,6 +126,25 @@ describe.skipIf(probe.reason != null)("profileMachine on this machine's CPU", ()
         expect(second.cachedFile).toBeUndefined();
         expect(second.matmuls.some((m) => m.batch > 1 && m.medianUs > 0)).toBe(true);
         expect(messages.join("\n")).toContain("no prompt-sized timing on CPU");
+    }, 120_000);
+
+    it("a profile measured while other programs keep every core busy records it and says its timings may be slow", async () => {
+        // what a user profiling during a build or a game gets: every timing stretched by the other programs' turns on the
+        // cores (cpuContention.ts); one busy program per core, and a profile using every core
+        const cores = os.cpus().length;
+        const burners = Array.from({length: cores}, () => spawn(process.execPath, ["-e", "for (;;) {}"], {stdio: "ignore"}));
+        try {
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            const messages: string[] = [];
+            const profile = await profileMachine(probe.engine!, ops, {calibrateOverhead: false, timeLimitMs: 1500, threads: cores,
+                cacheDir: await mkdtemp(path.join(os.tmpdir(), "tensorwise-profile-busy-")), onProgress: (message) => messages.push(message)});
+            expect(profile.cpuContention?.cores).toBe(cores);
+            expect(profile.cpuContention!.otherCores).toBeGreaterThan(0.5);
+            expect(isContended(profile.cpuContention!, profile.threads)).toBe(true);
+            expect(messages.at(-1)).toMatch(/other programs kept \d+\.\d of \d+ CPU cores busy: timings may be slow/);
+        } finally {
+            for (const burner of burners) burner.kill("SIGKILL");
+        }
     }, 120_000);
 
     it("Cancel stops the native profiler at its next measurement, rejects, and caches nothing", async () => {

@@ -6,6 +6,7 @@ import {machineCacheFacts, type MachineCacheFacts} from "../cache/machineCacheFa
 import {writeCacheFile} from "../cache/writeCacheFile.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
+import {contentionBetween, cpuSnapshot, isContended} from "./cpuContention.js";
 import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS, type DecodeOverhead} from "./calibrateDecodeOverhead.js";
 import type {AttentionShape, ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
 import {devicesWithoutPrefill} from "./MachineProfile.js";
@@ -248,6 +249,8 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
     }, PROGRESS_INTERVAL_MS);
     let result;
     let overhead: DecodeOverhead | undefined;
+    // other programs' CPU use over every timing of this profile (cpuContention.ts)
+    const cpuAtStart = cpuSnapshot();
     try {
         try {
             result = await bindings.tensorwiseProfileOperators(request);
@@ -267,6 +270,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
     } finally {
         if (ticker != null) clearInterval(ticker);
     }
+    const contention = contentionBetween(cpuAtStart, cpuSnapshot());
     const profile: MachineProfile = {
         version: PROFILE_VERSION,
         key,
@@ -287,12 +291,15 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         ...(overhead != null ? {decodeOverheadUs: overhead.fixedUs, decodePerLayerUs: overhead.perLayerUs} : {}),
         ...(result.cpuLaunchUs != null && result.cpuLaunchUs > 0 ? {cpuLaunchUs: result.cpuLaunchUs} : {}),
         matmulTiming: "slope",
-        truncated: result.truncated
+        truncated: result.truncated,
+        ...(contention != null ? {cpuContention: contention} : {})
     };
     if (file != null)
         await writeCacheFile(file, `${JSON.stringify(profile, null, 2)}\n`);
+    const busy = contention != null && isContended(contention, profile.threads)
+        ? ` (other programs kept ${contention.otherCores.toFixed(1)} of ${contention.cores} CPU cores busy: timings may be slow)` : "";
     options.onProgress?.(`${prefix}done in ${(result.elapsedMs / 1000).toFixed(1)} s${passLabel(options.pass)}` +
-        `${result.truncated ? " (time limit hit; the rest is extrapolated)" : ""}`, passBoundary(options.pass, true));
+        `${result.truncated ? " (time limit hit; the rest is extrapolated)" : ""}${busy}`, passBoundary(options.pass, true));
     return profile;
 }
 

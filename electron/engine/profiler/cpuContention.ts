@@ -1,0 +1,52 @@
+/**
+ * How busy other programs kept the CPU while this process timed something: the machine's busy CPU time (every core,
+ * from `os.cpus()`) minus this process's own (`process.cpuUsage()`, every thread of it: the profiler's worker and
+ * ggml's threads, llvmpipe's too), over the wall time. ggml's threads wait for each other at every graph node, so one
+ * of them losing its core to another program for a scheduler tick (several ms) makes a µs operator time ms: a
+ * profile taken on a busy machine prices this model's work orders of magnitude too slow (measured on this project's
+ * 2-core VM: a 128×128 F16 mat-vec timed at 3.9 ms while a test suite ran, against 1.3 µs idle).
+ */
+import os from "node:os";
+
+/** A point in time of the machine's and this process's CPU use. */
+export type CpuSnapshot = {readonly atMs: number; readonly machineBusyMs: number; readonly ownMs: number; readonly cores: number};
+
+/** What other programs used while something ran. */
+export type CpuContention = {
+    /** Cores other programs kept busy on average (0 on an idle machine; at most `cores`). */
+    readonly otherCores: number;
+    readonly cores: number;
+};
+
+/** Now: the machine's busy CPU time (user, nice, sys, irq of every core) and this process's, ms. */
+export function cpuSnapshot(): CpuSnapshot {
+    const cpus = os.cpus();
+    const machineBusyMs = cpus.reduce((sum, cpu) => sum + cpu.times.user + cpu.times.nice + cpu.times.sys + cpu.times.irq, 0);
+    const own = process.cpuUsage();
+    return {atMs: performance.now(), machineBusyMs, ownMs: (own.user + own.system) / 1000, cores: cpus.length};
+}
+
+/** Other programs' average use between two snapshots; `null` when too little time passed to tell (under 200 ms). */
+export function contentionBetween(start: CpuSnapshot, end: CpuSnapshot): CpuContention | null {
+    const wallMs = end.atMs - start.atMs;
+    if (!(wallMs >= 200) || end.cores <= 0) return null;
+    const otherMs = (end.machineBusyMs - start.machineBusyMs) - (end.ownMs - start.ownMs);
+    // the two clocks tick apart (os.cpus() in 10 ms jiffies): clamp to what the machine has
+    return {otherCores: Math.min(end.cores, Math.max(0, otherMs / wallMs)), cores: end.cores};
+}
+
+/**
+ * Whether other programs took CPU the timed threads needed: more than half a core beyond the cores the timing left
+ * free. Programs on cores a 4-thread profile of an 8-core machine does not use cost it nothing; on a machine whose
+ * every core the profile uses, half a core of other work already stalls its threads at every barrier.
+ */
+export function isContended(contention: CpuContention, threads: number): boolean {
+    return contention.otherCores > Math.max(0, contention.cores - threads) + 0.5;
+}
+
+/** One sentence for the user, or `null` when the machine was quiet enough. */
+export function describeContention(contention: CpuContention | undefined, threads: number): string | null {
+    if (contention == null || !isContended(contention, threads)) return null;
+    return `While it was measured, other programs kept ${contention.otherCores.toFixed(1)} of ${contention.cores} CPU cores busy, ` +
+        "so its timings may be much slower than this machine is; re-profile when the machine is idle.";
+}
