@@ -1,6 +1,6 @@
 import {spawn} from "node:child_process";
 import {describe, expect, it} from "vitest";
-import {contentionBetween, cpuSnapshot, describeContention, isContended, type CpuSnapshot} from "./cpuContention.js";
+import {contentionBetween, cpuSnapshot, describeContention, isContended, quieterNow, type CpuSnapshot} from "./cpuContention.js";
 
 const at = (atMs: number, machineBusyMs: number, ownMs: number, cores = 2): CpuSnapshot => ({atMs, machineBusyMs, ownMs, cores});
 
@@ -33,6 +33,19 @@ describe("other programs' CPU use while a profile is measured", () => {
             "so its timings may be much slower than this machine is; re-profile when the machine is idle.");
         expect(describeContention({otherCores: 0.1, cores: 2}, 2)).toBeNull();
         expect(describeContention(undefined, 2)).toBeNull();
+    });
+
+    it("measures a saved profile again only when it was taken on a busy machine and the machine is quiet now", () => {
+        const busy = {otherCores: 1.6, cores: 2};
+        const quiet = {otherCores: 0.1, cores: 2};
+        expect(quieterNow(busy, 2, quiet)).toBe(true);
+        // still as busy: measuring again would be as slow
+        expect(quieterNow(busy, 2, busy)).toBe(false);
+        // a profile of a quiet machine, or an older one that did not record it, is reused without a look
+        expect(quieterNow(quiet, 2, quiet)).toBe(false);
+        expect(quieterNow(undefined, 2, quiet)).toBe(false);
+        // a look too short to tell changes nothing
+        expect(quieterNow(busy, 2, null)).toBe(false);
     });
 
     it("sees another program that keeps a core busy", async () => {

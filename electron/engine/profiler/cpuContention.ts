@@ -50,3 +50,19 @@ export function describeContention(contention: CpuContention | undefined, thread
     return `While it was measured, other programs kept ${contention.otherCores.toFixed(1)} of ${contention.cores} CPU cores busy, ` +
         "so its timings may be much slower than this machine is; re-profile when the machine is idle.";
 }
+
+/** Other programs' average use over the next `ms` milliseconds. */
+export async function sampleContention(ms = 500): Promise<CpuContention | null> {
+    const start = cpuSnapshot();
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return contentionBetween(start, cpuSnapshot());
+}
+
+/**
+ * Whether a saved profile should be measured again because the machine was busy then and is not now (`now`: other
+ * programs' use sampled just before reusing it). A machine that is still as busy reuses it: measuring again would
+ * be as slow, and the plan's explanation says why its timings may be slow.
+ */
+export function quieterNow(measured: CpuContention | undefined, threads: number, now: CpuContention | null): boolean {
+    return measured != null && isContended(measured, threads) && now != null && !isContended(now, threads);
+}

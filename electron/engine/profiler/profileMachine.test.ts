@@ -6,7 +6,7 @@ import {afterAll, describe, expect, it} from "vitest";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileResult} from "../native/tensorwiseBindings.js";
 import {probeEngine} from "../testing/probeEngine.js";
-import {isContended} from "./cpuContention.js";
+import {isContended, sampleContention} from "./cpuContention.js";
 import type {MachineProfile, OperatorShape} from "./MachineProfile.js";
 import {profileAtThreads} from "./profileAtThreads.js";
 import {DEFAULT_PROFILE_TIME_LIMIT_MS, MAX_ESTIMATED_MS_PER_POINT, maxEstimatedMsPerPoint, profileCacheKey, profileMachine, type ProfileCacheFacts} from "./profileMachine.js";
@@ -145,6 +145,47 @@ describe.skipIf(probe.reason != null)("profileMachine on this machine's CPU", ()
         } finally {
             for (const burner of burners) burner.kill("SIGKILL");
         }
+    }, 120_000);
+
+    it("a saved profile measured on a busy machine is reused while the machine is still busy, and says so", async () => {
+        const cores = os.cpus().length;
+        const cacheDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-profile-was-busy-"));
+        const {engine, results} = counted(probe.engine!);
+        await profileMachine(engine, ops, {...quick, cacheDir, threads: cores});
+        const [file] = await readdir(cacheDir);
+        const saved = JSON.parse(await readFile(path.join(cacheDir, file!), "utf8")) as MachineProfile;
+        await writeFile(path.join(cacheDir, file!), JSON.stringify({...saved, cpuContention: {otherCores: cores - 0.2, cores}}));
+        const burners = Array.from({length: cores}, () => spawn(process.execPath, ["-e", "for (;;) {}"], {stdio: "ignore"}));
+        try {
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            const messages: string[] = [];
+            const reused = await profileMachine(engine, ops, {...quick, cacheDir, threads: cores, onProgress: (message) => messages.push(message)});
+            expect(results).toHaveLength(1);
+            expect(reused.cachedFile).toBeDefined();
+            expect(messages.join("\n")).toContain("reusing this machine's profile");
+        } finally {
+            for (const burner of burners) burner.kill("SIGKILL");
+        }
+    }, 120_000);
+
+    it("a saved profile measured on a busy machine is measured again once the machine is quiet", async (context) => {
+        const cores = os.cpus().length;
+        const now = await sampleContention(1000);
+        if (now == null || isContended(now, cores)) {
+            console.warn(`[skip] re-measuring a busy machine's profile: this machine is busy now (other programs ${now?.otherCores.toFixed(1) ?? "?"} of ${cores} cores)`);
+            context.skip();
+        }
+        const cacheDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-profile-now-quiet-"));
+        const {engine, results} = counted(probe.engine!);
+        await profileMachine(engine, ops, {...quick, cacheDir, threads: cores});
+        const [file] = await readdir(cacheDir);
+        const saved = JSON.parse(await readFile(path.join(cacheDir, file!), "utf8")) as MachineProfile;
+        await writeFile(path.join(cacheDir, file!), JSON.stringify({...saved, cpuContention: {otherCores: cores - 0.2, cores}}));
+        const messages: string[] = [];
+        const again = await profileMachine(engine, ops, {...quick, cacheDir, threads: cores, onProgress: (message) => messages.push(message)});
+        expect(messages.join("\n")).toContain("the machine is quieter now; measuring again");
+        expect(results).toHaveLength(2);
+        expect(again.cachedFile).toBeUndefined();
     }, 120_000);
 
     it("Cancel stops the native profiler at its next measurement, rejects, and caches nothing", async () => {

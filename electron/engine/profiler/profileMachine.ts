@@ -6,7 +6,7 @@ import {machineCacheFacts, type MachineCacheFacts} from "../cache/machineCacheFa
 import {writeCacheFile} from "../cache/writeCacheFile.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
-import {contentionBetween, cpuSnapshot, isContended} from "./cpuContention.js";
+import {contentionBetween, cpuSnapshot, isContended, quieterNow, sampleContention} from "./cpuContention.js";
 import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS, type DecodeOverhead} from "./calibrateDecodeOverhead.js";
 import type {AttentionShape, ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
 import {devicesWithoutPrefill} from "./MachineProfile.js";
@@ -221,8 +221,15 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         if (unpriced.length > 0)
             options.onProgress?.(`${prefix}the saved profile has no prompt-sized timing on ${unpriced.join(", ")}; measuring again`, passBoundary(options.pass, false));
         if (cached != null && unpriced.length === 0 && (cached.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS) >= request.timeLimitMs!) {
-            options.onProgress?.(`${prefix}reusing this machine's profile of ${cached.createdAt.slice(0, 16).replace("T", " ")} UTC (${file})`, passBoundary(options.pass, true));
-            return cached;
+            // one measured while other programs held the CPU is measured again once the machine is quieter (a short look
+            // first, only for such a profile)
+            const busyThen = cached.cpuContention != null && isContended(cached.cpuContention, cached.threads) && options.cacheOnly !== true;
+            if (!busyThen || !quieterNow(cached.cpuContention, cached.threads, await sampleContention())) {
+                options.onProgress?.(`${prefix}reusing this machine's profile of ${cached.createdAt.slice(0, 16).replace("T", " ")} UTC (${file})`, passBoundary(options.pass, true));
+                return cached;
+            }
+            options.onProgress?.(`${prefix}the saved profile was measured while other programs kept ${cached.cpuContention!.otherCores.toFixed(1)} of ` +
+                `${cached.cpuContention!.cores} CPU cores busy, and the machine is quieter now; measuring again`, passBoundary(options.pass, false));
         }
     }
     if (options.cacheOnly === true)
