@@ -3,6 +3,7 @@
  * its derived tables, the files a benchmark folder holds, and the requests, summaries and progress the UI sees.
  * JSON-serialisable throughout.
  */
+import type {CpuContention} from "./cpuContention.js";
 import type {MemoryReport} from "./memory.js";
 import type {ContextKnobs, FixedBudget} from "./settings.js";
 import type {DevicePlanKind, StrategyName} from "./strategies.js";
@@ -148,6 +149,11 @@ export type BenchRun = {
      * is on the CPU or no bandwidth was measured).
      */
     readonly tpotFloorMs: number | null;
+    /**
+     * Other programs' CPU use while this run's points were measured (the busiest of its loads); absent in older
+     * reports and when no point was measured. A busy machine slows every point, so reports and replays say so.
+     */
+    readonly cpuContention?: CpuContention;
     readonly startedAt: string;
     readonly elapsedMs: number;
 };

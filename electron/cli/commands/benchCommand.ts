@@ -7,7 +7,7 @@ import path from "node:path";
 import type {Budget} from "../../contract/ipc.js";
 import {DEFAULT_TUNED_BATCH_SIZES, runBench} from "../../engine/bench/runBench.js";
 import {REPORT_FILES} from "../../contract/bench.js";
-import {predictionErrors, speedups, stockRatios} from "../../engine/bench/report/summariseReport.js";
+import {busyMachineNote, predictionErrors, speedups, stockRatios} from "../../engine/bench/report/summariseReport.js";
 import type {BenchVariant} from "../../contract/bench.js";
 import {getEngineLlama} from "../../engine/native/getEngineLlama.js";
 import {LIMITS} from "../../contract/limits.js";
@@ -114,7 +114,8 @@ export async function benchCommand(io: CliIo, modelPath: string, values: BenchCo
         } else {
             for (const run of report.runs) {
                 const cells = run.points.map((p) => `${p.kind === "ttft" ? "pp" : "tg"}${p.tokens} ${p.tokensPerSec.toFixed(1)} t/s`).join(", ");
-                io.out(`${run.budget.padEnd(7)} ${run.variant.label.padEnd(13)} ${run.status === "ok" ? cells : `${run.status}: ${run.error}`}`);
+                const busy = busyMachineNote(run);
+                io.out(`${run.budget.padEnd(7)} ${run.variant.label.padEnd(13)} ${run.status === "ok" ? cells : `${run.status}: ${run.error}`}${busy != null ? ` (${busy})` : ""}`);
             }
             const vsLayers = speedups(report, ["layers"]).filter((c) => c.variant === "optimal");
             if (vsLayers.length > 0)

@@ -9,6 +9,7 @@ import {assertLoadable, type InspectedModel} from "../gguf/inspectGguf.js";
 import {describeMachine} from "../hardware/describeMachine.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {autoPlan, type AutoPlanResult} from "../planner/autoPlan.js";
+import {contentionBetween, cpuSnapshot, type CpuContention} from "../profiler/cpuContention.js";
 import {costContext, predict} from "../planner/costModel.js";
 import {plannerModelFrom} from "../planner/types.js";
 import {PlacedModel} from "../runtime/PlacedModel.js";
@@ -184,6 +185,8 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
     const perLoadPoints: BenchPoint[][] = [];
     let budgetBytes = 0;
     let tpotFloorMs: number | null = null;
+    // other programs' CPU use over each load's measurements (not stock llama-bench's, a program of its own), the busiest
+    let cpuContention: CpuContention | undefined;
     let status: BenchRun["status"] = "ok";
     let error: string | null = null;
     try {
@@ -213,11 +216,14 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
                     reproduce: reproduce(plan, {modelPath: options.modelPath, layerCount, tensorNames: cx.tensorNames,
                         prompts: settings.prompts, gens: settings.gens, repeats: settings.repeats})};
                 loads.push(load);
+                const measuring = cpuSnapshot();
                 points = await measureRun(placed, {
                     prompts: settings.prompts, gens: settings.gens, repeats: settings.repeats, tpotPromptTokens: settings.tpotPromptTokens,
                     warmupTokens: settings.warmupTokens, batchSize: plan.batchSize, predict: predictPoint, signal: options.signal, onProgress: log,
                     onSample: (sample) => options.onSample?.({...sample, budget: cx.budget, variant: variant.label})
                 });
+                const contention = contentionBetween(measuring, cpuSnapshot());
+                if (contention != null && (cpuContention == null || contention.otherCores > cpuContention.otherCores)) cpuContention = contention;
             } finally {
                 await placed.dispose();
             }
@@ -244,7 +250,7 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
     }
     return {
         id: `${cx.budget}/${variant.label}`, budget: cx.budget, budgetBytes, variant, status, error, loads,
-        points: bestPerPoint(perLoadPoints), tpotFloorMs, startedAt, elapsedMs: performance.now() - started
+        points: bestPerPoint(perLoadPoints), tpotFloorMs, ...(cpuContention != null ? {cpuContention} : {}), startedAt, elapsedMs: performance.now() - started
     };
 }
 

@@ -7,16 +7,13 @@
  * 2-core VM: a 128×128 F16 mat-vec timed at 3.9 ms while a test suite ran, against 1.3 µs idle).
  */
 import os from "node:os";
+import type {CpuContention} from "../../contract/cpuContention.js";
+
+export type {CpuContention};
 
 /** A point in time of the machine's and this process's CPU use. */
 export type CpuSnapshot = {readonly atMs: number; readonly machineBusyMs: number; readonly ownMs: number; readonly cores: number};
 
-/** What other programs used while something ran. */
-export type CpuContention = {
-    /** Cores other programs kept busy on average (0 on an idle machine; at most `cores`). */
-    readonly otherCores: number;
-    readonly cores: number;
-};
 
 /** Now: the machine's busy CPU time (user, nice, sys, irq of every core) and this process's, ms. */
 export function cpuSnapshot(): CpuSnapshot {

@@ -6,7 +6,7 @@ import {machineCacheFacts, type MachineCacheFacts} from "../cache/machineCacheFa
 import {writeCacheFile} from "../cache/writeCacheFile.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
-import {contentionBetween, cpuSnapshot, isContended, quieterNow, sampleContention} from "./cpuContention.js";
+import {contentionBetween, cpuSnapshot, isContended, quieterNow, sampleContention, type CpuContention} from "./cpuContention.js";
 import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS, type DecodeOverhead} from "./calibrateDecodeOverhead.js";
 import type {AttentionShape, ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
 import {devicesWithoutPrefill} from "./MachineProfile.js";
@@ -66,6 +66,11 @@ const PROFILE_FORMAT = 4;
 
 /** Options of {@link profileMachine}. */
 export type ProfileMachineOptions = {
+    /**
+     * Other programs' CPU use now, looked at before reusing a saved profile that was measured on a busy machine.
+     * Defaults to {@link sampleContention} (half a second of the machine's CPU counters).
+     */
+    cpuNow?: () => Promise<CpuContention | null>;
     /**
      * Weight bytes a decode step of the model streams (its weights' total): batch-1 matmuls are timed over that many
      * bytes of distinct weights (capped at {@link MAX_DECODE_WORKING_SET_BYTES}) so the cache holds no more of them than
@@ -224,7 +229,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
             // one measured while other programs held the CPU is measured again once the machine is quieter (a short look
             // first, only for such a profile)
             const busyThen = cached.cpuContention != null && isContended(cached.cpuContention, cached.threads) && options.cacheOnly !== true;
-            if (!busyThen || !quieterNow(cached.cpuContention, cached.threads, await sampleContention())) {
+            if (!busyThen || !quieterNow(cached.cpuContention, cached.threads, await (options.cpuNow ?? sampleContention)())) {
                 options.onProgress?.(`${prefix}reusing this machine's profile of ${cached.createdAt.slice(0, 16).replace("T", " ")} UTC (${file})`, passBoundary(options.pass, true));
                 return cached;
             }

@@ -6,7 +6,7 @@
  */
 import type {BenchReport, BenchRun, PointKind} from "../../../contract/bench.js";
 import {escapeHtml, formatNumber, lineChartSvg, type ChartSeries} from "./svgChart.js";
-import {predictionErrors, speedups, stockRatios, targetChecks, variantOrder} from "./summariseReport.js";
+import {busyMachineNote, predictionErrors, speedups, stockRatios, targetChecks, variantOrder} from "./summariseReport.js";
 import type {BaselineName} from "../../../contract/bench.js";
 import {REPORT_CSS} from "./reportCss.js";
 import {strategyStyle} from "../../../contract/strategyStyles.js";
@@ -186,7 +186,9 @@ function runsTable(report: BenchReport): string {
                 `${load.plan.useMmap ? "mmap" : "pinned (no mmap)"}, load ${(load.loadMs / 1000).toFixed(1)} s<div class="mem">${memory}</div>` +
                 `<details><summary>reproduce</summary><code>${escapeHtml(load.reproduce.bench)}</code><code>${escapeHtml(load.reproduce.cli)}</code></details></div>`;
         }).join("");
-        const status = run.status === "ok" ? "ok" : `${run.status}: ${escapeHtml(run.error ?? "")}`;
+        const busy = busyMachineNote(run);
+        const status = (run.status === "ok" ? "ok" : `${run.status}: ${escapeHtml(run.error ?? "")}`) +
+            (busy != null ? `<br><span class="loss">${escapeHtml(busy)}</span>` : "");
         return `<tr><td>${escapeHtml(run.budget)}<br><span class="muted">${mib(run.budgetBytes)} MiB</span></td><td>${escapeHtml(run.variant.label)}</td>` +
             `<td class="${run.status === "ok" ? "" : "loss"}">${status}</td><td>${loads || "–"}</td>` +
             `<td>${run.tpotFloorMs == null ? "–" : run.tpotFloorMs.toFixed(2) + " ms"}</td></tr>`;

@@ -1,6 +1,18 @@
 /** Derived tables of a benchmark report: speed-ups against baselines and prediction errors. Pure functions. */
+import {isContended} from "../../profiler/cpuContention.js";
 import {absolutePercentError, median} from "../stats.js";
 import type {BaselineName, BenchPoint, BenchReport, BenchRun, ErrorStat, PointKind, SpeedupCell} from "../../../contract/bench.js";
+
+/**
+ * "measured while other programs kept 1.2 of 2 CPU cores busy" for a run whose points other programs slowed
+ * (BenchRun.cpuContention, at the run's thread count), else `null`.
+ */
+export function busyMachineNote(run: BenchRun): string | null {
+    const contention = run.cpuContention;
+    const threads = run.loads[0]?.plan.threads;
+    if (contention == null || threads == null || !isContended(contention, threads)) return null;
+    return `measured while other programs kept ${contention.otherCores.toFixed(1)} of ${contention.cores} CPU cores busy`;
+}
 
 function okRuns(report: BenchReport): BenchRun[] {
     return report.runs.filter((run) => run.status === "ok");

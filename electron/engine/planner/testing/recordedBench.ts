@@ -17,6 +17,7 @@ import path from "node:path";
 import {isDeepStrictEqual} from "node:util";
 import type {BenchPlan, BenchReport, BenchRun, PointKind} from "../../../contract/bench.js";
 import {contextKnobs, resolveSettings} from "../../../contract/settings.js";
+import {busyMachineNote} from "../../bench/report/summariseReport.js";
 import {median} from "../../bench/stats.js";
 import type {InspectedModel} from "../../gguf/inspectGguf.js";
 import type {MachineProfile} from "../../profiler/MachineProfile.js";
@@ -155,6 +156,10 @@ export type BudgetVerdict = {
  * samples, so a plan measured twice does not lose to its own noise.
  */
 export async function judgeBudget(recorded: RecordedBench, budget: string): Promise<BudgetVerdict> {
+    for (const run of runsAt(recorded, budget)) {
+        const busy = busyMachineNote(run);
+        if (busy != null) throw new Error(`budget ${budget}: ${run.variant.label} was ${busy}, no record of this machine; record it again when it is idle`);
+    }
     const choice = shapeOfReplayed(await replayBudget(recorded, budget));
     const plans = new Map<string, {shape: PlanShape; runs: BenchRun[]}>();
     for (const run of runsAt(recorded, budget)) {
