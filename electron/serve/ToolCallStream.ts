@@ -126,7 +126,8 @@ export function withoutUnfinishedCall(reply: ParsedReply): ParsedReply {
     return last == null || isWholeJson(last.arguments) ? reply : {...reply, toolCalls: reply.toolCalls.slice(0, -1)};
 }
 
-function isWholeJson(text: string): boolean {
+/** Whether `text` is a whole JSON value (a tool call's arguments finished, not cut inside). */
+export function isWholeJson(text: string): boolean {
     try {
         JSON.parse(text);
         return true;

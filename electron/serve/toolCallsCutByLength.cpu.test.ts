@@ -11,6 +11,7 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
 import {probeEngine} from "../engine/testing/probeEngine.js";
 import type {OpenAiServer} from "./serveOpenAi.js";
+import {isWholeJson} from "./ToolCallStream.js";
 import {serveTestModel} from "./testing/servedTestModel.js";
 import {chatTemplate, loadTemplatedTestModel, missingTemplates, TEMPLATE_FILES} from "./testing/templatedTestModel.js";
 
@@ -29,15 +30,6 @@ const QUESTION = "What time is it?";
 const CUTS = [48, 64, 80, 112, 144, 168, 200];
 
 type Call = {name: string; arguments: string};
-
-function isWholeJson(text: string): boolean {
-    try {
-        JSON.parse(text);
-        return true;
-    } catch {
-        return false;
-    }
-}
 
 /**
  * What a whole reply must carry, given the calls the stream assembled: all of them, less a last one cut inside its

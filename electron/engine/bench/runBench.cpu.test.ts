@@ -1,9 +1,9 @@
-import {spawn} from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {EngineLlama} from "../native/getEngineLlama.js";
+import {whileCoresBusy} from "../testing/busyCores.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import {makeTestModel} from "../testing/testModels.js";
 import {CSV_COLUMNS} from "./report/reportCsv.js";
@@ -79,15 +79,9 @@ describe.skipIf(probe.reason != null)("tensorwise bench on the tiny synthetic mo
         // a benchmark taken during a build or a video call: its numbers are the busy machine's, and the report says so
         const outDir = path.join(outRoot, "busy");
         const cores = os.cpus().length;
-        const burners = Array.from({length: cores}, () => spawn(process.execPath, ["-e", "for (;;) {}"], {stdio: "ignore"}));
-        let report: BenchReport;
-        try {
-            await new Promise((resolve) => setTimeout(resolve, 300));
-            // enough measuring (over 200 ms) for the CPU counters to tell
-            report = await runBench(engine, {...base, outDir, variants: [base.variants[0]!], prompts: [256], gens: [32], repeats: 5, threads: cores});
-        } finally {
-            for (const burner of burners) burner.kill("SIGKILL");
-        }
+        // enough measuring (over 200 ms) for the CPU counters to tell
+        const report = await whileCoresBusy(cores, () =>
+            runBench(engine, {...base, outDir, variants: [base.variants[0]!], prompts: [256], gens: [32], repeats: 5, threads: cores}));
         const run = report.runs[0]!;
         expect(run.cpuContention?.cores).toBe(cores);
         const note = busyMachineNote(run);

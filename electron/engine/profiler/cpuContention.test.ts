@@ -1,5 +1,5 @@
-import {spawn} from "node:child_process";
 import {describe, expect, it} from "vitest";
+import {whileCoresBusy} from "../testing/busyCores.js";
 import {contentionBetween, cpuSnapshot, describeContention, isContended, quieterNow, type CpuSnapshot} from "./cpuContention.js";
 
 const at = (atMs: number, machineBusyMs: number, ownMs: number, cores = 2): CpuSnapshot => ({atMs, machineBusyMs, ownMs, cores});
@@ -49,15 +49,12 @@ describe("other programs' CPU use while a profile is measured", () => {
     });
 
     it("sees another program that keeps a core busy", async () => {
-        const burner = spawn(process.execPath, ["-e", "for (;;) {}"], {stdio: "ignore"});
-        try {
-            await new Promise((resolve) => setTimeout(resolve, 300));
+        const contention = await whileCoresBusy(1, async () => {
             const start = cpuSnapshot();
             await new Promise((resolve) => setTimeout(resolve, 1000));
-            // one busy loop holds most of a core (the rest of the machine may add more, never less)
-            expect(contentionBetween(start, cpuSnapshot())!.otherCores).toBeGreaterThan(0.7);
-        } finally {
-            burner.kill("SIGKILL");
-        }
+            return contentionBetween(start, cpuSnapshot());
+        });
+        // one busy loop holds most of a core (the rest of the machine may add more, never less)
+        expect(contention!.otherCores).toBeGreaterThan(0.7);
     });
 });

@@ -41,10 +41,15 @@ export function isContended(contention: CpuContention, threads: number): boolean
     return contention.otherCores > Math.max(0, contention.cores - threads) + 0.5;
 }
 
+/** "other programs kept 1.2 of 2 CPU cores busy": the words every message about contention uses. */
+export function otherProgramsBusy(contention: CpuContention): string {
+    return `other programs kept ${contention.otherCores.toFixed(1)} of ${contention.cores} CPU cores busy`;
+}
+
 /** One sentence for the user, or `null` when the machine was quiet enough. */
 export function describeContention(contention: CpuContention | undefined, threads: number): string | null {
     if (contention == null || !isContended(contention, threads)) return null;
-    return `While it was measured, other programs kept ${contention.otherCores.toFixed(1)} of ${contention.cores} CPU cores busy, ` +
+    return `While it was measured, ${otherProgramsBusy(contention)}, ` +
         "so its timings may be much slower than this machine is; re-profile when the machine is idle.";
 }
 

@@ -1,10 +1,10 @@
-import {spawn} from "node:child_process";
 import {mkdtemp, readdir, readFile, writeFile} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, describe, expect, it} from "vitest";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileResult} from "../native/tensorwiseBindings.js";
+import {whileCoresBusy} from "../testing/busyCores.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import {isContended} from "./cpuContention.js";
 import type {MachineProfile, OperatorShape} from "./MachineProfile.js";
@@ -132,19 +132,14 @@ describe.skipIf(probe.reason != null)("profileMachine on this machine's CPU", ()
         // what a user profiling during a build or a game gets: every timing stretched by the other programs' turns on the
         // cores (cpuContention.ts); one busy program per core, and a profile using every core
         const cores = os.cpus().length;
-        const burners = Array.from({length: cores}, () => spawn(process.execPath, ["-e", "for (;;) {}"], {stdio: "ignore"}));
-        try {
-            await new Promise((resolve) => setTimeout(resolve, 300));
-            const messages: string[] = [];
-            const profile = await profileMachine(probe.engine!, ops, {calibrateOverhead: false, timeLimitMs: 1500, threads: cores,
-                cacheDir: await mkdtemp(path.join(os.tmpdir(), "tensorwise-profile-busy-")), onProgress: (message) => messages.push(message)});
-            expect(profile.cpuContention?.cores).toBe(cores);
-            expect(profile.cpuContention!.otherCores).toBeGreaterThan(0.5);
-            expect(isContended(profile.cpuContention!, profile.threads)).toBe(true);
-            expect(messages.at(-1)).toMatch(/other programs kept \d+\.\d of \d+ CPU cores busy: timings may be slow/);
-        } finally {
-            for (const burner of burners) burner.kill("SIGKILL");
-        }
+        const messages: string[] = [];
+        const cacheDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-profile-busy-"));
+        const profile = await whileCoresBusy(cores, () => profileMachine(probe.engine!, ops, {calibrateOverhead: false, timeLimitMs: 1500, threads: cores,
+            cacheDir, onProgress: (message) => messages.push(message)}));
+        expect(profile.cpuContention?.cores).toBe(cores);
+        expect(profile.cpuContention!.otherCores).toBeGreaterThan(0.5);
+        expect(isContended(profile.cpuContention!, profile.threads)).toBe(true);
+        expect(messages.at(-1)).toMatch(/other programs kept \d+\.\d of \d+ CPU cores busy: timings may be slow/);
     }, 120_000);
 
     it("a saved profile measured on a busy machine is reused while the machine is still busy, and says so", async () => {
@@ -155,17 +150,11 @@ describe.skipIf(probe.reason != null)("profileMachine on this machine's CPU", ()
         const [file] = await readdir(cacheDir);
         const saved = JSON.parse(await readFile(path.join(cacheDir, file!), "utf8")) as MachineProfile;
         await writeFile(path.join(cacheDir, file!), JSON.stringify({...saved, cpuContention: {otherCores: cores - 0.2, cores}}));
-        const burners = Array.from({length: cores}, () => spawn(process.execPath, ["-e", "for (;;) {}"], {stdio: "ignore"}));
-        try {
-            await new Promise((resolve) => setTimeout(resolve, 300));
-            const messages: string[] = [];
-            const reused = await profileMachine(engine, ops, {...quick, cacheDir, threads: cores, onProgress: (message) => messages.push(message)});
-            expect(results).toHaveLength(1);
-            expect(reused.cachedFile).toBeDefined();
-            expect(messages.join("\n")).toContain("reusing this machine's profile");
-        } finally {
-            for (const burner of burners) burner.kill("SIGKILL");
-        }
+        const messages: string[] = [];
+        const reused = await whileCoresBusy(cores, () => profileMachine(engine, ops, {...quick, cacheDir, threads: cores, onProgress: (message) => messages.push(message)}));
+        expect(results).toHaveLength(1);
+        expect(reused.cachedFile).toBeDefined();
+        expect(messages.join("\n")).toContain("reusing this machine's profile");
     }, 120_000);
 
     it("a saved profile measured on a busy machine is measured again once the machine is quiet", async () => {

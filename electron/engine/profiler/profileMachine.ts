@@ -6,7 +6,7 @@ import {machineCacheFacts, type MachineCacheFacts} from "../cache/machineCacheFa
 import {writeCacheFile} from "../cache/writeCacheFile.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
-import {contentionBetween, cpuSnapshot, isContended, quieterNow, sampleContention, type CpuContention} from "./cpuContention.js";
+import {contentionBetween, cpuSnapshot, isContended, otherProgramsBusy, quieterNow, sampleContention, type CpuContention} from "./cpuContention.js";
 import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS, type DecodeOverhead} from "./calibrateDecodeOverhead.js";
 import type {AttentionShape, ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
 import {devicesWithoutPrefill} from "./MachineProfile.js";
@@ -233,8 +233,8 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
                 options.onProgress?.(`${prefix}reusing this machine's profile of ${cached.createdAt.slice(0, 16).replace("T", " ")} UTC (${file})`, passBoundary(options.pass, true));
                 return cached;
             }
-            options.onProgress?.(`${prefix}the saved profile was measured while other programs kept ${cached.cpuContention!.otherCores.toFixed(1)} of ` +
-                `${cached.cpuContention!.cores} CPU cores busy, and the machine is quieter now; measuring again`, passBoundary(options.pass, false));
+            options.onProgress?.(`${prefix}the saved profile was measured while ${otherProgramsBusy(cached.cpuContention!)}, and the machine is quieter now; ` +
+                "measuring again", passBoundary(options.pass, false));
         }
     }
     if (options.cacheOnly === true)
@@ -309,7 +309,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
     if (file != null)
         await writeCacheFile(file, `${JSON.stringify(profile, null, 2)}\n`);
     const busy = contention != null && isContended(contention, profile.threads)
-        ? ` (other programs kept ${contention.otherCores.toFixed(1)} of ${contention.cores} CPU cores busy: timings may be slow)` : "";
+        ? ` (${otherProgramsBusy(contention)}: timings may be slow)` : "";
     options.onProgress?.(`${prefix}done in ${(result.elapsedMs / 1000).toFixed(1)} s${passLabel(options.pass)}` +
         `${result.truncated ? " (time limit hit; the rest is extrapolated)" : ""}${busy}`, passBoundary(options.pass, true));
     return profile;

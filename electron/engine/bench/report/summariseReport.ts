@@ -1,5 +1,5 @@
 /** Derived tables of a benchmark report: speed-ups against baselines and prediction errors. Pure functions. */
-import {isContended} from "../../profiler/cpuContention.js";
+import {isContended, otherProgramsBusy} from "../../profiler/cpuContention.js";
 import {absolutePercentError, median} from "../stats.js";
 import type {BaselineName, BenchPoint, BenchReport, BenchRun, ErrorStat, PointKind, SpeedupCell} from "../../../contract/bench.js";
 
@@ -11,7 +11,7 @@ export function busyMachineNote(run: BenchRun): string | null {
     const contention = run.cpuContention;
     const threads = run.loads[0]?.plan.threads;
     if (contention == null || threads == null || !isContended(contention, threads)) return null;
-    return `measured while other programs kept ${contention.otherCores.toFixed(1)} of ${contention.cores} CPU cores busy`;
+    return `measured while ${otherProgramsBusy(contention)}`;
 }
 
 function okRuns(report: BenchReport): BenchRun[] {
