@@ -47,7 +47,7 @@ for (const name of fs.readdirSync(dir)) {
     const p = JSON.parse(fs.readFileSync(`${dir}/${name}`, "utf8"));
     const c = p.cpuContention;
     console.log(`${name}: ${p.threads} threads, other programs ${c == null ? "not measured" : `${c.otherCores.toFixed(2)} of ${c.cores} cores`}`);
-    if (c != null && isContended(c, p.threads)) busy++;
+    if (c != null && isContended(c)) busy++;
 }
 if (busy > 0) { console.error(`record-machine: ${busy} profile(s) measured on a busy machine; record again when it is idle`); process.exit(1); }
 ' "$out/profiles" | tee -a "$out/machine.txt"

@@ -9,7 +9,7 @@ import {assertLoadable, type InspectedModel} from "../gguf/inspectGguf.js";
 import {describeMachine} from "../hardware/describeMachine.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {autoPlan, type AutoPlanResult} from "../planner/autoPlan.js";
-import {contentionBetween, cpuSnapshot, type CpuContention} from "../profiler/cpuContention.js";
+import {busier, contentionBetween, cpuSnapshot, withContention, type CpuContention} from "../profiler/cpuContention.js";
 import {costContext, predict} from "../planner/costModel.js";
 import {plannerModelFrom} from "../planner/types.js";
 import {PlacedModel} from "../runtime/PlacedModel.js";
@@ -222,8 +222,7 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
                     warmupTokens: settings.warmupTokens, batchSize: plan.batchSize, predict: predictPoint, signal: options.signal, onProgress: log,
                     onSample: (sample) => options.onSample?.({...sample, budget: cx.budget, variant: variant.label})
                 });
-                const contention = contentionBetween(measuring, cpuSnapshot());
-                if (contention != null && (cpuContention == null || contention.otherCores > cpuContention.otherCores)) cpuContention = contention;
+                cpuContention = busier(cpuContention, contentionBetween(measuring, cpuSnapshot(), plan.threads) ?? undefined);
             } finally {
                 await placed.dispose();
             }
@@ -250,7 +249,7 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
     }
     return {
         id: `${cx.budget}/${variant.label}`, budget: cx.budget, budgetBytes, variant, status, error, loads,
-        points: bestPerPoint(perLoadPoints), tpotFloorMs, ...(cpuContention != null ? {cpuContention} : {}), startedAt, elapsedMs: performance.now() - started
+        points: bestPerPoint(perLoadPoints), tpotFloorMs, ...withContention(cpuContention), startedAt, elapsedMs: performance.now() - started
     };
 }
 

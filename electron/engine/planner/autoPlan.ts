@@ -7,7 +7,7 @@ import {validateGgufOutOfProcess} from "../gguf/validateGgufOutOfProcess.js";
 import {describeMachine} from "../hardware/describeMachine.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {TensorBufferOverride} from "../placement/Placement.js";
-import type {CpuContention} from "../profiler/cpuContention.js";
+import {busier, withContention} from "../profiler/cpuContention.js";
 import type {MachineProfile} from "../profiler/MachineProfile.js";
 import {distinctExpertOperators, distinctOperators} from "../profiler/operatorShapes.js";
 import {profileAtThreads, threadCandidates} from "../profiler/profileAtThreads.js";
@@ -114,16 +114,10 @@ export async function autoPlan(engine: EngineLlama, modelPath: string, options: 
     const explanation = explainPlan(inputs, result, {
         budget: options.budget ?? {kind: "auto"}, gpu,
         profile: {createdAt: profile.createdAt, elapsedMs: profile.elapsedMs, truncated: profile.truncated, reused: profile.cachedFile != null,
-            ...busiestProfile([profile, inputs.cpuOnlyProfile])}
+            ...withContention(busier(profile.cpuContention, inputs.cpuOnlyProfile?.cpuContention))}
     });
     const cost = costInputsFor(inputs, result.settings);
     return {result, overrides: result.overrides, model, profile, explanation, predictRequest: requestPredictor(cost, result), cost};
-}
-
-/** Of the profiles a plan was priced with, the one other programs disturbed most, for the plan's explanation. */
-function busiestProfile(profiles: readonly (MachineProfile | undefined)[]): {cpuContention?: CpuContention; threads?: number} {
-    const busy = profiles.flatMap((p) => (p?.cpuContention != null ? [{cpuContention: p.cpuContention, threads: p.threads}] : []));
-    return busy.length === 0 ? {} : busy.reduce((a, b) => (b.cpuContention.otherCores > a.cpuContention.otherCores ? b : a));
 }
 
 /**

@@ -184,11 +184,11 @@ describe("where the timings came from", () => {
     });
 
     it("measured while other programs kept the cores busy, reused or not (profileMachine records it)", () => {
-        const busy = {...measured, cpuContention: {otherCores: 1.4, cores: 2}, threads: 2};
+        const busy = {...measured, cpuContention: {otherCores: 1.4, cores: 2, threads: 2}};
         const sentence = "While it was measured, other programs kept 1.4 of 2 CPU cores busy";
         expect(explainProfile(busy)).toContain(sentence);
         expect(explainProfile({...busy, reused: true})).toContain(sentence);
-        expect(explainProfile({...busy, cpuContention: {otherCores: 0.2, cores: 2}})).not.toContain("other programs");
+        expect(explainProfile({...busy, cpuContention: {otherCores: 0.2, cores: 2, threads: 2}})).not.toContain("other programs");
     });
 });
 

@@ -18,8 +18,8 @@ export type PlanFacts = {
     readonly gpu: {readonly name: string; readonly freeBytes: number} | null;
     /** The machine profile the timings came from. */
     readonly profile: {readonly createdAt: string; readonly elapsedMs: number; readonly truncated: boolean; readonly reused: boolean;
-        /** Other programs' CPU use while it was measured (MachineProfile.cpuContention), and the thread count it timed. */
-        readonly cpuContention?: CpuContention; readonly threads?: number};
+        /** Other programs' CPU use while it was measured (MachineProfile.cpuContention). */
+        readonly cpuContention?: CpuContention};
 };
 
 const MiB = 1024 * 1024;
@@ -182,7 +182,7 @@ export function explainGpuLayers(gpuLayers: number | "max", overrideCount: numbe
 
 /** Where the timings came from: a profile measured now, or one reused from the cache (and when it was made). */
 export function explainProfile(profile: PlanFacts["profile"]): string {
-    const busy = describeContention(profile.cpuContention, profile.threads ?? profile.cpuContention?.cores ?? 1);
+    const busy = describeContention(profile.cpuContention);
     const cut = (profile.truncated ? " It was cut at its time limit, so some timings are extrapolated." : "") + (busy != null ? ` ${busy}` : "");
     if (profile.reused)
         return `Timings from this machine's profile of ${profile.createdAt.slice(0, 16).replace("T", " ")} UTC, reused from the cache; ` +

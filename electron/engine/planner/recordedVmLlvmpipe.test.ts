@@ -21,7 +21,7 @@ describe("the planner on the recorded 2-core VM with llvmpipe (bench/results/202
     });
 
     it("refuses to judge a run that other programs slowed (a recording must be of an idle machine)", async () => {
-        const runs = recorded.report.runs.map((run, i) => (i === 0 ? {...run, cpuContention: {otherCores: 1.3, cores: 2}} : run));
+        const runs = recorded.report.runs.map((run, i) => (i === 0 ? {...run, cpuContention: {otherCores: 1.3, cores: 2, threads: 2}} : run));
         await expect(judgeBudget({...recorded, report: {...recorded.report, runs}}, recorded.report.runs[0]!.budget))
             .rejects.toThrow(/layers was measured while other programs kept 1\.3 of 2 CPU cores busy/);
     });

@@ -14,7 +14,6 @@ export type {CpuContention};
 /** A point in time of the machine's and this process's CPU use. */
 export type CpuSnapshot = {readonly atMs: number; readonly machineBusyMs: number; readonly ownMs: number; readonly cores: number};
 
-
 /** Now: the machine's busy CPU time (user, nice, sys, irq of every core) and this process's, ms. */
 export function cpuSnapshot(): CpuSnapshot {
     const cpus = os.cpus();
@@ -23,22 +22,36 @@ export function cpuSnapshot(): CpuSnapshot {
     return {atMs: performance.now(), machineBusyMs, ownMs: (own.user + own.system) / 1000, cores: cpus.length};
 }
 
-/** Other programs' average use between two snapshots; `null` when too little time passed to tell (under 200 ms). */
-export function contentionBetween(start: CpuSnapshot, end: CpuSnapshot): CpuContention | null {
+/**
+ * Other programs' average use between two snapshots, of work on `threads` threads; `null` when too little time
+ * passed to tell (under 200 ms).
+ */
+export function contentionBetween(start: CpuSnapshot, end: CpuSnapshot, threads: number): CpuContention | null {
     const wallMs = end.atMs - start.atMs;
     if (!(wallMs >= 200) || end.cores <= 0) return null;
     const otherMs = (end.machineBusyMs - start.machineBusyMs) - (end.ownMs - start.ownMs);
     // the two clocks tick apart (os.cpus() in 10 ms jiffies): clamp to what the machine has
-    return {otherCores: Math.min(end.cores, Math.max(0, otherMs / wallMs)), cores: end.cores};
+    return {otherCores: Math.min(end.cores, Math.max(0, otherMs / wallMs)), cores: end.cores, threads};
 }
 
+/** Noise in the counters on an idle machine is well under this (0.00 of 2 cores measured on this project's VM). */
+const CONTENTION_MARGIN_CORES = 0.25;
+
 /**
- * Whether other programs took CPU the timed threads needed: more than half a core beyond the cores the timing left
- * free. Programs on cores a 4-thread profile of an 8-core machine does not use cost it nothing; on a machine whose
- * every core the profile uses, half a core of other work already stalls its threads at every barrier.
+ * Whether other programs took CPU the timed threads needed. The scheduler shares the cores among every runnable
+ * thread, so other programs measured above the cores the timing left free took some of its threads' time: with 1
+ * thread on 2 cores and two busy programs, they get 1.33 cores and the timing 0.67 of its one (measured on this
+ * project's VM: 1.48–1.52 beside a 1-thread profile). A quarter core of margin keeps counter noise out.
  */
-export function isContended(contention: CpuContention, threads: number): boolean {
-    return contention.otherCores > Math.max(0, contention.cores - threads) + 0.5;
+export function isContended(contention: CpuContention): boolean {
+    return contention.otherCores > Math.max(0, contention.cores - contention.threads) + CONTENTION_MARGIN_CORES;
+}
+
+/** Of two records, the one other programs disturbed more (the one further beyond the cores its timing left free). */
+export function busier(a: CpuContention | undefined, b: CpuContention | undefined): CpuContention | undefined {
+    if (a == null || b == null) return a ?? b;
+    const over = (c: CpuContention): number => c.otherCores - Math.max(0, c.cores - c.threads);
+    return over(b) > over(a) ? b : a;
 }
 
 /** "other programs kept 1.2 of 2 CPU cores busy": the words every message about contention uses. */
@@ -47,17 +60,17 @@ export function otherProgramsBusy(contention: CpuContention): string {
 }
 
 /** One sentence for the user, or `null` when the machine was quiet enough. */
-export function describeContention(contention: CpuContention | undefined, threads: number): string | null {
-    if (contention == null || !isContended(contention, threads)) return null;
+export function describeContention(contention: CpuContention | undefined): string | null {
+    if (contention == null || !isContended(contention)) return null;
     return `While it was measured, ${otherProgramsBusy(contention)}, ` +
         "so its timings may be much slower than this machine is; re-profile when the machine is idle.";
 }
 
-/** Other programs' average use over the next `ms` milliseconds. */
-export async function sampleContention(ms = 500): Promise<CpuContention | null> {
+/** Other programs' average use over the next `ms` milliseconds, as it would disturb work on `threads` threads. */
+export async function sampleContention(threads: number, ms = 500): Promise<CpuContention | null> {
     const start = cpuSnapshot();
     await new Promise((resolve) => setTimeout(resolve, ms));
-    return contentionBetween(start, cpuSnapshot());
+    return contentionBetween(start, cpuSnapshot(), threads);
 }
 
 /**
@@ -65,6 +78,11 @@ export async function sampleContention(ms = 500): Promise<CpuContention | null> 
  * programs' use sampled just before reusing it). A machine that is still as busy reuses it: measuring again would
  * be as slow, and the plan's explanation says why its timings may be slow.
  */
-export function quieterNow(measured: CpuContention | undefined, threads: number, now: CpuContention | null): boolean {
-    return measured != null && isContended(measured, threads) && now != null && !isContended(now, threads);
+export function quieterNow(measured: CpuContention | undefined, now: CpuContention | null): boolean {
+    return measured != null && isContended(measured) && now != null && !isContended(now);
+}
+
+/** `{cpuContention}` to spread into a record, or nothing when there is none (optional fields stay absent, not undefined). */
+export function withContention(contention: CpuContention | undefined): {cpuContention?: CpuContention} {
+    return contention != null ? {cpuContention: contention} : {};
 }

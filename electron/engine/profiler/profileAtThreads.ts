@@ -4,6 +4,7 @@
  * points, expert copies and transfers stay.
  */
 import type {EngineLlama} from "../native/getEngineLlama.js";
+import {busier, withContention} from "./cpuContention.js";
 import type {MachineProfile} from "./MachineProfile.js";
 import {profileMachine, type ProfileMachineOptions} from "./profileMachine.js";
 
@@ -46,6 +47,8 @@ export async function profileAtThreads(engine: EngineLlama, base: MachineProfile
         ...(cpu.cpuLaunchUs != null ? {cpuLaunchUs: cpu.cpuLaunchUs} : {}),
         ...(cpu.decodeOverheadUs != null ? {decodeOverheadUs: cpu.decodeOverheadUs, decodePerLayerUs: cpu.decodePerLayerUs} : {}),
         elapsedMs: base.elapsedMs + cpu.elapsedMs,
-        truncated: base.truncated || cpu.truncated
+        truncated: base.truncated || cpu.truncated,
+        // the GPU's timings are base's, the CPU's this retake's: whichever measurement other programs disturbed more
+        ...withContention(busier(base.cpuContention, cpu.cpuContention))
     };
 }

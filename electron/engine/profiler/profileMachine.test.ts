@@ -6,7 +6,7 @@ import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileResult} from "../native/tensorwiseBindings.js";
 import {whileCoresBusy} from "../testing/busyCores.js";
 import {probeEngine} from "../testing/probeEngine.js";
-import {isContended} from "./cpuContention.js";
+import {busier, isContended} from "./cpuContention.js";
 import type {MachineProfile, OperatorShape} from "./MachineProfile.js";
 import {profileAtThreads} from "./profileAtThreads.js";
 import {DEFAULT_PROFILE_TIME_LIMIT_MS, MAX_ESTIMATED_MS_PER_POINT, maxEstimatedMsPerPoint, profileCacheKey, profileMachine, type ProfileCacheFacts} from "./profileMachine.js";
@@ -138,7 +138,7 @@ describe.skipIf(probe.reason != null)("profileMachine on this machine's CPU", ()
             cacheDir, onProgress: (message) => messages.push(message)}));
         expect(profile.cpuContention?.cores).toBe(cores);
         expect(profile.cpuContention!.otherCores).toBeGreaterThan(0.5);
-        expect(isContended(profile.cpuContention!, profile.threads)).toBe(true);
+        expect(isContended(profile.cpuContention!)).toBe(true);
         expect(messages.at(-1)).toMatch(/other programs kept \d+\.\d of \d+ CPU cores busy: timings may be slow/);
     }, 120_000);
 
@@ -149,7 +149,7 @@ describe.skipIf(probe.reason != null)("profileMachine on this machine's CPU", ()
         await profileMachine(engine, ops, {...quick, cacheDir, threads: cores});
         const [file] = await readdir(cacheDir);
         const saved = JSON.parse(await readFile(path.join(cacheDir, file!), "utf8")) as MachineProfile;
-        await writeFile(path.join(cacheDir, file!), JSON.stringify({...saved, cpuContention: {otherCores: cores - 0.2, cores}}));
+        await writeFile(path.join(cacheDir, file!), JSON.stringify({...saved, cpuContention: {otherCores: cores - 0.2, cores, threads: cores}}));
         const messages: string[] = [];
         const reused = await whileCoresBusy(cores, () => profileMachine(engine, ops, {...quick, cacheDir, threads: cores, onProgress: (message) => messages.push(message)}));
         expect(results).toHaveLength(1);
@@ -164,10 +164,10 @@ describe.skipIf(probe.reason != null)("profileMachine on this machine's CPU", ()
         await profileMachine(engine, ops, {...quick, cacheDir, threads: cores});
         const [file] = await readdir(cacheDir);
         const saved = JSON.parse(await readFile(path.join(cacheDir, file!), "utf8")) as MachineProfile;
-        await writeFile(path.join(cacheDir, file!), JSON.stringify({...saved, cpuContention: {otherCores: cores - 0.2, cores}}));
+        await writeFile(path.join(cacheDir, file!), JSON.stringify({...saved, cpuContention: {otherCores: cores - 0.2, cores, threads: cores}}));
         const messages: string[] = [];
         // the look at the machine now, as it finds an idle one (the test runner's other workers may be busy right now)
-        const again = await profileMachine(engine, ops, {...quick, cacheDir, threads: cores, cpuNow: () => Promise.resolve({otherCores: 0, cores}),
+        const again = await profileMachine(engine, ops, {...quick, cacheDir, threads: cores, cpuNow: (threads) => Promise.resolve({otherCores: 0, cores, threads}),
             onProgress: (message) => messages.push(message)});
         expect(messages.join("\n")).toContain("the machine is quieter now; measuring again");
         expect(results).toHaveLength(2);
@@ -195,6 +195,17 @@ describe.skipIf(probe.reason != null)("profileMachine on this machine's CPU", ()
         expect(results[0]!.matmuls.length).toBeLessThan(many.length * 2);
         expect(await readdir(cacheDir)).toHaveLength(0);
         expect(fractions[0]).toBe(0);
+    }, 120_000);
+
+    it("a retake at another thread count keeps the busier record of the two measurements it joins, each with its own thread count", async () => {
+        // the GPU part of a retaken profile is base's: a busy base (2 threads of 2 cores beside 1.2 cores of other work)
+        // stays busy for a 1-thread plan, where judged by the plan's 1 thread it would not be (the look at the app found it)
+        const cacheDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-profile-retake-busy-"));
+        const base = {...await profileMachine(probe.engine!, ops, {...quick, cacheDir, threads: 2}), cpuContention: {otherCores: 1.2, cores: 2, threads: 2}};
+        const retaken = await profileAtThreads(probe.engine!, base, 1, {...quick, cacheDir});
+        expect(retaken.threads).toBe(1);
+        expect(busier(retaken.cpuContention, base.cpuContention)).toBe(retaken.cpuContention);
+        expect(isContended(retaken.cpuContention!)).toBe(true);
     }, 120_000);
 
     it("at another thread count, a MoE model's expert matmuls are timed again at that count, not kept from the first", async () => {

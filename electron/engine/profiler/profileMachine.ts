@@ -6,7 +6,7 @@ import {machineCacheFacts, type MachineCacheFacts} from "../cache/machineCacheFa
 import {writeCacheFile} from "../cache/writeCacheFile.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
-import {contentionBetween, cpuSnapshot, isContended, otherProgramsBusy, quieterNow, sampleContention, type CpuContention} from "./cpuContention.js";
+import {contentionBetween, cpuSnapshot, isContended, otherProgramsBusy, quieterNow, sampleContention, withContention, type CpuContention} from "./cpuContention.js";
 import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS, type DecodeOverhead} from "./calibrateDecodeOverhead.js";
 import type {AttentionShape, ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
 import {devicesWithoutPrefill} from "./MachineProfile.js";
@@ -67,10 +67,10 @@ const PROFILE_FORMAT = 4;
 /** Options of {@link profileMachine}. */
 export type ProfileMachineOptions = {
     /**
-     * Other programs' CPU use now, looked at before reusing a saved profile that was measured on a busy machine.
-     * Defaults to {@link sampleContention} (half a second of the machine's CPU counters).
+     * Other programs' CPU use now, as it would disturb `threads` threads, looked at before reusing a saved profile that
+     * was measured on a busy machine. Defaults to {@link sampleContention} (half a second of the machine's CPU counters).
      */
-    cpuNow?: () => Promise<CpuContention | null>;
+    cpuNow?: (threads: number) => Promise<CpuContention | null>;
     /**
      * Weight bytes a decode step of the model streams (its weights' total): batch-1 matmuls are timed over that many
      * bytes of distinct weights (capped at {@link MAX_DECODE_WORKING_SET_BYTES}) so the cache holds no more of them than
@@ -228,8 +228,8 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         if (cached != null && unpriced.length === 0 && (cached.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS) >= request.timeLimitMs!) {
             // one measured while other programs held the CPU is measured again once the machine is quieter (a short look
             // first, only for such a profile)
-            const busyThen = cached.cpuContention != null && isContended(cached.cpuContention, cached.threads) && options.cacheOnly !== true;
-            if (!busyThen || !quieterNow(cached.cpuContention, cached.threads, await (options.cpuNow ?? sampleContention)())) {
+            const busyThen = cached.cpuContention != null && isContended(cached.cpuContention) && options.cacheOnly !== true;
+            if (!busyThen || !quieterNow(cached.cpuContention, await (options.cpuNow ?? sampleContention)(cached.threads))) {
                 options.onProgress?.(`${prefix}reusing this machine's profile of ${cached.createdAt.slice(0, 16).replace("T", " ")} UTC (${file})`, passBoundary(options.pass, true));
                 return cached;
             }
@@ -282,7 +282,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
     } finally {
         if (ticker != null) clearInterval(ticker);
     }
-    const contention = contentionBetween(cpuAtStart, cpuSnapshot());
+    const contention = contentionBetween(cpuAtStart, cpuSnapshot(), request.threads ?? 1);
     const profile: MachineProfile = {
         version: PROFILE_VERSION,
         key,
@@ -304,11 +304,11 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         ...(result.cpuLaunchUs != null && result.cpuLaunchUs > 0 ? {cpuLaunchUs: result.cpuLaunchUs} : {}),
         matmulTiming: "slope",
         truncated: result.truncated,
-        ...(contention != null ? {cpuContention: contention} : {})
+        ...withContention(contention ?? undefined)
     };
     if (file != null)
         await writeCacheFile(file, `${JSON.stringify(profile, null, 2)}\n`);
-    const busy = contention != null && isContended(contention, profile.threads)
+    const busy = contention != null && isContended(contention)
         ? ` (${otherProgramsBusy(contention)}: timings may be slow)` : "";
     options.onProgress?.(`${prefix}done in ${(result.elapsedMs / 1000).toFixed(1)} s${passLabel(options.pass)}` +
         `${result.truncated ? " (time limit hit; the rest is extrapolated)" : ""}${busy}`, passBoundary(options.pass, true));

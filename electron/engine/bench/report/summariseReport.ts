@@ -9,8 +9,7 @@ import type {BaselineName, BenchPoint, BenchReport, BenchRun, ErrorStat, PointKi
  */
 export function busyMachineNote(run: BenchRun): string | null {
     const contention = run.cpuContention;
-    const threads = run.loads[0]?.plan.threads;
-    if (contention == null || threads == null || !isContended(contention, threads)) return null;
+    if (contention == null || !isContended(contention)) return null;
     return `measured while ${otherProgramsBusy(contention)}`;
 }
 
