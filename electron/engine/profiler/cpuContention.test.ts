@@ -1,6 +1,6 @@
 import {describe, expect, it} from "vitest";
 import {whileCoresBusy} from "../testing/busyCores.js";
-import {busier, contentionBetween, cpuSnapshot, describeContention, isContended, quieterNow, type CpuSnapshot} from "./cpuContention.js";
+import {busier, contentionBetween, cpuSnapshot, describeContention, isContended, type CpuSnapshot} from "./cpuContention.js";
 
 const at = (atMs: number, machineBusyMs: number, ownMs: number, cores = 2): CpuSnapshot => ({atMs, machineBusyMs, ownMs, cores});
 
@@ -44,19 +44,6 @@ describe("other programs' CPU use while a profile is measured", () => {
             "so its timings may be much slower than this machine is; re-profile when the machine is idle.");
         expect(describeContention({otherCores: 0.1, cores: 2, threads: 2})).toBeNull();
         expect(describeContention(undefined)).toBeNull();
-    });
-
-    it("measures a saved profile again only when it was taken on a busy machine and the machine is quiet now", () => {
-        const busy = {otherCores: 1.6, cores: 2, threads: 2};
-        const quiet = {otherCores: 0.1, cores: 2, threads: 2};
-        expect(quieterNow(busy, quiet)).toBe(true);
-        // still as busy: measuring again would be as slow
-        expect(quieterNow(busy, busy)).toBe(false);
-        // a profile of a quiet machine, or an older one that did not record it, is reused without a look
-        expect(quieterNow(quiet, quiet)).toBe(false);
-        expect(quieterNow(undefined, quiet)).toBe(false);
-        // a look too short to tell changes nothing
-        expect(quieterNow(busy, null)).toBe(false);
     });
 
     it("sees another program that keeps a core busy", async () => {

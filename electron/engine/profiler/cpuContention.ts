@@ -66,22 +66,6 @@ export function describeContention(contention: CpuContention | undefined): strin
         "so its timings may be much slower than this machine is; re-profile when the machine is idle.";
 }
 
-/** Other programs' average use over the next `ms` milliseconds, as it would disturb work on `threads` threads. */
-export async function sampleContention(threads: number, ms = 500): Promise<CpuContention | null> {
-    const start = cpuSnapshot();
-    await new Promise((resolve) => setTimeout(resolve, ms));
-    return contentionBetween(start, cpuSnapshot(), threads);
-}
-
-/**
- * Whether a saved profile should be measured again because the machine was busy then and is not now (`now`: other
- * programs' use sampled just before reusing it). A machine that is still as busy reuses it: measuring again would
- * be as slow, and the plan's explanation says why its timings may be slow.
- */
-export function quieterNow(measured: CpuContention | undefined, now: CpuContention | null): boolean {
-    return measured != null && isContended(measured) && now != null && !isContended(now);
-}
-
 /** `{cpuContention}` to spread into a record, or nothing when there is none (optional fields stay absent, not undefined). */
 export function withContention(contention: CpuContention | undefined): {cpuContention?: CpuContention} {
     return contention != null ? {cpuContention: contention} : {};

@@ -142,61 +142,6 @@ describe.skipIf(probe.reason != null)("profileMachine on this machine's CPU", ()
         expect(messages.at(-1)).toMatch(/other programs kept \d+\.\d of \d+ CPU cores busy: timings may be slow/);
     }, 120_000);
 
-    it("a saved profile measured on a busy machine is reused while the machine is still busy, and says so", async () => {
-        const cores = os.cpus().length;
-        const cacheDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-profile-was-busy-"));
-        const {engine, results} = counted(probe.engine!);
-        await profileMachine(engine, ops, {...quick, cacheDir, threads: cores});
-        const [file] = await readdir(cacheDir);
-        const saved = JSON.parse(await readFile(path.join(cacheDir, file!), "utf8")) as MachineProfile;
-        await writeFile(path.join(cacheDir, file!), JSON.stringify({...saved, cpuContention: {otherCores: cores - 0.2, cores, threads: cores}}));
-        const messages: string[] = [];
-        const reused = await whileCoresBusy(cores, () => profileMachine(engine, ops, {...quick, cacheDir, threads: cores, onProgress: (message) => messages.push(message)}));
-        expect(results).toHaveLength(1);
-        expect(reused.cachedFile).toBeDefined();
-        expect(messages.join("\n")).toContain("reusing this machine's profile");
-    }, 120_000);
-
-    it("a saved profile measured on a busy machine is measured again once the machine is quiet", async () => {
-        const cores = os.cpus().length;
-        const cacheDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-profile-now-quiet-"));
-        const {engine, results} = counted(probe.engine!);
-        await profileMachine(engine, ops, {...quick, cacheDir, threads: cores});
-        const [file] = await readdir(cacheDir);
-        const saved = JSON.parse(await readFile(path.join(cacheDir, file!), "utf8")) as MachineProfile;
-        await writeFile(path.join(cacheDir, file!), JSON.stringify({...saved, cpuContention: {otherCores: cores - 0.2, cores, threads: cores}}));
-        const messages: string[] = [];
-        // the look at the machine now, as it finds an idle one (the test runner's other workers may be busy right now)
-        const again = await profileMachine(engine, ops, {...quick, cacheDir, threads: cores, cpuNow: (threads) => Promise.resolve({otherCores: 0, cores, threads}),
-            onProgress: (message) => messages.push(message)});
-        expect(messages.join("\n")).toContain("the machine is quieter now; measuring again");
-        expect(results).toHaveLength(2);
-        expect(again.cachedFile).toBeUndefined();
-    }, 120_000);
-
-    it("Cancel stops the native profiler at its next measurement, rejects, and caches nothing", async () => {
-        const cacheDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-profile-cancel-"));
-        const {engine, results} = counted(probe.engine!);
-        // enough operators that the profile runs far longer than the moment the cancel comes
-        const many: OperatorShape[] = Array.from({length: 48}, (_, i) => ({type: "f16", rows: 1024, cols: 1024 + 64 * i}));
-        const controller = new AbortController();
-        const fractions: number[] = [];
-        const profile = profileMachine(engine, many, {
-            cacheDir, calibrateOverhead: false, threads: 1, timeLimitMs: 600_000, signal: controller.signal,
-            onProgress: (_message, fraction) => {
-                if (fraction != null) fractions.push(fraction);
-                if (fraction === 0) setTimeout(() => controller.abort(), 100);
-            }
-        });
-        await expect(profile).rejects.toThrow();
-        // the native run itself reports that it was cancelled (it would otherwise have measured every operator)
-        expect(results).toHaveLength(1);
-        expect(results[0]!.cancelled).toBe(true);
-        expect(results[0]!.matmuls.length).toBeLessThan(many.length * 2);
-        expect(await readdir(cacheDir)).toHaveLength(0);
-        expect(fractions[0]).toBe(0);
-    }, 120_000);
-
     it("a retake at another thread count keeps the busier record of the two measurements it joins, each with its own thread count", async () => {
         // the GPU part of a retaken profile is base's: a busy base (2 threads of 2 cores beside 1.2 cores of other work)
         // stays busy for a 1-thread plan, where judged by the plan's 1 thread it would not be (the look at the app found it)

@@ -6,7 +6,7 @@ import {machineCacheFacts, type MachineCacheFacts} from "../cache/machineCacheFa
 import {writeCacheFile} from "../cache/writeCacheFile.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
-import {contentionBetween, cpuSnapshot, isContended, otherProgramsBusy, quieterNow, sampleContention, withContention, type CpuContention} from "./cpuContention.js";
+import {contentionBetween, cpuSnapshot, isContended, otherProgramsBusy, withContention} from "./cpuContention.js";
 import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS, type DecodeOverhead} from "./calibrateDecodeOverhead.js";
 import type {AttentionShape, ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
 import {devicesWithoutPrefill} from "./MachineProfile.js";
@@ -66,11 +66,6 @@ const PROFILE_FORMAT = 4;
 
 /** Options of {@link profileMachine}. */
 export type ProfileMachineOptions = {
-    /**
-     * Other programs' CPU use now, as it would disturb `threads` threads, looked at before reusing a saved profile that
-     * was measured on a busy machine. Defaults to {@link sampleContention} (half a second of the machine's CPU counters).
-     */
-    cpuNow?: (threads: number) => Promise<CpuContention | null>;
     /**
      * Weight bytes a decode step of the model streams (its weights' total): batch-1 matmuls are timed over that many
      * bytes of distinct weights (capped at {@link MAX_DECODE_WORKING_SET_BYTES}) so the cache holds no more of them than
@@ -226,15 +221,8 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         if (unpriced.length > 0)
             options.onProgress?.(`${prefix}the saved profile has no prompt-sized timing on ${unpriced.join(", ")}; measuring again`, passBoundary(options.pass, false));
         if (cached != null && unpriced.length === 0 && (cached.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS) >= request.timeLimitMs!) {
-            // one measured while other programs held the CPU is measured again once the machine is quieter (a short look
-            // first, only for such a profile)
-            const busyThen = cached.cpuContention != null && isContended(cached.cpuContention) && options.cacheOnly !== true;
-            if (!busyThen || !quieterNow(cached.cpuContention, await (options.cpuNow ?? sampleContention)(cached.threads))) {
-                options.onProgress?.(`${prefix}reusing this machine's profile of ${cached.createdAt.slice(0, 16).replace("T", " ")} UTC (${file})`, passBoundary(options.pass, true));
-                return cached;
-            }
-            options.onProgress?.(`${prefix}the saved profile was measured while ${otherProgramsBusy(cached.cpuContention!)}, and the machine is quieter now; ` +
-                "measuring again", passBoundary(options.pass, false));
+            options.onProgress?.(`${prefix}reusing this machine's profile of ${cached.createdAt.slice(0, 16).replace("T", " ")} UTC (${file})`, passBoundary(options.pass, true));
+            return cached;
         }
     }
     if (options.cacheOnly === true)
