@@ -4,6 +4,7 @@ import {validateGgufOutOfProcess} from "../../engine/gguf/validateGgufOutOfProce
 import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama.js";
 import {distinctExpertOperators, distinctOperators} from "../../engine/profiler/operatorShapes.js";
 import {defaultProfileCacheDir, profileMachine} from "../../engine/profiler/profileMachine.js";
+import {switchProbe} from "../../engine/planner/switchProbe.js";
 import {progressLines, type CliIo} from "../CliIo.js";
 
 /** `tensorwise profile <gguf> [--gpu …] [--threads N] [--refresh] [--json]`: time the model's weight operators here. */
@@ -15,6 +16,7 @@ export async function profileCommand(io: CliIo, modelPath: string, options: {
     try {
         const profile = await profileMachine(engine, distinctOperators(loadedTensors(model)), {
             ...options.profile, cacheDir: defaultProfileCacheDir(), refresh: options.refresh, expertOps: distinctExpertOperators(loadedTensors(model), model.expertUsedCount ?? 1),
+            switchProbe,
             onProgress: options.json ? undefined : progressLines(io)
         });
         if (options.json) {
@@ -25,7 +27,8 @@ export async function profileCommand(io: CliIo, modelPath: string, options: {
         io.out(`CPU read bandwidth: ${(profile.cpuReadBytesPerSec / 1e9).toFixed(1)} GB/s`);
         for (const t of profile.transfers)
             io.out(`${t.device}: H2D pinned ${(t.pinnedH2dBytesPerSec / 1e9).toFixed(1)} GB/s, pageable ${(t.pageableH2dBytesPerSec / 1e9).toFixed(1)} GB/s, ` +
-                `D2H ${(t.d2hBytesPerSec / 1e9).toFixed(1)} GB/s, switch ${t.switchUs.toFixed(1)} µs`);
+                `D2H ${(t.d2hBytesPerSec / 1e9).toFixed(1)} GB/s, switch ${t.switchUs.toFixed(1)} µs` +
+                (profile.decodeSwitchUs != null ? `, ${profile.decodeSwitchUs.toFixed(1)} µs a switch inside a decode step (CPU side included)` : ""));
         for (const m of profile.matmuls)
             io.out(`${m.device.padEnd(8)} ${m.type.padEnd(6)} ${`${m.rows}×${m.cols}`.padEnd(12)} batch ${String(m.batch).padStart(5)}: ` +
                 (m.supported ? `${(m.medianUs / 1000).toFixed(3)} ms (min ${(m.minUs / 1000).toFixed(3)}, n=${m.samples})` : "unsupported") +

@@ -20,6 +20,7 @@ import type {PlanExplanation} from "../../contract/planExplanation.js";
 import {requestPredictor, type RequestPredictor} from "./requestPredictor.js";
 import {planStrategy} from "./planStrategy.js";
 import {CpuOnlyLoadAborts, createVramSimulator, type VramSimulator} from "./simulateVram.js";
+import {switchProbe} from "./switchProbe.js";
 import {candidateSettings, cpuOnlySettings} from "./strategies/optimalStrategy.js";
 import {costInputsFor, finishPlan, type FitFunction, type StrategyInputs, type StrategyResult} from "./strategies/StrategyResult.js";
 import {layerSplit} from "./resolvePlacement.js";
@@ -200,6 +201,8 @@ export async function prepareStrategyInputs(engine: EngineLlama, modelPath: stri
         ...(attention.heads > 0 && attention.kvHeads > 0 && attention.heads % attention.kvHeads === 0 && Number.isInteger(attention.headDim)
             && attention.headDim >= 1 && attention.headDim <= 1024
             ? {attention: {...attention, kvTypes: ["f16", settings.kvCacheType], maxKeys: settings.contextSize}} : {}),
+        // the calibration times a CPU↔GPU switch in a decode step on the plan's GPU
+        switchProbe,
         ...options.profile, signal, onProgress
     };
     // with a GPU visible, the CPU as a load without it lays out its weights (repacked where llama.cpp repacks), to

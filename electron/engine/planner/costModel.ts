@@ -8,7 +8,7 @@ import {attentionUnsupported, attentionUs as profiledAttentionUs, expertCopyUs, 
     type ExpertOperatorShape, type MachineProfile, type ProfileStatistic} from "../profiler/MachineProfile.js";
 import {expectedDistinctExperts} from "./expectedDistinctExperts.js";
 import {attentionWork, hasSequenceMixer, layerAttention, layerMemoryBytes, recurrentWork, visibleKeys, type KvSettings} from "./layerMemory.js";
-import type {PlanPrediction, PlannerModel, PlannerTensor, ResolvedPlacement, VramNeed, Workload} from "./types.js";
+import {weightBaseName, type PlanPrediction, type PlannerModel, type PlannerTensor, type ResolvedPlacement, type VramNeed, type Workload} from "./types.js";
 
 /**
  * Smallest batch for which a GPU backend runs an op whose weight is in host memory (copying the weight over first).
@@ -58,8 +58,53 @@ export type CostInputs = {
     readonly offloadMinBatch?: number;
 };
 
-/** One node of the per-layer execution order that matters for device switches. */
-type SeqNode = {readonly kind: "op"; readonly tensor: PlannerTensor} | {readonly kind: "attn"; readonly layer: number};
+/**
+ * One node of the per-layer execution order that matters for device switches: a weight matmul, a layer's attention
+ * (or recurrent op), a node llama.cpp pins to its layer's device (see {@link PINNED_NORM_MAX_BATCH}), or another op that
+ * reads a weight — a convolution kernel, an SSM's A and D, attention sinks — and so runs where that weight lives
+ * (ggml_backend_sched assigns an op with a weight source to the weight's backend, and offloads it with the matmuls).
+ */
+export type SeqNode = {readonly kind: "op"; readonly tensor: PlannerTensor} | {readonly kind: "attn"; readonly layer: number}
+    | {readonly kind: "pin"; readonly layer: number; readonly what: string} | {readonly kind: "weight"; readonly tensor: PlannerTensor};
+
+/**
+ * Micro-batches below this many tokens run every "norm" node of a layer (build_norm's output, before its weight is
+ * applied) on that layer's device, and so do all micro-batches of a model with every layer and the output offloaded
+ * (`-ngl` > n_layer). source: llama_context::graph_get_cb ("norm may be automatically assigned to the backend of the
+ * previous layer, increasing data transfer between backends": `ubatch.n_tokens < 32 || full_offload`). So a layer
+ * whose device is the GPU runs its norms there while a token is generated even when every weight of the layer is in
+ * host memory: two CPU↔GPU switches per norm. Measured with llama.cpp's own count of decode graph splits (the
+ * "graph … splits = pp / tg" line of llama_context's reserve) on an 8-layer llama with every matmul weight in host
+ * memory on llvmpipe: 35 splits at `-ngl max`, 1 at `-ngl 0` (electron/engine/planner/graphSplits.vulkan.test.ts).
+ */
+export const PINNED_NORM_MAX_BATCH = 32;
+
+/**
+ * Where each norm weight's norm runs in its layer, by role, relative to the matmul roles of {@link ROLE_ORDER}: after
+ * the projection it normalises, before the attention (`@attn`), or before/after an op; a norm role not listed is the
+ * layer's input norm (before its first op). source: the build_norm calls of src/models/*.cpp.
+ */
+export const NORM_POSITIONS: Readonly<Record<string, readonly [role: string, offset: number]>> = {
+    attn_q_a_norm: ["attn_q_a", 0.5], attn_kv_a_norm: ["attn_kv_a_mqa", 0.5],
+    attn_q_norm: ["attn_q", 0.5], attn_k_norm: ["attn_k", 0.5], ssm_dt_norm: ["@attn", -0.5], ssm_b_norm: ["@attn", -0.5],
+    ssm_c_norm: ["@attn", -0.5], "indexer.q_norm": ["@attn", -0.5], "indexer.k_norm": ["@attn", -0.5],
+    attn_sub_norm: ["@attn", 0.5], ssm_norm: ["@attn", 0.5], time_mix_ln: ["@attn", 0.5],
+    post_attention_norm: ["attn_output", 0.5], attn_output_norm: ["attn_output", 0.5],
+    ffn_norm: ["hc_ffn_fn", -0.5], pre_ffw_norm_2: ["hc_ffn_fn", -0.5], hc_ffn_norm: ["hc_ffn_fn", -0.5],
+    "enc.ffn_norm": ["hc_ffn_fn", -0.5], "dec.ffn_norm": ["hc_ffn_fn", -0.5], "dec.cross_attn_norm": ["dec.cross_attn_q", -0.5],
+    ffn_sub_norm: ["ffn_down", -0.5],
+    post_ffw_norm: ["ffn_down", 0.5], post_ffw_norm_1: ["ffn_down", 0.5], post_ffw_norm_2: ["ffn_down", 0.5],
+    layer_output_norm: ["ffn_down", 0.5], post_norm: ["ffn_down", 0.5]
+};
+
+/**
+ * Where an op on another per-layer weight runs in its layer (see {@link SeqNode}): a short convolution right after the
+ * input projection it convolves; anything else beside the layer's attention or recurrent op.
+ */
+export const WEIGHT_POSITIONS: Readonly<Record<string, readonly [role: string, offset: number]>> = {
+    ssm_conv1d: ["ssm_in", 0.5], "shortconv.conv": ["shortconv.in_proj", 0.5]
+};
+
 
 // Graph order of a layer (src/models/*.cpp), for counting device switches: input projections, the layer's attention
 // node ("@attn": attention over the KV cache, or the recurrent op of an SSM / linear-attention / short-conv layer:
@@ -105,15 +150,27 @@ const LEADING_GLOBAL_ROLES: readonly string[] = ["per_layer_model_proj", "altup_
 
 /**
  * Weight matmuls in execution order, with an attention node per layer between the layer's input projections and its
- * output projection (see ROLE_ORDER), and the weight ops outside the layers before layer 0 or after the last one.
+ * output projection (see ROLE_ORDER), and the weight ops outside the layers before layer 0 or after the last one. With
+ * `pins`, also the nodes llama.cpp runs on the layer's device whatever their weights ({@link PINNED_NORM_MAX_BATCH}):
+ * each norm with a weight, and the RoPE of a model with `rope_freqs` (a copy per layer, in the layer's buffer type:
+ * llama_model's TENSOR_DUPLICATED rope_freqs, and a ROPE op runs where that weight source lives).
  */
-export function executionOrder(model: PlannerModel): SeqNode[] {
+export function executionOrder(model: PlannerModel, options: {readonly pins?: boolean} = {}): SeqNode[] {
     const byLayer = new Map<number, PlannerTensor[]>();
+    const normsByLayer = new Map<number, PlannerTensor[]>();
+    const weightsByLayer = new Map<number, PlannerTensor[]>();
     const leading: PlannerTensor[] = [];
     const trailing: PlannerTensor[] = [];
     let output: PlannerTensor | null = null;
+    // a bias or scale is applied right after its matmul, on the same device in every plan (perTensor): no node of its own
+    const opBases = new Set(model.tensors.filter((t) => t.op != null).map((t) => weightBaseName(t.name)));
     for (const t of model.tensors) {
-        if (t.op == null) continue;
+        if (t.op == null) {
+            if (options.pins !== true || t.layer == null || opBases.has(weightBaseName(t.name))) continue;
+            const into = /norm/.test(t.role) ? normsByLayer : weightsByLayer;
+            into.set(t.layer, [...(into.get(t.layer) ?? []), t]);
+            continue;
+        }
         if (t.layer == null) {
             if (t.role === "output") output = t;
             else (LEADING_GLOBAL_ROLES.includes(t.role) ? leading : trailing).push(t);
@@ -125,17 +182,28 @@ export function executionOrder(model: PlannerModel): SeqNode[] {
         const i = ROLE_ORDER.indexOf(role);
         return i < 0 ? ROLE_ORDER.length : i;
     };
+    const normRank = (role: string): number => {
+        const at = NORM_POSITIONS[role];
+        return at == null ? -1 : rank(at[0]) + at[1];
+    };
+    const rope = options.pins === true && model.tensors.some((t) => t.role === "rope_freqs");
     const nodes: SeqNode[] = leading.map((tensor) => ({kind: "op", tensor}));
     for (let layer = 0; layer < model.layerCount; layer++) {
-        const ops = [...(byLayer.get(layer) ?? [])].sort((a, b) => rank(a.role) - rank(b.role));
-        const attnAt = ops.findIndex((t) => rank(t.role) > rank("@attn"));
         // a layer without attention or recurrence (an FFN-only layer, an MTP layer llama.cpp skips) has no such node
         const mixer = hasSequenceMixer(model, layer);
-        ops.forEach((t, i) => {
-            if (i === attnAt && mixer) nodes.push({kind: "attn", layer});
-            nodes.push({kind: "op", tensor: t});
-        });
-        if (attnAt < 0 && mixer) nodes.push({kind: "attn", layer});
+        const ranked: {node: SeqNode; rank: number}[] = [
+            ...(byLayer.get(layer) ?? []).map((tensor) => ({node: {kind: "op", tensor} as SeqNode, rank: rank(tensor.role)})),
+            ...(mixer ? [{node: {kind: "attn", layer} as SeqNode, rank: rank("@attn")}] : []),
+            ...(rope && mixer ? [{node: {kind: "pin", layer, what: "rope"} as SeqNode, rank: rank("@attn") - 0.25}] : []),
+            ...(normsByLayer.get(layer) ?? []).map((t) => ({node: {kind: "pin", layer, what: t.role} as SeqNode, rank: normRank(t.role)})),
+            ...(weightsByLayer.get(layer) ?? []).map((tensor) => {
+                const at = WEIGHT_POSITIONS[tensor.role];
+                return {node: {kind: "weight", tensor} as SeqNode, rank: at == null ? rank("@attn") - 0.1 : rank(at[0]) + at[1]};
+            })
+        ];
+        // stable: ops of one rank keep the model's order, and the attention goes before the ops ranked after it
+        ranked.sort((a, b) => a.rank - b.rank);
+        for (const {node} of ranked) nodes.push(node);
     }
     for (const tensor of trailing) nodes.push({kind: "op", tensor});
     if (output != null) nodes.push({kind: "op", tensor: output});
@@ -256,10 +324,11 @@ export function costContext(inputs: CostInputs, settings: ResolvedSettings, work
     const flops = (rows: number, cols: number, batch: number): number => 2 * rows * cols * batch;
     const cpuFlops = peak(profile, "CPU", OFFLOAD_MIN_BATCH, flops) || peak(profile, "CPU", 1, flops);
     return {
-        inputs, gpuDevice, opOffload: gpuDevice != null && settings.opOffload, settings, workload, ubatches, order: executionOrder(model),
+        inputs, gpuDevice, opOffload: gpuDevice != null && settings.opOffload, settings, workload, ubatches, order: executionOrder(model, {pins: true}),
         // pinned host buffer when mmap is off, pageable (mmap'ed file pages) when on (ggml_backend_sched copies host weights per micro-batch)
         h2dBytesPerUs: transfer == null ? 0 : (settings.useMmap ? transfer.pageableH2dBytesPerSec : transfer.pinnedH2dBytesPerSec) / 1e6,
-        switchUs: transfer?.switchUs ?? 0,
+        // the end-to-end decode switch where it was calibrated (it includes the CPU's side the transfer timing leaves out)
+        switchUs: transfer == null ? 0 : profile.decodeSwitchUs ?? transfer.switchUs,
         launchUs: transfer?.launchUs ?? 0,
         gpuReadBytesPerUs: gpuDevice == null ? 0 : peak(profile, gpuDevice, 1, weightBytes),
         cpuReadBytesPerUs: Math.max(profile.cpuReadBytesPerSec / 1e6, peak(profile, "CPU", 1, weightBytes)),
@@ -444,22 +513,32 @@ export function attentionUs(cx: CostContext, kvGpu: boolean, tokens: number, key
     return recurrent + work.bytes / readRate + work.flops / flopRate;
 }
 
-function hops(devices: readonly boolean[]): number {
+/** CPU↔GPU switches along a device sequence (`null`: a node that runs wherever its neighbours do). */
+function hops(devices: readonly (boolean | null)[]): number {
     let count = 0;
     let previous = false; // embeddings: get_rows on token_embd, an input-layer tensor llama.cpp keeps on the CPU
     for (const gpu of devices) {
+        if (gpu == null) continue;
         if (gpu !== previous) count++;
         previous = gpu;
     }
     return count + (previous ? 1 : 0); // logits go back to the host
 }
 
+/** What the devices of a step's nodes depend on: no timing. */
+type DeviceContext = Pick<CostContext, "gpuDevice" | "opOffload" | "offloadMinBatch" | "settings" | "order">;
+
+/** Whether llama.cpp's device of the layer is the GPU (see {@link ResolvedPlacement.layerOnGpu}). */
+export function layerOnGpu(cx: Pick<CostContext, "gpuDevice">, p: ResolvedPlacement, layer: number): boolean {
+    return cx.gpuDevice != null && p.layerOnGpu[layer] === true;
+}
+
 /**
  * Whether a layer's KV cache and attention are on the GPU: its layer's, unless the plan keeps every KV cache in host
  * memory (`--no-kv-offload`: llama_kv_cache puts every layer's K and V in host buffers, and attention runs there).
  */
-export function kvOnGpu(cx: CostContext, p: ResolvedPlacement, layer: number): boolean {
-    return cx.gpuDevice != null && cx.settings.kvOffload && p.kvOnGpu[layer] === true;
+export function kvOnGpu(cx: Pick<CostContext, "gpuDevice" | "settings">, p: ResolvedPlacement, layer: number): boolean {
+    return cx.settings.kvOffload && layerOnGpu(cx, p, layer);
 }
 
 /** Layers whose KV cache is on the GPU (see {@link kvOnGpu}). */
@@ -469,17 +548,39 @@ export function gpuKvLayers(cx: CostContext, p: ResolvedPlacement): number {
     return count;
 }
 
-/** Device of each execution-order node in one step of `batch` tokens. */
-function nodeDevices(cx: CostContext, p: ResolvedPlacement, batch: number): boolean[] {
+/** Whether llama.cpp pins the layers' norms to their devices in a step of `batch` tokens ({@link PINNED_NORM_MAX_BATCH}). */
+export function normsPinned(p: ResolvedPlacement, batch: number): boolean {
+    return batch < PINNED_NORM_MAX_BATCH || p.gpuLayers === "max";
+}
+
+/** Device of each execution-order node in one step of `batch` tokens (`null`: not pinned, runs with its neighbours). */
+function nodeDevices(cx: DeviceContext, p: ResolvedPlacement, batch: number): (boolean | null)[] {
     const offloadAll = cx.opOffload && batch >= cx.offloadMinBatch;
-    return cx.order.map((n) => n.kind === "attn"
-        ? kvOnGpu(cx, p, n.layer)
-        : cx.gpuDevice != null && ((offloadAll && n.tensor.role !== "output") || p.onGpu.has(n.tensor.name)));
+    const pinned = normsPinned(p, batch);
+    return cx.order.map((n) => n.kind === "attn" ? kvOnGpu(cx, p, n.layer)
+        : n.kind === "pin" ? (pinned ? layerOnGpu(cx, p, n.layer) : null)
+        : cx.gpuDevice != null && ((offloadAll && (n.kind === "weight" || n.tensor.role !== "output")) || p.onGpu.has(n.tensor.name)));
 }
 
 /** Number of CPU↔GPU switches in one decode step. */
-export function decodeHops(cx: CostContext, p: ResolvedPlacement): number {
+export function decodeHops(cx: DeviceContext, p: ResolvedPlacement): number {
     return cx.gpuDevice == null ? 0 : hops(nodeDevices(cx, p, 1));
+}
+
+/** {@link decodeHops} of `p` on a machine with a GPU, with these settings: where the nodes run, no timing. */
+export function decodeSwitches(model: PlannerModel, p: ResolvedPlacement, settings: ResolvedSettings): number {
+    return decodeHops({gpuDevice: "GPU", opOffload: settings.opOffload, offloadMinBatch: OFFLOAD_MIN_BATCH, settings,
+        order: executionOrder(model, {pins: true})}, p);
+}
+
+/**
+ * The decode graph's splits as llama.cpp counts them (ggml_backend_sched_get_n_splits: runs of nodes on one backend,
+ * logged by llama_context's graph reserve as "splits = <prompt> / <decode>"): the switches of one decode step, less
+ * the logits' copy back to the host (not a split), plus the first run (the embeddings, on the CPU).
+ */
+export function decodeSplits(cx: DeviceContext, p: ResolvedPlacement): number {
+    const devices = cx.gpuDevice == null ? [] : nodeDevices(cx, p, 1).filter((d) => d != null);
+    return decodeHops(cx, p) - (devices.at(-1) === true ? 1 : 0) + 1;
 }
 
 /** VRAM the plan needs: GPU weights, KV of GPU layers, scratch. */
@@ -541,7 +642,8 @@ export function predict(cx: CostContext, p: ResolvedPlacement): PlanPrediction {
     const decodeKeys = decodeAttendedKeys(cx);
     let tpot = 0;
     for (const n of order) {
-        tpot += n.kind === "attn" ? attentionUs(cx, kvOnGpu(cx, p, n.layer), 1, decodeKeys, n.layer) : decodeOpUs(cx, n.tensor, hasGpu && p.onGpu.has(n.tensor.name));
+        if (n.kind === "attn") tpot += attentionUs(cx, kvOnGpu(cx, p, n.layer), 1, decodeKeys, n.layer);
+        else if (n.kind === "op") tpot += decodeOpUs(cx, n.tensor, hasGpu && p.onGpu.has(n.tensor.name));
     }
     const dHops = decodeHops(cx, p);
     tpot += dHops * cx.switchUs;
@@ -597,6 +699,7 @@ export function requestLowerBoundMs(cx: CostContext): number {
     let us = (cx.ubatches.length + rest) * overheadUs;
     const decodeKeys = decodeAttendedKeys(cx);
     for (const n of order) {
+        if (n.kind === "pin" || n.kind === "weight") continue;
         if (n.kind === "op") {
             const cpu = prefillOpUs(cx, n.tensor, false) + rest * decodeOpUs(cx, n.tensor, false);
             us += gpu ? Math.min(cpu, prefillOpUs(cx, n.tensor, true) + rest * decodeOpUs(cx, n.tensor, true)) : cpu;

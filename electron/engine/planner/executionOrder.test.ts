@@ -2,7 +2,7 @@ import {describe, expect, it} from "vitest";
 import type {InspectedModel} from "../gguf/inspectGguf.js";
 import {LLAMA_TENSORS} from "../gguf/llamaTensorTable.js";
 import {isMatmulOp, parseTensorName, TENSOR_ROLES, weightInfoOf} from "../gguf/tensorRole.js";
-import {executionOrder, ROLE_ORDER} from "./costModel.js";
+import {executionOrder, NORM_POSITIONS, ROLE_ORDER, WEIGHT_POSITIONS} from "./costModel.js";
 import {plannerModelFrom, type PlannerModel} from "./types.js";
 
 /** A planner model of these tensors (`name: shape`), one layer unless the names say more. */
@@ -15,9 +15,13 @@ function modelOf(shapes: Record<string, number[]>, layerCount = 1): PlannerModel
         expertUsedCount: 2, tensors, tensorBytes: 0} as unknown as InspectedModel);
 }
 
-/** The execution order as names: `@attn.N` for layer N's attention node, else the tensor's name without `.weight`. */
-function order(model: PlannerModel): string[] {
-    return executionOrder(model).map((n) => n.kind === "attn" ? `@attn.${n.layer}` : n.tensor.name.replace(/\.weight$/, ""));
+/**
+ * The execution order as names: `@attn.N` for layer N's attention node, `@pin.N.<role>` for a node pinned to layer N's
+ * device, else the tensor's name without `.weight`.
+ */
+function order(model: PlannerModel, options: {pins?: boolean} = {}): string[] {
+    return executionOrder(model, options).map((n) => n.kind === "attn" ? `@attn.${n.layer}` : n.kind === "pin" ? `@pin.${n.layer}.${n.what}`
+        : n.tensor.name.replace(/\.weight$/, ""));
 }
 
 describe("ROLE_ORDER", () => {
@@ -30,6 +34,43 @@ describe("ROLE_ORDER", () => {
         const layerMatmulRoles = new Set(LLAMA_TENSORS.filter((t) => isMatmulOp(t.op) && t.name.includes("blk.%d."))
             .map((t) => weightInfoOf(`${t.name.replaceAll("%d", "0")}.weight`)!.role));
         expect([...layerMatmulRoles].filter((role) => !ROLE_ORDER.includes(role))).toEqual([]);
+    });
+});
+
+describe("NORM_POSITIONS and WEIGHT_POSITIONS", () => {
+    it("name roles of llama.cpp's tensor table only, each beside a role of ROLE_ORDER", () => {
+        const roles = new Set<string>(TENSOR_ROLES);
+        for (const table of [NORM_POSITIONS, WEIGHT_POSITIONS])
+            for (const [role, [anchor]] of Object.entries(table)) {
+                expect(roles.has(role), role).toBe(true);
+                expect(ROLE_ORDER.includes(anchor), anchor).toBe(true);
+            }
+    });
+});
+
+describe("executionOrder with the nodes llama.cpp pins to a layer's device", () => {
+    it("a llama layer: the input norm first, the FFN norm between the attention's output projection and the FFN", () => {
+        const model = modelOf({
+            "blk.0.attn_norm.weight": [64], "blk.0.attn_q.weight": [64, 64], "blk.0.attn_k.weight": [64, 64], "blk.0.attn_v.weight": [64, 64],
+            "blk.0.attn_output.weight": [64, 64], "blk.0.ffn_norm.weight": [64], "blk.0.ffn_gate.weight": [64, 128], "blk.0.ffn_up.weight": [64, 128],
+            "blk.0.ffn_down.weight": [128, 64], "output_norm.weight": [64], "output.weight": [64, 100]
+        });
+        expect(order(model, {pins: true})).toEqual(["@pin.0.attn_norm", "blk.0.attn_q", "blk.0.attn_k", "blk.0.attn_v", "@attn.0", "blk.0.attn_output",
+            "@pin.0.ffn_norm", "blk.0.ffn_gate", "blk.0.ffn_up", "blk.0.ffn_down", "output"]);
+        // without pins, as before
+        expect(order(model)).toEqual(["blk.0.attn_q", "blk.0.attn_k", "blk.0.attn_v", "@attn.0", "blk.0.attn_output", "blk.0.ffn_gate", "blk.0.ffn_up",
+            "blk.0.ffn_down", "output"]);
+    });
+
+    it("gemma2's post-norms after the projection they normalise, and a short convolution's kernel right after its input projection", () => {
+        const gemma = modelOf({
+            "blk.0.attn_norm.weight": [64], "blk.0.attn_q.weight": [64, 64], "blk.0.attn_output.weight": [64, 64], "blk.0.post_attention_norm.weight": [64],
+            "blk.0.ffn_norm.weight": [64], "blk.0.ffn_down.weight": [128, 64], "blk.0.post_ffw_norm.weight": [64]
+        });
+        expect(order(gemma, {pins: true})).toEqual(["@pin.0.attn_norm", "blk.0.attn_q", "@attn.0", "blk.0.attn_output", "@pin.0.post_attention_norm",
+            "@pin.0.ffn_norm", "blk.0.ffn_down", "@pin.0.post_ffw_norm"]);
+        const conv = modelOf({"blk.0.shortconv.in_proj.weight": [64, 192], "blk.0.shortconv.conv.weight": [3, 64], "blk.0.shortconv.out_proj.weight": [64, 64]});
+        expect(order(conv, {pins: true})).toEqual(["blk.0.shortconv.in_proj", "blk.0.shortconv.conv", "@attn.0", "blk.0.shortconv.out_proj"]);
     });
 });
 

@@ -87,7 +87,7 @@ export function explainPlacement(inputs: StrategyInputs, result: StrategyResult)
             `every plan that uses ${gpu} within the ${budget} budget (the best of them: ${withGpu.atLeast ? "at least " : ""}` +
             `${(withGpu.requestMs / 1000).toFixed(withGpu.requestMs >= 10_000 ? 0 : 2)} s per request, against ${(result.prediction.requestMs / 1000).toFixed(2)} s).`;
     }
-    if (onGpu.size === 0 && !result.resolved.kvOnGpu.some(Boolean)) {
+    if (onGpu.size === 0 && !(result.settings.kvOffload && result.resolved.layerOnGpu.some(Boolean))) {
         // with op offload on, llama.cpp still runs prompt micro-batches of 32 tokens or more on the GPU
         const prompts = result.settings.opOffload && result.settings.batchSize >= 32
             ? `; prompt micro-batches of 32 tokens or more still run on ${gpu}, which copies each weight in for them (op offload)`
@@ -121,7 +121,8 @@ export function explainPlacement(inputs: StrategyInputs, result: StrategyResult)
     if (others.length === 0)
         return `The whole model fits on ${gpu}: ${used} (the token embeddings stay in host memory, as llama.cpp always keeps them).`;
     const share = Math.round(gpuWeights / model.weightBytes * 100);
-    const kvLayers = result.resolved.kvOnGpu.filter(Boolean).length;
+    // the KV cache follows each layer's device, unless --no-kv-offload keeps all of it in host memory
+    const kvLayers = result.settings.kvOffload ? result.resolved.layerOnGpu.filter(Boolean).length : 0;
     const host = result.settings.useMmap ? "memory-mapped host memory" : "pinned host memory";
     return `${gpu} holds ${share}% of the weights (${mib(gpuWeights)} of ${mib(model.weightBytes)}) and the KV cache of ${kvLayers} of ` +
         `${model.layerCount} layers; the other ${mib(hostBytes)} stay in ${host}, because on ${gpu} ${used}.`;

@@ -12,7 +12,7 @@ import {validateGgufFileSync} from "../gguf/validateGguf.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import {makeSyntheticArchModel, type SyntheticArchModelName} from "../writer/syntheticArchModels.js";
 import {costContext, predict, vramNeed} from "./costModel.js";
-import {layerSplit, perTensor, tiedOutputOverrides} from "./resolvePlacement.js";
+import {layerSplit, perTensor, placementOverrides, tiedOutputOverrides} from "./resolvePlacement.js";
 import {createVramSimulator} from "./simulateVram.js";
 import {fakeProfile} from "./testing/fakeProfile.js";
 import {handSettings} from "./testing/handModel.js";
@@ -68,11 +68,14 @@ describe.skipIf(probe.reason != null)("per-layer memory on the GPU: planned vs l
         expect(vramNeed(cx, all).weights).toBeGreaterThan(tied.bytes);
         expect(onGpu.weights - vramNeed(cx, all).weights).toBeLessThan(256 * model.tensors.length);
 
+        // the output matmul in host memory takes output_norm with it (perTensor: its multiply then runs beside the matmul)
         const hostOutput = perTensor(model, new Set([tied.name]));
-        const overrides = tiedOutputOverrides(model, hostOutput);
-        expect(overrides).toEqual([{pattern: "^token_embd\\.weight$", bufferType: "CPU"}]);
+        const outputNorm = model.tensors.find((t) => t.role === "output_norm")!;
+        expect(tiedOutputOverrides(model, hostOutput)).toEqual([{pattern: "^token_embd\\.weight$", bufferType: "CPU"}]);
+        const overrides = [...tiedOutputOverrides(model, hostOutput), ...placementOverrides(model, hostOutput, "Vulkan0")];
+        expect(overrides).toEqual([{pattern: "^token_embd\\.weight$", bufferType: "CPU"}, {pattern: "^output_norm\\.weight$", bufferType: "CPU"}]);
         const kept = await simulator.simulate({gpuLayers: "max", overrides, settings});
-        expect(vramNeed(cx, all).weights - vramNeed(cx, hostOutput).weights).toBe(tied.bytes);
-        expect(onGpu.weights - kept.weights).toBe(tied.bytes);
+        expect(vramNeed(cx, all).weights - vramNeed(cx, hostOutput).weights).toBe(tied.bytes + outputNorm.bytes);
+        expect(onGpu.weights - kept.weights).toBe(tied.bytes + outputNorm.bytes);
     }, 300_000);
 });

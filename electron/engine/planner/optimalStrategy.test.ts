@@ -3,10 +3,10 @@
 import {describe, expect, it} from "vitest";
 import {costContext, predict, vramNeed} from "./costModel.js";
 import {planStrategy} from "./planStrategy.js";
-import {layerSplit} from "./resolvePlacement.js";
+import {layerSplit, perTensor} from "./resolvePlacement.js";
 import {neighbourTransfer, oato} from "./strategies/oatoStrategy.js";
 import type {StrategyInputs, StrategyResult} from "./strategies/StrategyResult.js";
-import {handInputs, handModel, handProfile, layerFit, outputNormBytes, type HandOp, type HandShape} from "./testing/handModel.js";
+import {handInputs, handModel, handProfile, layerFit, layerNormBytes, outputNormBytes, type HandOp, type HandShape} from "./testing/handModel.js";
 
 const KiB = 1024;
 
@@ -39,16 +39,19 @@ describe("optimal (MILP) against every baseline under budgets that bind", () => 
     // switches free, activation copies negligible (4096 B at 1 TB/s = 0.004 µs): the choice is a pure knapsack
     const profile = handProfile(model, ops, {switchUs: 0, h2dBytesPerSec: 1e12});
     const contextSize = 256;
-    // KV cache: 2 (K, V) × 256 cells × 64/4 × 1 head × 2 bytes = 16 KiB per layer, 32 KiB for both (perTensor keeps all)
-    const kvBytes = 2 * 16 * KiB;
     const scratchBytes = 64 * KiB;
 
-    /** Inputs whose weights may take exactly `weightKiB` once KV, scratch and output_norm are reserved. */
+    /**
+     * Inputs whose weights may take exactly `weightKiB` once scratch and output_norm are reserved: the KV cache stays in
+     * host memory (`--no-kv-offload`, chosen), so which layers are GPU layers moves no bytes, and attention runs on the
+     * CPU in every plan (the layer-device choice has tests of its own below).
+     */
     function inputsWith(weightKiB: number): StrategyInputs {
-        const budgetBytes = weightKiB * KiB + kvBytes + scratchBytes + outputNormBytes(shape);
-        const base = handInputs(model, profile, {budgetBytes, scratchBytes, contextSize, batchSize: 128, workload: {promptTokens: 16, genTokens: 17}});
+        const budgetBytes = weightKiB * KiB + scratchBytes + outputNormBytes(shape);
+        const base = handInputs(model, profile, {budgetBytes, scratchBytes, contextSize, batchSize: 128, workload: {promptTokens: 16, genTokens: 17},
+            settings: {kvOffload: false}});
         const fits = (n: number): boolean => vramNeed(costContext(base.cost, base.settings, base.workload), layerSplit(model, n)).total <= budgetBytes;
-        return {...base, fit: layerFit(fits, shape.layers)};
+        return {...base, chosen: {kvOffload: false}, fit: layerFit(fits, shape.layers)};
     }
 
     async function allPlans(inputs: StrategyInputs): Promise<Record<"cpu" | "layers" | "fit" | "oato" | "optimal", StrategyResult>> {
@@ -86,7 +89,7 @@ describe("optimal (MILP) against every baseline under budgets that bind", () => 
         const plans = await allPlans(inputsWith(100));
         // OATO takes q0 (60 ≤ 90% of 100), then up0 overflows (110 > 90) and it stops: {q0}
         expect(gpuWeights(plans.oato)).toEqual(["blk.0.attn_q.weight"]);
-        // layer 1 with its KV cache needs 120 + 16 KiB > the 100 + 32 KiB left: -ngl 1 (output layer only, no blk weights)
+        // layer 1 needs 120 KiB > the 100 KiB left: -ngl 1 (output layer only, no blk weights)
         expect(plans.layers.gpuLayers).toBe(1);
         expect(gpuWeights(plans.layers)).toEqual([]);
         expect(gpuWeights(plans.fit)).toEqual([]);
@@ -95,7 +98,7 @@ describe("optimal (MILP) against every baseline under budgets that bind", () => 
             expect(gpuWeights(baseline)).not.toEqual(gpuWeights(plans.optimal));
             expect(plans.optimal.prediction.requestMs, baseline.strategy).toBeLessThan(baseline.prediction.requestMs);
         }
-        // 32 × (v(up0) + v(down0) − v(q0)) = 32 × (90 − 60) µs = 0.96 ms; both keep every KV layer on the GPU
+        // 32 × (v(up0) + v(down0) − v(q0)) = 32 × (90 − 60) µs = 0.96 ms; both run every attention on the CPU
         expect(plans.oato.prediction.requestMs - plans.optimal.prediction.requestMs).toBeCloseTo(0.96, 4);
     });
 
@@ -104,7 +107,7 @@ describe("optimal (MILP) against every baseline under budgets that bind", () => 
         // OATO: q0, up0 (110 ≤ 135), down0 overflows (160 > 135): {q0, up0}, 32 × 9 µs behind the optimum's extra q1
         expect(gpuWeights(plans.oato)).toEqual(["blk.0.attn_q.weight", "blk.0.ffn_up.weight"]);
         expect(plans.oato.prediction.requestMs - plans.optimal.prediction.requestMs).toBeCloseTo(0.288, 4);
-        // -ngl 2: layer 1 (120 KiB) + its KV (16 KiB) fit in the 150 + 32 KiB; layer 0's attention stays on the CPU
+        // -ngl 2: layer 1 (120 KiB) fits in the 150 KiB
         expect(plans.layers.gpuLayers).toBe(2);
         expect(gpuWeights(plans.layers)).toEqual(["blk.1.attn_q.weight", "blk.1.ffn_down.weight", "blk.1.ffn_up.weight"]);
         for (const baseline of [plans.cpu, plans.layers, plans.fit, plans.oato]) {
@@ -163,5 +166,66 @@ describe("OATO's transfer correction T′ (Algorithm 1 lines 8–11)", () => {
         expect(free.prediction.decodeHops).toBe(4);
         const freeAtDearSwitches = predict(costContext(inputs.cost, free.settings, inputs.workload), free.resolved);
         expect(freeAtDearSwitches.requestMs - dear.prediction.requestMs).toBeCloseTo(0.52, 4);
+    });
+});
+
+describe("which layers are GPU layers (llama.cpp runs a GPU layer's norms on the GPU while a token is generated)", () => {
+    // One layer in graph order attn_norm, q, attention, ffn_norm, up, down (costModel.ts PINNED_NORM_MAX_BATCH); the KV
+    // cache in host memory (chosen), so attention runs on the CPU in every plan and only weights and norms move. A 16-token
+    // prompt is below the offload threshold (ops run where they live, norms pinned) and 16 tokens follow: 17 steps.
+    const shape: HandShape = {layers: 1, embd: 64, heads: 4, kvHeads: 1};
+    const ops: HandOp[] = [
+        {layer: 0, role: "attn_q", bytes: 50 * KiB, cpuUs: 46, gpuUs: 1},
+        {layer: 0, role: "ffn_up", bytes: 50 * KiB, cpuUs: 13, gpuUs: 1},
+        {layer: 0, role: "ffn_down", bytes: 50 * KiB, cpuUs: 51, gpuUs: 1}
+    ];
+    const model = handModel(shape, ops, {norms: true});
+    const scratchBytes = 64 * KiB;
+    // every tensor but the matmuls and token_embd: two layer norms and output_norm
+    const fixedBytes = 2 * layerNormBytes(shape) + outputNormBytes(shape);
+    const inputsWith = (weightKiB: number): StrategyInputs => ({
+        ...handInputs(model, handProfile(model, ops, {switchUs: 20, h2dBytesPerSec: 1e12}), {
+            budgetBytes: weightKiB * KiB + scratchBytes + fixedBytes, scratchBytes, contextSize: 256, batchSize: 128,
+            workload: {promptTokens: 16, genTokens: 17}, settings: {kvOffload: false}
+        }),
+        chosen: {kvOffload: false}
+    });
+    const down = "blk.0.ffn_down.weight";
+    const matmuls = new Set(ops.map((_, i) => model.tensors[i + 1]!.name));
+
+    it("with no room for a weight, leaves every layer a CPU layer: no switch, where -ngl max pays four per token", async () => {
+        const inputs = inputsWith(0);
+        const plan = await planStrategy("optimal", inputs);
+        expect(plan.resolved.layerOnGpu).toEqual([false]);
+        expect(gpuWeights(plan)).toEqual([]);
+        expect(plan.prediction.decodeHops).toBe(0);
+        // every matmul weight in host memory at -ngl max: attn_norm (GPU) q attention (CPU) ffn_norm (GPU) up down
+        // (CPU): C→G→C→G→C, 4 switches in each of the 17 steps × 20 µs = 1.36 ms slower, by hand (to within 1%: the
+        // activations' copy at each prompt switch and the host weights' pinned buffer add a little)
+        // (the plan may leave the GPU out altogether, --device none: the same prediction here, nothing on it either way)
+        const settings = {...plan.settings, useGpu: true};
+        const cpuLayers = predict(costContext(inputs.cost, settings, inputs.workload), layerSplit(model, 0));
+        expect(cpuLayers.requestMs).toBeCloseTo(plan.prediction.requestMs, 6);
+        const everyLayerOnGpu = predict(costContext(inputs.cost, settings, inputs.workload), perTensor(model, matmuls));
+        expect(everyLayerOnGpu.decodeHops).toBe(4);
+        expect(Math.abs(everyLayerOnGpu.requestMs - cpuLayers.requestMs - 1.36)).toBeLessThan(0.0136);
+    });
+
+    it("with room for one weight, puts it on the GPU in a CPU layer (-ngl 1 and one override), two switches a token", async () => {
+        const inputs = inputsWith(50);
+        const plan = await planStrategy("optimal", inputs);
+        // by hand: down saves 50 µs in each of 32 token-steps (16 prompt, 16 decode) = 1600 µs for 2 switches × 17 steps ×
+        // 20 µs = 680 µs; q saves 45 × 32 = 1440 for the same 680 (between attn_norm and attention, both on the CPU)
+        expect(gpuWeights(plan)).toEqual([down]);
+        expect(plan.resolved.layerOnGpu).toEqual([false]);
+        expect(plan.gpuLayers).toBe(1);
+        // (output_norm goes with the output matmul, which a hand model has none of: to host memory too)
+        expect(plan.overrides).toEqual([{pattern: "^blk\\.[0-9]+\\.ffn_down\\.weight$", bufferType: "CUDA0"}, {pattern: "^output_norm\\.weight$", bufferType: "CPU"}]);
+        expect(plan.prediction.decodeHops).toBe(2);
+        // the same weight at -ngl max: attn_norm G, q C, attention C, ffn_norm G, up C, down G, logits: 6 switches,
+        // 4 more in each of 17 steps: 1.36 ms slower
+        const inGpuLayer = predict(costContext(inputs.cost, plan.settings, inputs.workload), perTensor(model, new Set([...matmuls].filter((n) => n !== down))));
+        expect(inGpuLayer.decodeHops).toBe(6);
+        expect(Math.abs(inGpuLayer.requestMs - plan.prediction.requestMs - 1.36)).toBeLessThan(0.0136);
     });
 });

@@ -29,6 +29,11 @@ export type PlannerTensor = {
     readonly tiedTo?: string;
 };
 
+/** A weight's name without its suffix: `blk.3.attn_q` for `blk.3.attn_q.weight` and `blk.3.attn_q.bias`. */
+export function weightBaseName(name: string): string {
+    return name.replace(/\.(?:weight|bias|scale)$/, "");
+}
+
 /** What the planner needs of a model. */
 export type PlannerModel = {
     readonly tensors: readonly PlannerTensor[];
@@ -100,16 +105,22 @@ export type Workload = {readonly promptTokens: number; readonly genTokens: numbe
 export const DEFAULT_WORKLOAD: Workload = {promptTokens: 512, genTokens: 128};
 
 /**
- * A placement resolved to devices, for either family llama.cpp supports: a layer split (`gpuLayers` N, whose KV cache
- * follows the layers) and per-tensor overrides on top of `gpuLayers` = all (KV cache all on the GPU).
+ * A placement resolved to devices: a layer split (`gpuLayers` N) with per-tensor overrides on top, either way — the
+ * plain layer split, every layer offloaded with weights moved back to host memory (`-ngl max -ot …=CPU`), and a split
+ * whose CPU layers keep some weights on the GPU and whose GPU layers keep some in host memory.
  */
 export type ResolvedPlacement = {
     /** llama.cpp `-ngl`: `"max"` = every layer and the output on the GPU. */
     readonly gpuLayers: number | "max";
     /** Names of the tensors that live in GPU memory. */
     readonly onGpu: ReadonlySet<string>;
-    /** Per repeating layer: its KV cache (and attention) is on the GPU. */
-    readonly kvOnGpu: readonly boolean[];
+    /**
+     * Per repeating layer: llama.cpp's device of the layer is the GPU (`model.dev_layer(il)`, set by `-ngl` alone, not by
+     * overrides). The layer's KV cache and attention live there (unless `--no-kv-offload`), and so do its norms while a
+     * token is generated (source: llama_context's graph callback pins every "norm" node to the layer's device for
+     * micro-batches under 32 tokens or a full offload).
+     */
+    readonly layerOnGpu: readonly boolean[];
 };
 
 /** VRAM a plan needs, bytes. */

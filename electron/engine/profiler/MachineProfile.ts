@@ -149,6 +149,13 @@ export type MachineProfile = {
      * in layer count (calibrateDecodeOverhead.ts), whose weights stay in the cache; absent in profiles taken without it.
      */
     readonly decodePerLayerUs?: number;
+    /**
+     * Cost of one CPU↔GPU switch inside a decode step, µs, end to end (the activations' copy, the GPU's launch and sync,
+     * the CPU threads woken for the next split): calibrateDecodeOverhead.ts times a tiny model whose every decode step
+     * switches a known number of times. Absent in profiles taken without a GPU or before it was measured; the cost
+     * model then uses the transfer's `switchUs`.
+     */
+    readonly decodeSwitchUs?: number;
     /** The time limit it was measured under, ms (absent in profiles cached before it was recorded: the default). */
     readonly timeLimitMs?: number;
     /** The time limit cut the profile short; missing points are extrapolated. */

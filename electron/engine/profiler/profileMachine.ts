@@ -7,7 +7,7 @@ import {writeCacheFile} from "../cache/writeCacheFile.js";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import type {NativeProfileRequest} from "../native/tensorwiseBindings.js";
 import {contentionBetween, cpuSnapshot, isContended, otherProgramsBusy, withContention} from "./cpuContention.js";
-import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS, type DecodeOverhead} from "./calibrateDecodeOverhead.js";
+import {calibrateDecodeOverhead, OVERHEAD_TIME_LIMIT_MS, SWITCH_TIME_LIMIT_MS, type DecodeOverhead, type SwitchProbe} from "./calibrateDecodeOverhead.js";
 import type {AttentionShape, ExpertOperatorShape, MachineProfile, OperatorShape} from "./MachineProfile.js";
 import {devicesWithoutPrefill} from "./MachineProfile.js";
 import {passBoundary, passLabel, passProgress, type ProfilePass} from "./profilePasses.js";
@@ -111,6 +111,11 @@ export type ProfileMachineOptions = {
     cacheOnly?: boolean;
     /** Also measure the fixed and per-layer decode costs on tiny generated models ({@link calibrateDecodeOverhead}). Defaults to `true`. */
     calibrateOverhead?: boolean;
+    /**
+     * With it, the calibration also times a CPU↔GPU switch in a decode step on the one GPU profiled (planner/switchProbe.ts
+     * makes the switches). Defaults to none: the profile then has no `decodeSwitchUs`.
+     */
+    switchProbe?: SwitchProbe;
     /** Aborting stops the native profiler at its next measurement (and rejects). */
     signal?: AbortSignal;
     /**
@@ -137,6 +142,8 @@ export type ProfileCacheFacts = MachineCacheFacts & {
     readonly request: Pick<NativeProfileRequest, "threads" | "batchSizes" | "cpuBatchSizes" | "expertOps" | "decodeWorkingSetBytes" | "devices" | "cpuOnlyLoad" | "attention">;
     readonly ops: readonly OperatorShape[];
     readonly calibrateOverhead: boolean;
+    /** The calibration also timed the decode switch (ProfileMachineOptions.switchProbe). */
+    readonly timesSwitches?: boolean;
 };
 
 /** The cache key of a profile: any change of machine, driver, llama.cpp build or measurement gives another key. */
@@ -151,14 +158,17 @@ export function profileCacheKey(facts: ProfileCacheFacts): string {
             ? [facts.request.expertOps.map((o) => `${o.type}:${o.rows}x${o.cols}x${o.count}/${o.used}`).sort().join(",")] : []),
         // likewise only a CPU-only-layout profile's key says so
         ...(facts.request.cpuOnlyLoad === true ? ["cpu-only-load"] : []),
-        ...(facts.request.attention != null ? [JSON.stringify(facts.request.attention)] : [])
+        ...(facts.request.attention != null ? [JSON.stringify(facts.request.attention)] : []),
+        // and only a profile that timed the decode switch says so (one cached before it is measured again, once)
+        ...(facts.timesSwitches === true ? ["decode-switch"] : [])
     ];
     return createHash("sha256").update(parts.join("|")).digest("hex").slice(0, 20);
 }
 
 /** The {@link ProfileCacheFacts} of this machine and engine. */
-async function cacheFacts(engine: EngineLlama, ops: readonly OperatorShape[], request: NativeProfileRequest, calibrateOverhead: boolean): Promise<ProfileCacheFacts> {
-    return {...await machineCacheFacts(engine), request, ops, calibrateOverhead};
+async function cacheFacts(engine: EngineLlama, ops: readonly OperatorShape[], request: NativeProfileRequest, calibrateOverhead: boolean,
+    timesSwitches: boolean): Promise<ProfileCacheFacts> {
+    return {...await machineCacheFacts(engine), request, ops, calibrateOverhead, ...(timesSwitches ? {timesSwitches} : {})};
 }
 
 /**
@@ -188,6 +198,13 @@ export async function readCachedProfile(file: string, key: string): Promise<Mach
  * CPU's read bandwidth — measured through ggml on the real backends, in a native worker thread. Cached per machine,
  * llama.cpp release, build, thread count and operator set.
  */
+/** The one GPU whose decode switches the calibration times: none for a CPU-only pass, or with no GPU or several profiled. */
+function switchGpu(devices: readonly {name: string; type: string}[], request: NativeProfileRequest, probe: SwitchProbe | undefined): {device: string; probe: SwitchProbe} | null {
+    if (probe == null || request.cpuOnlyLoad === true) return null;
+    const gpus = devices.filter((d) => d.type !== "cpu" && (request.devices == null || request.devices.includes(d.name)));
+    return gpus.length === 1 ? {device: gpus[0]!.name, probe} : null;
+}
+
 export async function profileMachine(engine: EngineLlama, ops: readonly OperatorShape[], options: ProfileMachineOptions = {}): Promise<MachineProfile> {
     const {bindings, llama} = engine;
     const prefix = options.progressPrefix ?? "profile: ";
@@ -211,7 +228,8 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         decodeWorkingSetBytes: Math.min(MAX_DECODE_WORKING_SET_BYTES, Math.max(0, options.decodeWorkingSetBytes ?? 0)),
         timeLimitMs: options.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS
     };
-    const key = profileCacheKey(await cacheFacts(engine, ops, request, options.calibrateOverhead !== false));
+    const gpuForSwitches = options.calibrateOverhead !== false ? switchGpu(bindings.tensorwiseGetDevices(), request, options.switchProbe) : null;
+    const key = profileCacheKey(await cacheFacts(engine, ops, request, options.calibrateOverhead !== false, gpuForSwitches != null));
     const file = options.cacheDir == null ? null : path.join(options.cacheDir, `profile-${key}.json`);
     if (file != null && options.refresh !== true) {
         const cached = await readCachedProfile(file, key);
@@ -241,7 +259,8 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
     }
     // the native profiler reports nothing until it ends, but it ends by its time limit: progress is time against that bound
     const started = performance.now();
-    const boundMs = (request.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS) + (options.calibrateOverhead !== false ? OVERHEAD_TIME_LIMIT_MS : 0);
+    const boundMs = (request.timeLimitMs ?? DEFAULT_PROFILE_TIME_LIMIT_MS) + (options.calibrateOverhead !== false ? OVERHEAD_TIME_LIMIT_MS : 0)
+        + (gpuForSwitches != null ? SWITCH_TIME_LIMIT_MS : 0);
     const ticker = options.onProgress == null ? null : setInterval(() => {
         const {fraction, leftMs} = passProgress(options.pass, performance.now() - started, boundMs);
         // a point already running when the limit passes still finishes: past the bound only that is said
@@ -261,7 +280,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         if (result.cancelled) throw new Error("the profile was cancelled");
         if (options.calibrateOverhead !== false) {
             try {
-                overhead = await calibrateDecodeOverhead(engine, request.threads ?? 1);
+                overhead = await calibrateDecodeOverhead(engine, request.threads ?? 1, gpuForSwitches);
             } catch (error) {
                 options.onProgress?.(`${prefix}per-decode overhead not measured (${error instanceof Error ? error.message : String(error)})`);
             }
@@ -289,6 +308,7 @@ export async function profileMachine(engine: EngineLlama, ops: readonly Operator
         elapsedMs: result.elapsedMs,
         timeLimitMs: request.timeLimitMs!,
         ...(overhead != null ? {decodeOverheadUs: overhead.fixedUs, decodePerLayerUs: overhead.perLayerUs} : {}),
+        ...(overhead?.switchUs != null ? {decodeSwitchUs: overhead.switchUs} : {}),
         ...(result.cpuLaunchUs != null && result.cpuLaunchUs > 0 ? {cpuLaunchUs: result.cpuLaunchUs} : {}),
         matmulTiming: "slope",
         truncated: result.truncated,

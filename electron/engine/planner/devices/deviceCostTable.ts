@@ -133,6 +133,7 @@ export function deviceCostTable(options: {
             nodes.push(attention(node.layer));
             continue;
         }
+        if (node.kind === "pin") continue; // not asked for: a device plan's layers are priced without llama.cpp's norm pinning
         const t = node.tensor;
         nodes.push({
             kind: "op", tensor: t.name, bytes: t.bytes + (extraBytes.get(t.name) ?? 0), offloadable: t.role !== "output",

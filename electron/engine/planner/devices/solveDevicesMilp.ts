@@ -82,7 +82,7 @@ export async function solveDevicesMilp(table: DeviceCostTable): Promise<{assignm
     const lp = ["Minimize", ` obj: ${objectiveText || "0 " + binaries[0]}`, "Subject To", ...constraints, "Bounds",
         ...continuous.map((y) => ` 0 <= ${y} <= 1`), "Binary", ...chunk(binaries), "End"].join("\n");
     const solved = await solveMilp(lp);
-    if (solved == null) return null;
+    if (solved == null || !solved.optimal) return null;
     const assignment = new Map<string, number>();
     for (const [i, usable] of allowed) {
         const node = nodes[i]!;

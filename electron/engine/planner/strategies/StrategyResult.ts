@@ -1,10 +1,9 @@
 /** What every placement strategy returns, and the inputs they share. */
 import type {ResolvedSettings} from "../../../contract/settings.js";
-import {compilePlacement} from "../../placement/compilePlacement.js";
 import type {Placement, TensorBufferOverride} from "../../placement/Placement.js";
 import {costContext, predict, type CostInputs} from "../costModel.js";
 import type {MachineProfile} from "../../profiler/MachineProfile.js";
-import {tiedOutputOverrides, toPlacement} from "../resolvePlacement.js";
+import {placementOverrides, tiedOutputOverrides, toPlacement} from "../resolvePlacement.js";
 import type {PlanPrediction, ResolvedPlacement, Workload} from "../types.js";
 
 import type {StrategyName} from "../../../contract/strategies.js";
@@ -118,9 +117,8 @@ export function finishPlan(inputs: StrategyInputs, strategy: StrategyName, resol
     const prediction = predict(costContext(costInputsFor(inputs, settings), settings, inputs.workload), resolved);
     const placement = toPlacement(model, resolved, settings.useGpu ? inputs.gpuBufferType : null);
     let overrides: readonly TensorBufferOverride[] = rawOverrides ?? [];
-    if (rawOverrides == null && resolved.gpuLayers === "max" && inputs.gpuBufferType != null && settings.useGpu)
-        overrides = compilePlacement(placement, model.tensors.filter((t) => t.tiedTo == null)).overrides;
-    if (rawOverrides == null && inputs.gpuBufferType != null && settings.useGpu) overrides = [...tiedOutputOverrides(model, resolved), ...overrides];
+    if (rawOverrides == null && inputs.gpuBufferType != null && settings.useGpu)
+        overrides = [...tiedOutputOverrides(model, resolved), ...placementOverrides(model, resolved, inputs.gpuBufferType)];
     // everything on the GPU counts: weights, KV cache and compute buffers — also the compute buffer llama.cpp reserves
     // for the prompt ops it offloads from a CPU-only placement (a plan without the GPU, or with op offload off, has none)
     const fits = prediction.vram.total <= inputs.budgetBytes;

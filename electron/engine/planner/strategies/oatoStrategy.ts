@@ -78,7 +78,7 @@ export function neighbourTransfer(cx: CostContext): (name: string, gpu: Readonly
     const onGpu = (i: number, gpu: ReadonlySet<string>): boolean => {
         const n = order[i];
         if (n == null) return false;
-        return n.kind === "attn" || gpu.has(n.tensor.name);
+        return n.kind !== "op" || gpu.has(n.tensor.name);
     };
     return (name, gpu) => {
         const i = index.get(name)!;

@@ -1,13 +1,16 @@
 /**
- * Our planner: an exact mixed-integer program (HiGHS) over which weights stay on the GPU, for each candidate runtime
- * configuration — every llama.cpp knob that changes time or memory: pinned or mmap host memory, micro-batch (below 32
- * tokens no prompt op is offloaded), op offload, KV offload, flash attention, and using the GPU at all — minimising one
- * workload request (TTFT + (gen − 1) × TPOT) as the cost model prices it: per-op CPU/GPU/copy costs, CPU↔GPU switches
- * (hops) and the scratch a host weight copy needs. The baselines' placements are evaluated under every configuration
- * too, so the result is never predicted worse than them.
+ * Our planner: an exact mixed-integer program (HiGHS) over which weights stay on the GPU and which layers are GPU
+ * layers (`-ngl`: where a layer's KV cache lives and its norms run), for each candidate runtime configuration — every
+ * llama.cpp knob that changes time or memory: pinned or mmap host memory, micro-batch (below 32 tokens no prompt op is
+ * offloaded), op offload, KV offload, flash attention, and using the GPU at all — minimising one workload request
+ * (TTFT + (gen − 1) × TPOT) as the cost model prices it: per-op CPU/GPU/copy costs, attention where the KV cache is,
+ * CPU↔GPU switches (hops, the norms llama.cpp pins to a layer's device included) and the scratch a host weight copy
+ * needs. The baselines' placements are evaluated under every configuration too, so the result is never predicted worse
+ * than them.
  */
 import type {ResolvedSettings} from "../../../contract/settings.js";
-import {OFFLOAD_MIN_BATCH, costContext, requestLowerBoundMs, decodeOpUs, executionOrder, kvBytesTotal, measuredScratch, predict, prefillOpUs, scratchFor, type CostContext} from "../costModel.js";
+import {OFFLOAD_MIN_BATCH, attendedKeys, attentionUs, costContext, decodeAttendedKeys, requestLowerBoundMs, decodeOpUs, kvBytesOfLayer, measuredScratch, predict, prefillOpUs, scratchFor,
+    type CostContext} from "../costModel.js";
 import {layerSplit, perTensor} from "../resolvePlacement.js";
 import {cpuStrategy} from "./cpuStrategy.js";
 import type {ResolvedPlacement} from "../types.js";
@@ -22,28 +25,71 @@ export const OPTIMAL_BATCH_SIZES = [16, 128, 512, 2048] as const;
 
 const num = (v: number): string => (Number.isFinite(v) ? v : 0).toPrecision(15).replace(/\.?0+(e|$)/, "$1");
 
-/** Builds and solves the MILP for one setting; returns the host tensors of the optimum, or null if infeasible. */
-async function solveFor(inputs: StrategyInputs, cx: CostContext): Promise<Set<string> | null> {
+/** The MILP's optimum for one setting: the matmul weights it leaves in host memory and how many layers are GPU layers. */
+type MilpPlacement = {readonly host: Set<string>; readonly gpuLayerCount: number; readonly objective: number; readonly optimal: boolean};
+
+/**
+ * Seconds the MILP with the layers' devices free may search for one configuration, and for all of them together: with
+ * the layer devices free, HiGHS can take many seconds to prove an optimum on a 28-layer model (its LP bound is weak
+ * where a norm's device is a variable), whereas it finds good solutions early. Every configuration still gets the
+ * exact optimum with every layer on the GPU first, which also prunes the free search (objective_bound).
+ */
+export const FREE_LAYERS_SECONDS = 2;
+export const FREE_LAYERS_TOTAL_SECONDS = 10;
+
+/**
+ * Builds and solves the MILP for one setting, or returns null if infeasible. Variables: x_i = 1 puts matmul weight i
+ * on the GPU; y_l = 1 makes layer l a GPU layer (llama.cpp's device of the layer, set by `-ngl`, so the GPU layers are
+ * the last ones: y_l ≤ y_l+1), which holds the layer's KV cache and attention (with KV offload) and runs its norms
+ * while a token is generated (PINNED_NORM_MAX_BATCH, costModel.ts); h_k ≥ |a − b| for neighbours a, b of the device
+ * sequence counts the CPU↔GPU switches.
+ */
+async function solveFor(inputs: StrategyInputs, cx: CostContext,
+    options: {readonly gpuLayerCount?: number; readonly timeLimitSeconds?: number; readonly objectiveBound?: number} = {}): Promise<MilpPlacement | null> {
+    const {gpuLayerCount} = options;
     const {model} = inputs.cost;
     const {genTokens} = inputs.workload;
     const ops = model.tensors.filter((t) => t.op != null);
     const vars = new Map(ops.map((t, i) => [t.name, `x${i}`]));
-    // objective: Σ_i x_i (g_i − c_i) + W_hop Σ_k h_k  (+ constants the choice cannot change)
+    const layerVar = (layer: number): string => `y${layer}`;
+    const layers = Array.from({length: model.layerCount}, (_, l) => l);
+    // objective: Σ_i x_i (g_i − c_i) + Σ_l y_l (attention and prompt switches it saves or costs) + W_hop Σ_k h_k
+    // (+ constants the choice cannot change)
     const terms: string[] = [];
+    const term = (coefficient: number, v: string): string => `${coefficient >= 0 ? "+" : "-"} ${num(Math.abs(coefficient))} ${v}`;
     for (const t of ops) {
         const g = prefillOpUs(cx, t, true) + (genTokens - 1) * decodeOpUs(cx, t, true);
         const c = prefillOpUs(cx, t, false) + (genTokens - 1) * decodeOpUs(cx, t, false);
-        terms.push(`${g - c >= 0 ? "+" : "-"} ${num(Math.abs(g - c))} ${vars.get(t.name)}`);
+        terms.push(term(g - c, vars.get(t.name)!));
+    }
+    const hopUs = (b: number): number => cx.switchUs + b * model.embd * 4 / Math.max(cx.h2dBytesPerUs, 1e-9);
+    const offloadedBatches = cx.ubatches.filter((b) => cx.opOffload && b >= cx.offloadMinBatch);
+    if (cx.settings.kvOffload) {
+        // a GPU layer's attention runs on the GPU; a CPU layer's on the CPU, and in a prompt micro-batch that op offload
+        // sends to the GPU it costs two switches of the micro-batch's activations
+        const decodeKeys = decodeAttendedKeys(cx);
+        for (const layer of layers) {
+            const attention = (gpu: boolean): number => {
+                let us = (genTokens - 1) * attentionUs(cx, gpu, 1, decodeKeys, layer);
+                let start = 0;
+                for (const b of cx.ubatches) {
+                    us += attentionUs(cx, gpu, b, attendedKeys(cx, start, b), layer);
+                    start += b;
+                }
+                return us;
+            };
+            const promptSwitches = offloadedBatches.reduce((sum, b) => sum + 2 * hopUs(b), 0);
+            terms.push(term(attention(true) - attention(false) - promptSwitches, layerVar(layer)));
+        }
     }
     // a switch costs switchUs per decode step; micro-batches below the offload threshold (every one with op offload
     // off) run ops where they live too
-    const smallBatchHop = cx.ubatches.filter((b) => !cx.opOffload || b < cx.offloadMinBatch)
-        .reduce((s, b) => s + cx.switchUs + b * model.embd * 4 / Math.max(cx.h2dBytesPerUs, 1e-9), 0);
+    const smallBatchHop = cx.ubatches.filter((b) => !cx.opOffload || b < cx.offloadMinBatch).reduce((sum, b) => sum + hopUs(b), 0);
     const hopWeight = (genTokens - 1) * cx.switchUs + smallBatchHop;
     // device sequence of one decode step: CPU (embeddings) → nodes → CPU (logits); attention runs with the KV cache
-    // (every layer's on the GPU in a per-tensor plan, none with --no-kv-offload)
-    const attention = cx.settings.kvOffload ? "1" : "0";
-    const seq: string[] = ["0", ...executionOrder(model).map((n) => n.kind === "attn" ? attention : vars.get(n.tensor.name)!), "0"];
+    // (on the layer's device, on the CPU with --no-kv-offload), norms and the layer's other weights on its device
+    const seq: string[] = ["0", ...cx.order.map((n) => n.kind === "op" ? vars.get(n.tensor.name)!
+        : n.kind === "weight" ? layerVar(n.tensor.layer!) : n.kind === "pin" ? layerVar(n.layer) : cx.settings.kvOffload ? layerVar(n.layer) : "0"), "0"];
     const constraints: string[] = [];
     let hopCount = 0;
     for (let k = 1; k < seq.length; k++) {
@@ -63,21 +109,37 @@ async function solveFor(inputs: StrategyInputs, cx: CostContext): Promise<Set<st
         };
         constraints.push(` hp${k}: ${lhs(1)}`, ` hn${k}: ${lhs(-1)}`);
     }
-    // capacity: GPU weights + one host-weight copy (s) ≤ budget − KV − base scratch − fixed small tensors
-    const fixed = model.tensors.filter((t) => t.op == null && t.role !== "token_embd").reduce((s, t) => s + t.bytes, 0);
-    const kv = cx.settings.kvOffload ? kvBytesTotal(model, cx.settings) : 0;
-    const cap = inputs.budgetBytes - kv - scratchFor(inputs.cost, cx.settings, 0) - fixed;
+    // -ngl makes the last layers GPU layers
+    for (const layer of layers.slice(0, -1)) constraints.push(` ly${layer}: ${layerVar(layer)} - ${layerVar(layer + 1)} <= 0`);
+    // capacity: GPU weights + the KV cache of GPU layers + one host-weight copy (s) ≤ budget − base scratch − fixed
+    // small tensors
+    const fixed = model.tensors.filter((t) => t.op == null && t.role !== "token_embd").reduce((sum, t) => sum + t.bytes, 0);
+    const cap = inputs.budgetBytes - scratchFor(inputs.cost, cx.settings, 0) - fixed;
     if (cap < 0) return null;
+    const kvTerms = cx.settings.kvOffload ? layers.map((layer) => `+ ${kvBytesOfLayer(model, layer, cx.settings)} ${layerVar(layer)}`).join(" ") : "";
     // a measured scratch already holds the largest weight copy (it is the worst of all-GPU and all-host placements)
     const useCopy = cx.opOffload && Math.min(cx.settings.batchSize, cx.settings.contextSize) >= cx.offloadMinBatch && measuredScratch(inputs.cost, cx.settings) == null;
-    constraints.push(` cap: ${ops.map((t) => `+ ${t.bytes} ${vars.get(t.name)}`).join(" ")}${useCopy ? " + s" : ""} <= ${cap}`);
+    constraints.push(` cap: ${ops.map((t) => `+ ${t.bytes} ${vars.get(t.name)}`).join(" ")} ${kvTerms}${useCopy ? " + s" : ""} <= ${cap}`);
     if (useCopy) ops.filter((t) => t.role !== "output").forEach((t, i) => constraints.push(` cp${i}: s + ${t.bytes} ${vars.get(t.name)} >= ${t.bytes}`));
+    const binaries = [...vars.values(), ...layers.map(layerVar)];
     const lp = ["Minimize", ` obj: ${terms.join(" ")}`, "Subject To", ...constraints, "Bounds",
-        ...[...vars.values()].map((v) => ` 0 <= ${v} <= 1`), ...Array.from({length: hopCount}, (_, i) => ` h${i} >= 0`), " s >= 0",
-        "Binary", ` ${[...vars.values()].join(" ")}`, "End"].join("\n");
-    const solved = await solveMilp(lp);
+        ...binaries.map((v) => {
+            const layer = v.startsWith("y") ? Number(v.slice(1)) : null;
+            if (layer == null || gpuLayerCount == null) return ` 0 <= ${v} <= 1`;
+            const value = layer >= model.layerCount - gpuLayerCount ? 1 : 0;
+            return ` ${value} <= ${v} <= ${value}`;
+        }), ...Array.from({length: hopCount}, (_, i) => ` h${i} >= 0`), " s >= 0",
+        "Binary", ` ${binaries.join(" ")}`, "End"].join("\n");
+    const solved = await solveMilp(lp, {
+        ...(options.timeLimitSeconds != null ? {timeLimitSeconds: options.timeLimitSeconds} : {}),
+        ...(options.objectiveBound != null ? {objectiveBound: options.objectiveBound} : {})
+    });
     if (solved == null) return null;
-    return new Set(ops.filter((t) => (solved.values.get(vars.get(t.name)!) ?? 0) < 0.5).map((t) => t.name));
+    return {
+        host: new Set(ops.filter((t) => (solved.values.get(vars.get(t.name)!) ?? 0) < 0.5).map((t) => t.name)),
+        gpuLayerCount: layers.filter((layer) => (solved.values.get(layerVar(layer)) ?? 0) >= 0.5).length,
+        objective: solved.objective, optimal: solved.optimal
+    };
 }
 
 /** The values of one knob the search tries: the client's choice alone, else both. */
@@ -156,6 +218,7 @@ export async function optimalStrategy(inputs: StrategyInputs, baselines: readonl
         return {settings, cx, bound: requestLowerBoundMs(cx)};
     }).sort((a, b) => a.bound - b.bound);
     let solved = 0;
+    let freeLayersSecondsLeft = FREE_LAYERS_TOTAL_SECONDS;
     for (const [i, {settings, cx, bound}] of bounded.entries()) {
         if (best != null && bound > (best as {ms: number}).ms * (1 + NEAR_TIE_SHARE)) {
             // what the skipped configurations could at best have done, for the explanation of the knobs
@@ -163,8 +226,20 @@ export async function optimalStrategy(inputs: StrategyInputs, baselines: readonl
             break;
         }
         solved++;
-        const host = await solveFor(inputs, cx);
-        if (host != null) consider({resolved: perTensor(model, host), settings, note: `MILP (HiGHS, exact), ${describeSettings(settings)}`});
+        // every layer a GPU layer (-ngl max and overrides to host memory) first: exact and quick to prove
+        const allLayers = await solveFor(inputs, cx, {gpuLayerCount: model.layerCount});
+        if (allLayers != null)
+            consider({resolved: perTensor(model, allLayers.host, allLayers.gpuLayerCount), settings, note: `MILP (HiGHS, exact), ${describeSettings(settings)}`});
+        // then with the layers' devices free too, within what is left of the time for that search, pruned by the first
+        const seconds = Math.min(FREE_LAYERS_SECONDS, freeLayersSecondsLeft);
+        if (seconds > 0 && model.layerCount > 0) {
+            const started = performance.now();
+            const free = await solveFor(inputs, cx, {timeLimitSeconds: seconds, ...(allLayers != null ? {objectiveBound: allLayers.objective} : {})});
+            freeLayersSecondsLeft -= (performance.now() - started) / 1000;
+            if (free != null)
+                consider({resolved: perTensor(model, free.host, free.gpuLayerCount), settings,
+                    note: `MILP (HiGHS, ${free.optimal ? "exact" : `the best found in ${seconds.toFixed(1)} s`}, ${free.gpuLayerCount} of ${model.layerCount} layers on the GPU), ${describeSettings(settings)}`});
+        }
     }
     if (best == null) {
         const cpu = await cpuStrategy(inputs);

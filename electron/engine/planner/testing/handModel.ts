@@ -33,8 +33,16 @@ export function outputNormBytes(shape: HandShape): number {
     return shape.embd * 4;
 }
 
-/** A llama-shaped planner model with exactly these weight ops, `token_embd` (CPU-only) and `output_norm`. */
-export function handModel(shape: HandShape, ops: readonly HandOp[]): PlannerModel {
+/** Bytes of a layer norm's weight (F32, embd elements), as {@link outputNormBytes}. */
+export function layerNormBytes(shape: HandShape): number {
+    return shape.embd * 4;
+}
+
+/**
+ * A llama-shaped planner model with exactly these weight ops, `token_embd` (CPU-only) and `output_norm`; with `norms`,
+ * also each layer's `attn_norm` and `ffn_norm` (which llama.cpp runs on the layer's device while a token is generated).
+ */
+export function handModel(shape: HandShape, ops: readonly HandOp[], options: {readonly norms?: boolean} = {}): PlannerModel {
     if (ops.length > TYPES.length) throw new RangeError(`a hand model holds at most ${TYPES.length} ops`);
     const tensors: PlannerTensor[] = [{name: "token_embd.weight", layer: null, role: "token_embd", type: "f32", bytes: 4096, op: null}];
     ops.forEach((op, i) => {
@@ -43,6 +51,10 @@ export function handModel(shape: HandShape, ops: readonly HandOp[]): PlannerMode
         tensors.push({name: `blk.${op.layer}.${op.role}.weight`, layer: op.layer, role: op.role, type, bytes: op.bytes, op: {type, rows: 1000 + i, cols: 64},
             ...(op.experts != null ? {experts: op.experts} : {})});
     });
+    if (options.norms === true)
+        for (let layer = 0; layer < shape.layers; layer++)
+            for (const role of ["attn_norm", "ffn_norm"])
+                tensors.push({name: `blk.${layer}.${role}.weight`, layer, role, type: "f32", bytes: layerNormBytes(shape), op: null});
     tensors.push({name: "output_norm.weight", layer: null, role: "output_norm", type: "f32", bytes: outputNormBytes(shape), op: null});
     return {
         tensors, layerCount: shape.layers, embd: shape.embd, ff: 4 * shape.embd, headCount: shape.heads, headCountKv: shape.kvHeads,
@@ -96,8 +108,10 @@ export function layerFit(fits: (gpuLayers: number) => boolean, layers: number): 
 /** Strategy inputs for a hand model on a hand profile, with a measured scratch (so no weight-copy term). */
 export function handInputs(model: PlannerModel, profile: MachineProfile, options: {
     budgetBytes: number; scratchBytes: number; contextSize: number; batchSize: number; workload: {promptTokens: number; genTokens: number};
+    /** Knobs other than llama.cpp's defaults (handSettings). */
+    settings?: Partial<ResolvedSettings>;
 }): Omit<StrategyInputs, "fit"> {
-    const settings = handSettings({useMmap: false, batchSize: options.batchSize, contextSize: options.contextSize, threads: 2});
+    const settings = handSettings({useMmap: false, batchSize: options.batchSize, contextSize: options.contextSize, threads: 2, ...options.settings});
     return {
         cost: {model, profile, gpuDevice: "CUDA0", scratchByKey: new Map([[scratchKey(settings), options.scratchBytes]]), scratchContextSize: options.contextSize},
         gpuBufferType: "CUDA0",
