@@ -82,6 +82,11 @@ export function describePlan(plan: PlanShape): string {
 
 /** Notes the bench's autoPlan adds when llama.cpp's simulation changed the optimiser's plan (autoPlan.ts). */
 const SIMULATION_CHANGED = ["replanned under", "checked by llama.cpp's simulation, is predicted faster", "running without the GPU (--device none)"];
+/**
+ * The note of a plan made again under a smaller budget after llama.cpp's simulation put the first over it
+ * (autoPlan.ts checkWithSimulation): the replay plans under that budget, as the last step did.
+ */
+const REPLANNED = /^replanned under ([0-9.]+) MiB after the simulation$/;
 
 /** The runs of one budget that finished. */
 function runsAt(recorded: RecordedBench, budget: string): BenchRun[] {
@@ -98,9 +103,11 @@ export async function replayBudget(recorded: RecordedBench, budget: string): Pro
     const optimal = all.find((r) => r.variant.label === "optimal" && r.status === "ok");
     if (optimal == null) throw new Error(`budget ${budget}: the recording has no finished optimal run`);
     const recordedPlan = optimal.loads[0]!.plan;
-    const changed = recordedPlan.notes.find((note) => SIMULATION_CHANGED.some((s) => note.includes(s)));
-    if (changed != null)
-        throw new Error(`budget ${budget}: llama.cpp's simulation changed the recorded plan ("${changed}"), which a replay without the machine cannot repeat`);
+    const changes = recordedPlan.notes.filter((note) => SIMULATION_CHANGED.some((s) => note.includes(s)));
+    const replanned = changes.map((note) => REPLANNED.exec(note)).filter((m) => m != null).at(-1);
+    const other = changes.find((note) => !REPLANNED.test(note));
+    if (other != null)
+        throw new Error(`budget ${budget}: llama.cpp's simulation changed the recorded plan ("${other}"), which a replay without the machine cannot repeat`);
     if (recordedPlan.scratchByKey == null) throw new Error(`budget ${budget}: the recording has no compute buffers (scratchByKey)`);
     const model = plannerModelFrom(recorded.model);
     const settings = resolveSettings({contextSize: report.settings.contextSize, batchSize: report.settings.batchSize, threads: report.settings.threads},
@@ -111,7 +118,8 @@ export async function replayBudget(recorded: RecordedBench, budget: string): Pro
             scratchContextSize: report.settings.contextSize},
         ...(recorded.cpuOnlyProfile != null ? {cpuOnlyProfile: recorded.cpuOnlyProfile} : {}),
         gpuBufferType: recorded.gpuDevice,
-        budgetBytes: optimal.budgetBytes,
+        // the note's budget is rounded to 0.1 MiB: a plan within 52 KiB of that edge may come out otherwise
+        budgetBytes: replanned != null ? Math.round(Number(replanned[1]) * 2 ** 20) : optimal.budgetBytes,
         settings,
         workload: {promptTokens: Math.max(...report.settings.prompts), genTokens: Math.max(...report.settings.gens)},
         // the fit baseline only where llama.cpp's fitting ran there; its failure (a budget too small for it) leaves it out, as autoPlan does
@@ -129,8 +137,9 @@ function recordedFit(run: BenchRun): FitFunction {
 
 /** One measured cell: the planner's choice against the fastest plan measured at that budget. */
 export type CellVerdict = {
+    /** `ttft@2048`, `tpot@32`, or `request@2048+32`: the workload the budget was planned for (TTFT + (gen − 1) × TPOT). */
     readonly cell: string;
-    readonly kind: PointKind;
+    readonly kind: PointKind | "request";
     readonly tokens: number;
     /** Labels of the measured runs whose plan is the planner's choice (`"layers = optimal"` when they agree). */
     readonly chosen: string;
@@ -156,11 +165,26 @@ export type BudgetVerdict = {
  * samples, so a plan measured twice does not lose to its own noise.
  */
 export async function judgeBudget(recorded: RecordedBench, budget: string): Promise<BudgetVerdict> {
+    refuseBusy(recorded, budget);
+    return judgeShape(recorded, budget, shapeOfReplayed(await replayBudget(recorded, budget)));
+}
+
+/** {@link judgeBudget} for the plan a recorded run loaded (its label, e.g. `"optimal"`): what that choice measured, cell by cell. */
+export function judgeRecordedRun(recorded: RecordedBench, budget: string, label: string): BudgetVerdict {
+    refuseBusy(recorded, budget);
+    const run = runsAt(recorded, budget).find((r) => r.variant.label === label && r.loads.length === 1);
+    if (run == null) throw new Error(`budget ${budget}: the recording has no finished ${label} run`);
+    return judgeShape(recorded, budget, shapeOfRecorded(run.loads[0]!.plan));
+}
+
+function refuseBusy(recorded: RecordedBench, budget: string): void {
     for (const run of runsAt(recorded, budget)) {
         const busy = busyMachineNote(run);
         if (busy != null) throw new Error(`budget ${budget}: ${run.variant.label} was ${busy}, no record of this machine; record it again when it is idle`);
     }
-    const choice = shapeOfReplayed(await replayBudget(recorded, budget));
+}
+
+function judgeShape(recorded: RecordedBench, budget: string, choice: PlanShape): BudgetVerdict {
     const plans = new Map<string, {shape: PlanShape; runs: BenchRun[]}>();
     for (const run of runsAt(recorded, budget)) {
         if (run.loads.length !== 1) continue;
@@ -169,20 +193,31 @@ export async function judgeBudget(recorded: RecordedBench, budget: string): Prom
         plans.set(key, {shape, runs: [...(plans.get(key)?.runs ?? []), run]});
     }
     const label = (runs: readonly BenchRun[]): string => runs.map((r) => r.variant.label).join(" = ");
-    const timeOf = (runs: readonly BenchRun[], kind: PointKind, tokens: number): number | null => {
+    const pointMs = (runs: readonly BenchRun[], kind: PointKind, tokens: number): number | null => {
         const samples = runs.flatMap((r) => r.points.filter((p) => p.kind === kind && p.tokens === tokens).flatMap((p) => p.samplesMs));
         return samples.length === 0 ? null : median(samples);
     };
+    // the workload the replay plans for: the longest prompt and reply measured
+    const {prompts, gens} = recorded.report.settings;
+    const [prompt, gen] = [Math.max(...prompts), Math.max(...gens)];
+    const requestMs = (runs: readonly BenchRun[]): number | null => {
+        const [ttft, tpot] = [pointMs(runs, "ttft", prompt), pointMs(runs, "tpot", gen)];
+        return ttft == null || tpot == null ? null : ttft + (gen - 1) * tpot;
+    };
     const chosen = [...plans.values()].find((p) => isDeepStrictEqual(p.shape, choice));
     if (chosen == null) return {budget, choice: describePlan(choice), measuredAs: [], cells: null};
-    const cells = chosen.runs[0]!.points.map((point): CellVerdict => {
-        const chosenMs = timeOf(chosen.runs, point.kind, point.tokens)!;
+    const cellOf = (cell: string, kind: CellVerdict["kind"], tokens: number, timeOf: (runs: readonly BenchRun[]) => number | null): CellVerdict | null => {
+        const chosenMs = timeOf(chosen.runs);
+        if (chosenMs == null) return null;
         const best = [...plans.values()].flatMap((p) => {
-            const ms = timeOf(p.runs, point.kind, point.tokens);
+            const ms = timeOf(p.runs);
             return ms == null ? [] : [{label: label(p.runs), ms}];
         }).reduce((a, b) => (b.ms < a.ms ? b : a));
-        return {cell: `${point.kind}@${point.tokens}`, kind: point.kind, tokens: point.tokens, chosen: label(chosen.runs), chosenMs,
-            best: best.label, bestMs: best.ms, ratio: chosenMs / best.ms};
-    });
+        return {cell, kind, tokens, chosen: label(chosen.runs), chosenMs, best: best.label, bestMs: best.ms, ratio: chosenMs / best.ms};
+    };
+    const cells = [
+        ...chosen.runs[0]!.points.map((point) => cellOf(`${point.kind}@${point.tokens}`, point.kind, point.tokens, (runs) => pointMs(runs, point.kind, point.tokens))),
+        cellOf(`request@${prompt}+${gen}`, "request", prompt, requestMs)
+    ].filter((c) => c != null);
     return {budget, choice: describePlan(choice), measuredAs: chosen.runs.map((r) => r.variant.label), cells};
 }
