@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The prepared device calls (a GPU session has 15 minutes of device time, the machine's start included; one command
 # at most 10). Make the bundle here first (bench/gpu/make-bundle.sh), then, with the device tool's `run`:
-#   call 1: command "DEADLINE=560 HARD_STOP=585 bash bench/gpu/device-call.sh --phases unpack,llama,addon,models,bench-q4-50,llamabench"
+#   call 1: command "DEADLINE=560 HARD_STOP=585 bash bench/gpu/device-call.sh --phases unpack,llama,addon,models,bench-q4-50,llamabench,tggap"
 #           carry [".devbundle"], timeout_s 600
 #   call 2, AT ONCE (the machine stays warm only 30 s), with D = budget_left_s after call 1 − 45:
 #           command "DEADLINE=D HARD_STOP=D+15 bash bench/gpu/device-call.sh --phases unpack,bench-q4-25,llamabench,regret"
 #           carry [".devbundle"], timeout_s D+30
+# On 2026-11-28 (H200, bench/results/2026-11-28-h200) call 1 took 423 s without tggap (machine start ≈ 33 s, CUDA build
+# 162 s, models 40 s, bench at 50% 187 s, llama-bench 18 s) and call 2 379 s: tggap (our decode against llama-bench's,
+# bench/gpu/tgGap.mjs) uses what call 1 has left, stopping itself before the deadline.
 # Measured on the first run (H200, bench/results/2026-11-27-h200-partial): machine start ≈ 30 s, unpack 3 s, CUDA
 # build 224 s, addon 13 s, models 36 s; on the second (H100, bench/results/2026-11-27-h100): CUDA build 176 s, models
 # 49 s, bench at 50% 163 s (10 s profiles), so call 1 ended 180 s before its deadline: its llama-bench runs there now. Each call runs bench/gpu/run-on-gpu.sh with its deadline under a hard stop,

@@ -18,6 +18,8 @@
 #   bench-q4-25 the same at 25%, without cpu (its plan does not depend on the budget)
 #   llamabench stock llama-bench on the layers / fit cells of every finished report, built by the same builder as
 #              `tensorwise bench --llama-bench` against the addon's own libraries
+#   tggap      our decode against stock llama-bench's on -ngl 0 (op offload off and on) and -ngl 3, all cores and one
+#              less, in a fresh process and after an in-process profile (bench/gpu/tgGap.mjs), out/tg-gap/tg-gap.tsv
 #   regret     planner regret, scripts/bench-regret.mjs on the Q4_K_M model at a 50% budget, prompts 64/2048, gen 32:
 #              stock llama-bench brute-forced over a grid sized for what is left of the call (GPU hidden, -ngl 0/14/all,
 #              FFN → CPU; -ub 512/2048; op offload on/off; f16 KV, -fa 0 — this CUDA build has no flash-attention
@@ -254,6 +256,20 @@ if want llamabench; then
         else log "llama-bench: some cells failed (see log)"; fi
     done
     took llamabench
+fi
+# Our decode against stock llama-bench's on the same loads, taking turns, in a fresh process and then after an
+# in-process profile (bench/gpu/tgGap.mjs): the 2026-11-28 H200 run measured ours at 0.59-0.71x in decode.
+if want tggap && ! done_stamp tggap; then
+    wait_llama_bench
+    budget=$(( $(left) - 15 ))
+    if [ "$DRY" = 0 ] && [ ! -f "$Q4" ]; then log "skipping tg-gap: no $Q4 (run the models phase first)"
+    elif [ "$budget" -lt 60 ]; then log "skipping tg-gap: ${budget}s left"; else
+        log "tg-gap (${budget}s)"
+        timed
+        if (cd "$APP" && node bench/gpu/tgGap.mjs "$Q4" "$OUT_DIR/tg-gap" "$budget" "$GPU") >> "$LOG" 2>&1; then mark tggap
+        else log "tg-gap failed (see log)"; fi
+        took tggap
+    fi
 fi
 if want bench-f16 && ! done_stamp bench-f16 && [ "$DRY" = 0 ]; then run_bench f16 "$F16" --budgets 25,50% --strategies layers,fit,cpu,optimal; [ -f "$OUT_DIR/bench-f16/report.json" ] && mark bench-f16; fi
 
