@@ -12,7 +12,8 @@ import {PARTIAL_DIR} from "../engine/hub/pullModel.js";
 import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
 import {ConversationStore} from "./ConversationStore.js";
 import {defaultEngineEntry, EngineClient} from "./EngineClient.js";
-import {HostService, type HostClient} from "./HostService.js";
+import type {HostClient} from "./HostContext.js";
+import {HostService} from "./HostService.js";
 
 const missing = requiredOrSkip("Get a model through the host", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 

@@ -14,7 +14,8 @@ import {startRpcServer, type RunningRpcServer} from "../engine/rpc/startRpcServe
 import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
 import {ConversationStore} from "./ConversationStore.js";
 import {defaultEngineEntry, EngineClient} from "./EngineClient.js";
-import {HostService, type HostClient} from "./HostService.js";
+import type {HostClient} from "./HostContext.js";
+import {HostService} from "./HostService.js";
 import {RPC_SERVERS_FILE} from "./rpc/RpcServerList.js";
 
 async function freePort(): Promise<number> {

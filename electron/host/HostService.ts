@@ -1,6 +1,6 @@
 /**
  * The engine host behind the contract: checks every request of the contract (checkRequest.ts), serves it through the
- * handlers of its domain (model/, conversations/, chat/, bench/, dialogs/), and pushes events to the clients (Electron
+ * handlers of its domain (model/, conversations/, chat/, bench/, dialogs/, rpc/, server/), and pushes events to the clients (Electron
  * windows, web-mode event streams) attached to it. Owns the state the domains share (see {@link HostContext}).
  * Shared by Electron main and web mode; imports nothing from `electron`.
  */
@@ -19,7 +19,7 @@ import type {ConversationStore} from "./ConversationStore.js";
 import {dialogRequests} from "./dialogs/dialogRequests.js";
 import type {EngineClient, EngineClientState} from "./EngineClient.js";
 import {
-    REPLY_RUNNING_MESSAGE, toLibraryLoad, type HostContext, type LoadRequest, type ReplyRequest, type ReplySlot, type RequestHandlers,
+    REPLY_RUNNING_MESSAGE, toLibraryLoad, type HostClient, type HostContext, type HostPlatform, type LoadRequest, type ReplyRequest, type ReplySlot, type RequestHandlers,
     type SharedHostState
 } from "./HostContext.js";
 import {modelRequests} from "./model/modelRequests.js";
@@ -34,20 +34,6 @@ import {UploadedCopies} from "./model/UploadedCopies.js";
 import {rpcRequests} from "./rpc/rpcRequests.js";
 import {RpcServers} from "./rpc/RpcServers.js";
 import {RPC_SERVERS_FILE} from "./rpc/RpcServerList.js";
-
-/** One window or browser tab: where its events go. Chat streams die with their client. */
-export type HostClient = {
-    readonly id: string;
-    emit<Name extends EventName>(name: Name, payload: Events[Name]): void;
-};
-
-/** What only the shell (Electron or web) can do. */
-export type HostPlatform = {
-    /** Native file dialog; absent in web mode (the page offers upload and a path field instead). */
-    openModelDialog?: () => Promise<string | null>;
-    /** Native save dialog for a file named `defaultName`; the chosen path or `null`. Absent in web mode. */
-    saveFileDialog?: (defaultName: string) => Promise<string | null>;
-};
 
 export type HostServiceOptions = {
     /** Where benchmarks are kept. Defaults to `bench/` beside the conversation store's folder. */

@@ -10,7 +10,8 @@ import {makeSyntheticModel} from "../engine/writer/makeSyntheticModel.js";
 import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
 import {ConversationStore} from "./ConversationStore.js";
 import {defaultEngineEntry, EngineClient} from "./EngineClient.js";
-import {HostService, type HostClient} from "./HostService.js";
+import type {HostClient} from "./HostContext.js";
+import {HostService} from "./HostService.js";
 
 const missing = requiredOrSkip("the models folders through the host", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 

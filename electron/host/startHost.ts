@@ -6,7 +6,8 @@
 import path from "node:path";
 import {ConversationStore} from "./ConversationStore.js";
 import {EngineClient, type EngineClientOptions} from "./EngineClient.js";
-import {HostService, type HostPlatform} from "./HostService.js";
+import type {HostPlatform} from "./HostContext.js";
+import {HostService} from "./HostService.js";
 import type {ModelAccessOptions} from "./ModelAccess.js";
 import {makeDataDirPrivate} from "./privateDataDir.js";
 
