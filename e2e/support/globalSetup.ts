@@ -5,7 +5,7 @@ import path from "node:path";
 import {repoRoot} from "./paths.js";
 
 export default function setup(): void {
-    const needed = ["dist/electron/web/webMain.js", "dist/electron/engine/service/engineMain.js", "dist/renderer/index.html"];
+    const needed = ["dist/electron/web/webMain.js", "dist/electron/engineProcess/engineMain.js", "dist/renderer/index.html"];
     const missing = needed.filter((file) => !existsSync(path.join(repoRoot, file)));
     if (missing.length > 0 || process.env.TENSORWISE_E2E_BUILD === "1") {
         console.log(`building the app for e2e (${missing.length > 0 ? `missing ${missing.join(", ")}` : "TENSORWISE_E2E_BUILD=1"})`);

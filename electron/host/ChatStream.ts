@@ -5,7 +5,7 @@
  */
 import {randomUUID} from "node:crypto";
 import type {ChatMessage, Events} from "../contract/ipc.js";
-import type {EngineChatRequest, EngineRequests} from "../engine/service/engineProtocol.js";
+import type {EngineChatRequest, EngineRequests} from "../contract/engineProtocol.js";
 import type {PromptProgress} from "../contract/chat.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 

@@ -11,7 +11,7 @@ import {fileURLToPath} from "node:url";
 import {explainRpcAbort} from "../engine/rpc/explainRpcAbort.js";
 import {
     ENGINE_RPC_ENV, type EngineEvents, type EngineMessage, type EngineRequestName, type EngineRequests
-} from "../engine/service/engineProtocol.js";
+} from "../contract/engineProtocol.js";
 import type {ErrorCode} from "../contract/errorCodes.js";
 import type {Reply} from "../contract/envelope.js";
 import {forkEngineProcess, type EngineProcess, type EngineSpawner} from "./forkEngineProcess.js";
@@ -33,7 +33,7 @@ export type EngineClientState =
     | {state: "crashed"; reason: string; at: number};
 
 export type EngineClientOptions = {
-    /** The engine entry script. Defaults to `dist/electron/engine/service/engineMain.js` of this package. */
+    /** The engine entry script. Defaults to `dist/electron/engineProcess/engineMain.js` of this package. */
     entry?: string;
     /** Environment of the child. Defaults to this process's environment. */
     env?: NodeJS.ProcessEnv;
@@ -56,11 +56,11 @@ type EventListener = <Name extends keyof EngineEvents>(name: Name, payload: Engi
 /** Finds the compiled engine entry whether this file runs from `dist/` or from sources (Vitest). */
 export function defaultEngineEntry(): string {
     const here = path.dirname(fileURLToPath(import.meta.url));
-    const sibling = path.resolve(here, "../engine/service/engineMain.js");
+    const sibling = path.resolve(here, "../engineProcess/engineMain.js");
     if (existsSync(sibling))
         return sibling;
-    // running from sources: <root>/electron/host → <root>/dist/electron/engine/service/engineMain.js
-    return path.resolve(here, "../../dist/electron/engine/service/engineMain.js");
+    // running from sources: <root>/electron/host → <root>/dist/electron/engineProcess/engineMain.js
+    return path.resolve(here, "../../dist/electron/engineProcess/engineMain.js");
 }
 
 export class EngineClient {

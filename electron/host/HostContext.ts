@@ -5,7 +5,7 @@
  */
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 import type {EngineState, EventName, Events, LibraryLoad, LoadedModelState, RequestArg, RequestName, RequestResult, Requests} from "../contract/ipc.js";
-import type {EngineChatRequest} from "../engine/service/engineProtocol.js";
+import type {EngineChatRequest} from "../contract/engineProtocol.js";
 import type {BenchRunner} from "./bench/BenchRunner.js";
 import type {BenchStore} from "./bench/BenchStore.js";
 import type {ChatStream} from "./ChatStream.js";

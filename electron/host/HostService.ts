@@ -7,7 +7,7 @@
 import path from "node:path";
 import type {ChatMessage, EngineState, EventName, Events, LoadedModelState, RequestName, RequestResult} from "../contract/ipc.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
-import type {EngineEvents} from "../engine/service/engineProtocol.js";
+import type {EngineEvents} from "../contract/engineProtocol.js";
 import {BenchRunner} from "./bench/BenchRunner.js";
 import {benchRequests} from "./bench/benchRequests.js";
 import {BenchStore} from "./bench/BenchStore.js";

@@ -5,7 +5,7 @@ import {SERVER_STARTUP_STEP_TEXT} from "../../contract/server.js";
 import type {RuntimeSettings} from "../../contract/settings.js";
 import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.js";
 import {defaultProfileCacheDir} from "../../engine/profiler/profileMachine.js";
-import {EngineService} from "../../engine/service/EngineService.js";
+import {EngineService} from "../../engineProcess/EngineService.js";
 import {schedulingPolicy, type SchedulingPolicyName} from "../../serve/schedulingPolicies.js";
 import {describeKvCostModel} from "../../serve/describeKvCostModel.js";
 import type {KvDiskBudget} from "../../serve/kvStateFolder.js";

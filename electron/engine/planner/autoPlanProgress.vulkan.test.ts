@@ -7,7 +7,7 @@ import {mkdtempSync} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, describe, expect, it} from "vitest";
-import {progressStep} from "../service/progressStep.js";
+import {progressStep} from "./progressStep.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import {makeTestModel} from "../testing/testModels.js";
 import {autoPlan} from "./autoPlan.js";

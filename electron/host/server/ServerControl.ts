@@ -13,7 +13,7 @@ import {
     CLIENT_KEY_NAME_PATTERN, DEFAULT_SERVER_SETTINGS, MAX_CLIENT_KEYS, RECENT_SERVED_REQUESTS, refuseOpenHost, type ClientKey, type ServedRequest, type ServerChange, type ServerSettings, type ServerStartup, type ServerStartupStep, type ServerState, type ServerStatus
 } from "../../contract/server.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
-import type {EngineServeRequest} from "../../engine/service/engineProtocol.js";
+import type {EngineServeRequest} from "../../contract/engineProtocol.js";
 import type {EngineClient} from "../EngineClient.js";
 import {checkRequest} from "../checkRequest.js";
 import {moveAsideUnreadable, writeFileAtomic} from "../ConversationStore.js";

@@ -1,9 +1,9 @@
-import type {PlacementStrategy, PlacementView} from "../../contract/ipc.js";
-import type {InspectedModel} from "../gguf/inspectGguf.js";
-import type {Placement, TensorBufferOverride} from "../placement/Placement.js";
-import {summarisePlacement} from "../placement/summarisePlacement.js";
-import {loadedTensors} from "../gguf/loadedTensors.js";
-import {isExpertRole} from "../gguf/tensorRole.js";
+import type {PlacementStrategy, PlacementView} from "../contract/ipc.js";
+import type {InspectedModel} from "../engine/gguf/inspectGguf.js";
+import type {Placement, TensorBufferOverride} from "../engine/placement/Placement.js";
+import {summarisePlacement} from "../engine/placement/summarisePlacement.js";
+import {loadedTensors} from "../engine/gguf/loadedTensors.js";
+import {isExpertRole} from "../engine/gguf/tensorRole.js";
 
 /** What the placement map, legend and flags line in the UI need. */
 export function toPlacementView(options: {

@@ -1,17 +1,17 @@
-import type {Budget, PlacementStrategy, Prediction, RuntimeSettings} from "../../contract/ipc.js";
-import type {ResolvedSettings} from "../../contract/settings.js";
-import type {InspectedModel} from "../gguf/inspectGguf.js";
-import type {EngineLlama} from "../native/getEngineLlama.js";
-import type {Placement, TensorBufferOverride} from "../placement/Placement.js";
-import {autoPlan} from "../planner/autoPlan.js";
-import type {StrategyResult} from "../planner/strategies/StrategyResult.js";
-import type {StrategyName} from "../../contract/strategies.js";
-import type {Workload} from "../planner/types.js";
-import {predictedMemoryReport} from "../runtime/memoryReport.js";
-import type {NativeBufferTypeMemory} from "../native/tensorwiseBindings.js";
-import type {PlanExplanation} from "../../contract/planExplanation.js";
-import {UNPRICED_HOST_SCRATCH} from "../../contract/memory.js";
-import type {RequestPredictor} from "../planner/requestPredictor.js";
+import type {Budget, PlacementStrategy, Prediction, RuntimeSettings} from "../contract/ipc.js";
+import type {ResolvedSettings} from "../contract/settings.js";
+import type {InspectedModel} from "../engine/gguf/inspectGguf.js";
+import type {EngineLlama} from "../engine/native/getEngineLlama.js";
+import type {Placement, TensorBufferOverride} from "../engine/placement/Placement.js";
+import {autoPlan} from "../engine/planner/autoPlan.js";
+import type {StrategyResult} from "../engine/planner/strategies/StrategyResult.js";
+import type {StrategyName} from "../contract/strategies.js";
+import type {Workload} from "../engine/planner/types.js";
+import {predictedMemoryReport} from "../engine/runtime/memoryReport.js";
+import type {NativeBufferTypeMemory} from "../engine/native/tensorwiseBindings.js";
+import type {PlanExplanation} from "../contract/planExplanation.js";
+import {UNPRICED_HOST_SCRATCH} from "../contract/memory.js";
+import type {RequestPredictor} from "../engine/planner/requestPredictor.js";
 
 /** A plan ready to load: placement, llama.cpp parameters, settings and the prediction in the contract's shape. */
 export type BudgetPlan = {

@@ -1,47 +1,47 @@
 import {randomUUID} from "node:crypto";
-import type {ServedRequest, ServerStartupStep} from "../../contract/server.js";
-import type {MemoryReport} from "../../contract/memory.js";
-import {defaultProfileCacheDir} from "../profiler/profileMachine.js";
+import type {ServedRequest, ServerStartupStep} from "../contract/server.js";
+import type {MemoryReport} from "../contract/memory.js";
+import {defaultProfileCacheDir} from "../engine/profiler/profileMachine.js";
 import type {
     Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, PlacementView, RuntimeSettings, TaskProgress
-} from "../../contract/ipc.js";
-import {assertLoadable, type InspectedModel} from "../gguf/inspectGguf.js";
-import {describeMachine} from "../hardware/describeMachine.js";
-import {getEngineLlama, type EngineGpu, type EngineLlama, type EngineLlamaOptions} from "../native/getEngineLlama.js";
-import {compilePlacement} from "../placement/compilePlacement.js";
-import {renderLlamaCppFlags} from "../placement/llamaCppFlags.js";
-import type {Placement} from "../placement/Placement.js";
-import {loadFailure} from "../runtime/loadFailure.js";
-import {PlacedModel, settingsLoadOptions} from "../runtime/PlacedModel.js";
-import {streamChatReply, type ChatReply, type PromptProgress} from "../runtime/streamChatReply.js";
+} from "../contract/ipc.js";
+import {assertLoadable, type InspectedModel} from "../engine/gguf/inspectGguf.js";
+import {describeMachine} from "../engine/hardware/describeMachine.js";
+import {getEngineLlama, type EngineGpu, type EngineLlama, type EngineLlamaOptions} from "../engine/native/getEngineLlama.js";
+import {compilePlacement} from "../engine/placement/compilePlacement.js";
+import {renderLlamaCppFlags} from "../engine/placement/llamaCppFlags.js";
+import type {Placement} from "../engine/placement/Placement.js";
+import {loadFailure} from "../engine/runtime/loadFailure.js";
+import {PlacedModel, settingsLoadOptions} from "../engine/runtime/PlacedModel.js";
+import {streamChatReply, type ChatReply, type PromptProgress} from "../engine/runtime/streamChatReply.js";
 import {inspectModelHeader, toModelCard} from "./modelCard.js";
-import {ValidatedFileCache} from "../gguf/ValidatedFileCache.js";
+import {ValidatedFileCache} from "../engine/gguf/ValidatedFileCache.js";
 import type {
     EngineBenchProgress, EngineBenchRequest, EngineBenchResult, EngineChatRequest, EngineServeRequest, EngineServeState
-} from "./engineProtocol.js";
+} from "../contract/engineProtocol.js";
 import {comparePlannedMemory, type PlannedMemoryInputs} from "./comparePlannedMemory.js";
 import {toPlacementView} from "./placementView.js";
-import {layerSplit, toPlacement} from "../planner/resolvePlacement.js";
-import {plannerModelFrom} from "../planner/types.js";
+import {layerSplit, toPlacement} from "../engine/planner/resolvePlacement.js";
+import {plannerModelFrom} from "../engine/planner/types.js";
 import {planForBudget} from "./planForBudget.js";
 import {planDevicesForBudget} from "./planDevicesForBudget.js";
-import {planDeviceCount} from "../planner/devices/autoPlanDevices.js";
+import {planDeviceCount} from "../engine/planner/devices/autoPlanDevices.js";
 import {runBenchJob} from "./runBenchJob.js";
-import {TensorwiseError} from "../../contract/TensorwiseError.js";
-import {resolveSettings, type ResolvedSettings} from "../../contract/settings.js";
-import {fairPolicy} from "../../serve/schedulingPolicies.js";
-import {scheduledChatReply} from "../../serve/scheduledChatReply.js";
-import {serveOpenAi, type OpenAiServer} from "../../serve/serveOpenAi.js";
+import {TensorwiseError} from "../contract/TensorwiseError.js";
+import {resolveSettings, type ResolvedSettings} from "../contract/settings.js";
+import {fairPolicy} from "../serve/schedulingPolicies.js";
+import {scheduledChatReply} from "../serve/scheduledChatReply.js";
+import {serveOpenAi, type OpenAiServer} from "../serve/serveOpenAi.js";
 
 /** The app's server: requests that may wait for a sequence, and each one's time limit (as `tensorwise serve`'s defaults). */
 const APP_SERVER_QUEUE = 64;
 /** Sequences kept for the app's own chat while the server is on (none when there is only one). */
 const APP_RESERVED_SEQUENCES = 1;
 const APP_SERVER_TIMEOUT_MS = 600_000;
-import type {RequestPredictor} from "../planner/requestPredictor.js";
-import type {HubQuantList} from "../../contract/hub.js";
-import {listHubQuants} from "../hub/listHubQuants.js";
-import {progressDetail, progressStep} from "./progressStep.js";
+import type {RequestPredictor} from "../engine/planner/requestPredictor.js";
+import type {HubQuantList} from "../contract/hub.js";
+import {listHubQuants} from "../engine/hub/listHubQuants.js";
+import {progressDetail, progressStep} from "../engine/planner/progressStep.js";
 
 
 /**

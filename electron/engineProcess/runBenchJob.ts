@@ -2,9 +2,9 @@
  * A benchmark run for the app inside the engine process: {@link runBench} with its progress counted in timed requests
  * (every sample of every point of every budget × strategy), so the UI can draw one bar and name the current cell.
  */
-import {DEFAULT_TUNED_BATCH_SIZES, runBench, samplesPerRun} from "../bench/runBench.js";
-import type {EngineLlama} from "../native/getEngineLlama.js";
-import type {EngineBenchProgress, EngineBenchRequest, EngineBenchResult} from "./engineProtocol.js";
+import {DEFAULT_TUNED_BATCH_SIZES, runBench, samplesPerRun} from "../engine/bench/runBench.js";
+import type {EngineLlama} from "../engine/native/getEngineLlama.js";
+import type {EngineBenchProgress, EngineBenchRequest, EngineBenchResult} from "../contract/engineProtocol.js";
 
 /** runBench prefixes its run messages with `[i/n] budget B · variant: `; the UI shows the cell separately. */
 const RUN_PREFIX = /^\[\d+\/\d+\] [^:]*: /;

@@ -1,11 +1,11 @@
-import type {Budget, Prediction, RuntimeSettings} from "../../contract/ipc.js";
-import type {InspectedModel} from "../gguf/inspectGguf.js";
-import type {EngineLlama} from "../native/getEngineLlama.js";
-import type {NativeBufferTypeMemory} from "../native/tensorwiseBindings.js";
-import {autoPlanDevices, type AutoPlanDevicesResult} from "../planner/devices/autoPlanDevices.js";
-import type {DevicePlan} from "../planner/devices/planDevices.js";
-import type {Workload} from "../planner/types.js";
-import {predictedMemoryReport} from "../runtime/memoryReport.js";
+import type {Budget, Prediction, RuntimeSettings} from "../contract/ipc.js";
+import type {InspectedModel} from "../engine/gguf/inspectGguf.js";
+import type {EngineLlama} from "../engine/native/getEngineLlama.js";
+import type {NativeBufferTypeMemory} from "../engine/native/tensorwiseBindings.js";
+import {autoPlanDevices, type AutoPlanDevicesResult} from "../engine/planner/devices/autoPlanDevices.js";
+import type {DevicePlan} from "../engine/planner/devices/planDevices.js";
+import type {Workload} from "../engine/planner/types.js";
+import {predictedMemoryReport} from "../engine/runtime/memoryReport.js";
 import type {BudgetPlan} from "./planForBudget.js";
 
 /** A multi-device plan packaged for loading and for the UI, with every candidate's prediction for reports. */

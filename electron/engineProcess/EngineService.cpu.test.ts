@@ -5,8 +5,8 @@
  * with SIGSEGV — found by `node scripts/soak.mjs --serve` (a model reload while the app chatted with the server on).
  */
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {probeEngine} from "../testing/probeEngine.js";
-import {makeTestModel} from "../testing/testModels.js";
+import {probeEngine} from "../engine/testing/probeEngine.js";
+import {makeTestModel} from "../engine/testing/testModels.js";
 import {EngineService} from "./EngineService.js";
 
 const probe = await probeEngine("cpu", {maxThreads: 1});

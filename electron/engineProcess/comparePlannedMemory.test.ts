@@ -1,7 +1,7 @@
 import {describe, expect, it} from "vitest";
-import type {MachineDescription} from "../../contract/machine.js";
-import type {BufferTypeMemory, MemoryReport} from "../../contract/memory.js";
-import {toMemoryReport} from "../runtime/memoryReport.js";
+import type {MachineDescription} from "../contract/machine.js";
+import type {BufferTypeMemory, MemoryReport} from "../contract/memory.js";
+import {toMemoryReport} from "../engine/runtime/memoryReport.js";
 import {comparePlannedMemory} from "./comparePlannedMemory.js";
 
 const GiB = 2 ** 30;

@@ -2,7 +2,7 @@ import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {makeSyntheticModel} from "../writer/makeSyntheticModel.js";
+import {makeSyntheticModel} from "../engine/writer/makeSyntheticModel.js";
 import {inspectModelFile, moeSummary, toModelCard} from "./modelCard.js";
 
 let dir = "";

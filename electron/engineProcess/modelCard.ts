@@ -1,9 +1,9 @@
 import path from "node:path";
-import type {ModelCard} from "../../contract/ipc.js";
-import type {InspectedModel} from "../gguf/inspectGguf.js";
-import {validateGgufOutOfProcess} from "../gguf/validateGgufOutOfProcess.js";
-import {inspectGguf} from "../gguf/inspectGguf.js";
-import type {Validated} from "../gguf/ValidatedFileCache.js";
+import type {ModelCard} from "../contract/ipc.js";
+import type {InspectedModel} from "../engine/gguf/inspectGguf.js";
+import {validateGgufOutOfProcess} from "../engine/gguf/validateGgufOutOfProcess.js";
+import {inspectGguf} from "../engine/gguf/inspectGguf.js";
+import type {Validated} from "../engine/gguf/ValidatedFileCache.js";
 
 /** Validates a GGUF file out of process (bounded, hostile-safe), then inspects it. */
 export async function inspectModelFile(modelPath: string): Promise<InspectedModel> {

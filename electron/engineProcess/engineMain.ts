@@ -11,11 +11,11 @@
  * Env: TENSORWISE_GPU (auto|cpu|cuda|vulkan, default auto), TENSORWISE_THREADS, TENSORWISE_RPC (rpc-servers as
  * `host:port,host:port`, registered before any model loads).
  */
-import {eventEnvelope} from "../../contract/envelope.js";
-import {toContractError} from "../../contract/TensorwiseError.js";
-import type {EngineGpu} from "../native/getEngineLlama.js";
+import {eventEnvelope} from "../contract/envelope.js";
+import {toContractError} from "../contract/TensorwiseError.js";
+import type {EngineGpu} from "../engine/native/getEngineLlama.js";
 import {EngineService} from "./EngineService.js";
-import {ENGINE_RPC_ENV, type EngineEvents, type EngineMessage, type EngineRequestName, type EngineRequests} from "./engineProtocol.js";
+import {ENGINE_RPC_ENV, type EngineEvents, type EngineMessage, type EngineRequestName, type EngineRequests} from "../contract/engineProtocol.js";
 
 /** How long disposing may take before the process exits anyway. */
 const EXIT_DEADLINE_MS = 5_000;

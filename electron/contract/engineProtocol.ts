@@ -5,15 +5,14 @@
  */
 import type {
     Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, RuntimeSettings, TaskProgress
-} from "../../contract/ipc.js";
-import type {BenchRun, BenchSample, BenchVariant} from "../../contract/bench.js";
-import type {MemoryReport} from "../../contract/memory.js";
-import type {Envelope} from "../../contract/envelope.js";
-import type {ChatTurn, PromptProgress, SamplingSettings} from "../../contract/chat.js";
-import type {ContextOverflowPolicy} from "../../contract/contextOverflow.js";
-import type {ChatReply} from "../runtime/streamChatReply.js";
-import type {ServedRequest, ServerStartupStep} from "../../contract/server.js";
-import type {HubQuantList} from "../../contract/hub.js";
+} from "./ipc.js";
+import type {BenchRun, BenchSample, BenchVariant} from "./bench.js";
+import type {MemoryReport} from "./memory.js";
+import type {Envelope} from "./envelope.js";
+import type {ChatReply, ChatTurn, PromptProgress, SamplingSettings} from "./chat.js";
+import type {ContextOverflowPolicy} from "./contextOverflow.js";
+import type {ServedRequest, ServerStartupStep} from "./server.js";
+import type {HubQuantList} from "./hub.js";
 
 export type EngineRequests = {
     describe: [void, MachineDescription];

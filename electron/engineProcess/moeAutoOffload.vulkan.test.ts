@@ -5,14 +5,14 @@
 // next-token distributions must match an all-CPU load of the same model.
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {Token} from "node-llama-cpp";
-import {isHostBufferType} from "../../contract/memory.js";
-import type {LoadedModelState} from "../../contract/ipc.js";
-import {generateGreedy} from "../runtime/generateGreedy.js";
-import {PlacedModel} from "../runtime/PlacedModel.js";
-import {maxProbabilityDifference, teacherForcedProbabilities} from "../runtime/teacherForcedProbabilities.js";
-import {probeEngine} from "../testing/probeEngine.js";
-import {makeTestModel} from "../testing/testModels.js";
-import {confirmedTensors, OverrideLog} from "../testing/overrideLog.js";
+import {isHostBufferType} from "../contract/memory.js";
+import type {LoadedModelState} from "../contract/ipc.js";
+import {generateGreedy} from "../engine/runtime/generateGreedy.js";
+import {PlacedModel} from "../engine/runtime/PlacedModel.js";
+import {maxProbabilityDifference, teacherForcedProbabilities} from "../engine/runtime/teacherForcedProbabilities.js";
+import {probeEngine} from "../engine/testing/probeEngine.js";
+import {makeTestModel} from "../engine/testing/testModels.js";
+import {confirmedTensors, OverrideLog} from "../engine/testing/overrideLog.js";
 import {EngineService} from "./EngineService.js";
 
 // The service makes its engine as the app does; the probe decides whether this file can run. One engine per process:

@@ -4,8 +4,8 @@
  * on its first `/v1/embeddings` request, shown as its own number until the server stops.
  */
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {probeEngine} from "../testing/probeEngine.js";
-import {makeTestModel} from "../testing/testModels.js";
+import {probeEngine} from "../engine/testing/probeEngine.js";
+import {makeTestModel} from "../engine/testing/testModels.js";
 import {EngineService} from "./EngineService.js";
 
 const probe = await probeEngine("cpu", {maxThreads: 1});

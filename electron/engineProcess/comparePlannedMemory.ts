@@ -1,8 +1,8 @@
-import type {MachineDescription} from "../../contract/machine.js";
+import type {MachineDescription} from "../contract/machine.js";
 import {
     isHostBufferType, isPinnedHostBufferType, plannedScratchBytes, type BufferTypeMemory, type BufferTypeUse, type DeviceMemory, type MemoryComparison,
     type MemoryReport, type MemoryTotals, type PlannedTotals
-} from "../../contract/memory.js";
+} from "../contract/memory.js";
 
 /** What a load planned and what llama.cpp measured, with the machine as described just after the load. */
 export type PlannedMemoryInputs = {
