@@ -11,7 +11,7 @@ import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
 import {probeEngine} from "../engine/testing/probeEngine.js";
 import type {OpenAiServer} from "./serveOpenAi.js";
 import {clientConnection} from "../contract/clientSnippets.js";
-import {rawRequest} from "./testing/rawRequest.js";
+import {rawRequest} from "../engine/testing/rawRequest.js";
 import {loadTestModel, serveTestModel} from "./testing/servedTestModel.js";
 
 const probe = await probeEngine("cpu", {maxThreads: 1});

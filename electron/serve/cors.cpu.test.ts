@@ -2,16 +2,15 @@
  * CORS from a hostile page's side: only origins on the allow-list get CORS headers, byte for byte (no suffix, prefix,
  * port, case or wildcard games, no `null`); a preflight is answered before the key check but never runs a request nor
  * tells anything about the server; errors and event streams to a listed origin carry the headers; without a list
- * nothing changes; and the DNS-rebinding Host check still refuses a foreign Host.
+ * nothing changes; and the DNS-rebinding Host check still refuses a foreign Host. The list's own checks, as a flag and
+ * as the Server screen's change: electron/cli/commands/serveFlags.test.ts, electron/host/checkRequest.test.ts.
  */
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {ServedRequest} from "../contract/server.js";
-import {main} from "../cli/main.js";
-import {checkRequest} from "../host/checkRequest.js";
 import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
 import {probeEngine} from "../engine/testing/probeEngine.js";
 import type {OpenAiServer} from "./serveOpenAi.js";
-import {rawRequest, type RawAnswer} from "./testing/rawRequest.js";
+import {rawRequest, type RawAnswer} from "../engine/testing/rawRequest.js";
 import {loadTestModel, serveTestModel} from "./testing/servedTestModel.js";
 
 const probe = await probeEngine("cpu", {maxThreads: 1});
@@ -47,31 +46,6 @@ function preflight(server: OpenAiServer, origin: string | string[], path = "/v1/
         Origin: origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": requestHeaders
     }});
 }
-
-describe("the allow-list of web origins (no model needed)", () => {
-    it("tensorwise serve --cors-origin refuses wildcards, null, paths and non-http origins in one sentence, before loading", async () => {
-        for (const [flag, message] of [
-            ["*", /--cors-origin: "\*" is not a web origin to allow: wildcards are not allowed/],
-            ["http://localhost:5173,null", /"null" origin .* cannot be allowed/],
-            ["http://localhost:5173/app", /without a path, query, fragment or user name/],
-            ["file:///tmp", /only http:\/\/ and https:\/\/ origins/],
-            ["http://a.example,HTTP://A.example", /http:\/\/a\.example is listed twice/],
-            ["localhost:5173", /only http:\/\/ and https:\/\/|write it as scheme/]
-        ] as const) {
-            const err: string[] = [];
-            expect(await main(["serve", "missing.gguf", "--cors-origin", flag], {out: () => {}, err: (line) => err.push(line)}), flag).toBe(2);
-            expect(err.join("\n"), flag).toMatch(message);
-        }
-    });
-
-    it("the Server screen's change takes origins in canonical form and refuses the same shapes by name", () => {
-        expect(checkRequest("server.set", {corsOrigins: ["HTTP://LocalHost:5173", "https://chat.example.org/"]}))
-            .toEqual({corsOrigins: ["http://localhost:5173", "https://chat.example.org"]});
-        expect(checkRequest("server.set", {corsOrigins: []})).toEqual({corsOrigins: []});
-        for (const bad of [["*"], ["null"], ["http://a.example/path"], "http://a.example", [42], ["ftp://a.example"], Array(33).fill("http://a.example")])
-            expect(() => checkRequest("server.set", {corsOrigins: bad}), JSON.stringify(bad).slice(0, 40)).toThrow(/"corsOrigins/);
-    });
-});
 
 describe.skipIf(probe.reason != null)("CORS on the server (CPU, generated model)", () => {
     let placed: PlacedModel;

@@ -17,7 +17,7 @@ import {defaultEngineEntry, EngineClient} from "../EngineClient.js";
 import {HostService} from "../HostService.js";
 import {hostEventRecorder} from "../testing/hostEventRecorder.js";
 import {SERVER_SETTINGS_FILE} from "./ServerControl.js";
-import {rawRequest} from "../../serve/testing/rawRequest.js";
+import {rawRequest} from "../../engine/testing/rawRequest.js";
 
 const missing = requiredOrSkip("app server tests", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 if (missing != null)

@@ -11,12 +11,12 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 import OpenAI from "openai";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {main} from "../cli/main.js";
-import {makeTestModel} from "../engine/testing/testModels.js";
-import {probeEngine} from "../engine/testing/probeEngine.js";
-import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
+import {main} from "../main.js";
+import {makeTestModel} from "../../engine/testing/testModels.js";
+import {probeEngine} from "../../engine/testing/probeEngine.js";
+import {requiredOrSkip} from "../../engine/testing/requiredOrSkip.js";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const cli = path.join(root, "bin", "tensorwise.mjs");
 const built = path.join(root, "dist", "electron", "cli", "main.js");
 const probe = await probeEngine("cpu");
