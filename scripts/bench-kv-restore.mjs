@@ -34,13 +34,13 @@ if (lengths.some((n) => !Number.isInteger(n) || n < 1 || n >= contextSize))
     throw new Error(`--lengths must be integers from 1 to ${contextSize - 1} (the context), comma-separated`);
 
 const dist = (file) => path.join(root, "dist", "electron", file);
-for (const file of ["engine/native/getEngineLlama.js", "engine/runtime/PlacedModel.js", "serve/ConversationKvStore.js", "serve/calibrateKvCost.js"])
+for (const file of ["engine/native/getEngineLlama.js", "engine/runtime/PlacedModel.js", "serve/kv/ConversationKvStore.js", "serve/kv/calibrateKvCost.js"])
     if (!existsSync(dist(file)))
         throw new Error(`dist/electron/${file} is missing: run \`npm run build\` first`);
 const {getEngineLlama} = await import(dist("engine/native/getEngineLlama.js"));
 const {PlacedModel} = await import(dist("engine/runtime/PlacedModel.js"));
-const {ConversationKvStore} = await import(dist("serve/ConversationKvStore.js"));
-const {calibrateKvCost} = await import(dist("serve/calibrateKvCost.js"));
+const {ConversationKvStore} = await import(dist("serve/kv/ConversationKvStore.js"));
+const {calibrateKvCost} = await import(dist("serve/kv/calibrateKvCost.js"));
 
 let modelPath = values.model;
 let madeModel = null;

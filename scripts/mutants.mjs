@@ -286,18 +286,18 @@ export const MUTANTS = [
     {
         id: "kv-cost-cache-trusts-edited-model",
         description: "a kept KV cost model edited apart from its measured points is used as it stands",
-        file: "electron/serve/kvCostCache.ts",
+        file: "electron/serve/kv/kvCostCache.ts",
         find: "if (JSON.stringify(model) !== JSON.stringify(fitted))",
         replace: "if (model == null && fitted == null)",
-        tests: ["electron/serve/kvCostCache.test.ts"]
+        tests: ["electron/serve/kv/kvCostCache.test.ts"]
     },
     {
         id: "kv-cost-cache-any-key",
         description: "KV costs kept for another model, setting or machine are reused",
-        file: "electron/serve/kvCostCache.ts",
+        file: "electron/serve/kv/kvCostCache.ts",
         find: "if (key !== entry.key)",
         replace: "if (typeof key !== \"string\")",
-        tests: ["electron/serve/kvCostCache.test.ts"]
+        tests: ["electron/serve/kv/kvCostCache.test.ts"]
     },
     {
         id: "server-startup-step-hidden",

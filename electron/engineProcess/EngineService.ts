@@ -29,7 +29,7 @@ import {planDeviceCount} from "../engine/planner/devices/autoPlanDevices.js";
 import {runBenchJob} from "./runBenchJob.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 import {resolveSettings, type ResolvedSettings} from "../contract/settings.js";
-import {fairPolicy} from "../serve/schedulingPolicies.js";
+import {fairPolicy} from "../serve/scheduling/schedulingPolicies.js";
 import {scheduledChatReply} from "../serve/scheduledChatReply.js";
 import {serveOpenAi, type OpenAiServer} from "../serve/serveOpenAi.js";
 

@@ -11,10 +11,9 @@ import {TokenClock} from "../engine/runtime/generationTiming.js";
 import {fitConversation} from "../engine/runtime/fitConversation.js";
 import {DEFAULT_CONTEXT_OVERFLOW} from "../contract/contextOverflow.js";
 import type {ChatReply, ChatReplyOptions, ChatTurn} from "../engine/runtime/streamChatReply.js";
-import type {ChatMessage} from "./parseGenerationRequest.js";
-import {APP_TENANT, namedConversationKey} from "./conversationKey.js";
-import {chatPromptTokens} from "./ServeSlot.js";
-import {DEFAULT_REASONING} from "./chatReasoning.js";
+import {DEFAULT_REASONING, type ChatMessage} from "./common/GenerationRequest.js";
+import {APP_TENANT, namedConversationKey} from "./common/conversationKey.js";
+import {chatPromptTokens} from "./generation/ServeSlot.js";
 import type {OpenAiServer} from "./serveOpenAi.js";
 
 /** The app's replies default to this many tokens, as its single-sequence path does (streamChatReply.ts). */

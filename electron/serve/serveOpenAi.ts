@@ -27,34 +27,39 @@ import type {AddressInfo} from "node:net";
 import {resolveChatWrapper, type ChatWrapper} from "node-llama-cpp";
 import {TokenClock} from "../engine/runtime/generationTiming.js";
 import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
-import {OpenAiError} from "./OpenAiError.js";
-import {chatFinishReason, chunkBody, completionBody, usageChunkBody, timingsOf, type ChunkLogprobs, type Finished} from "./openAiResponses.js";
-import {parseChatCompletionRequest, parseCompletionRequest, type GenerationRequest} from "./parseGenerationRequest.js";
-import {readJsonBody} from "./readJsonBody.js";
-import type {SchedulingPolicy} from "./schedulingPolicies.js";
-import {QueueFullError, SequenceScheduler} from "./SequenceScheduler.js";
-import {chatPromptTokens, ServeSlot} from "./ServeSlot.js";
-import {cachedOrMeasuredKvCost} from "./kvCostCache.js";
-import {ConversationKvStore, type KvRestoreDecision} from "./ConversationKvStore.js";
-import {conversationKey, CONVERSATION_HEADER, OPEN_TENANT} from "./conversationKey.js";
-import {ApiKeyList} from "./apiKeys.js";
-import type {KvDiskBudget} from "./kvStateFolder.js";
-import {longestTokenBytes, minimumPromptTokens, promptTextBytes, refuseOverlongPrompt} from "./promptBound.js";
-import {countedPromptTokens, SYNC_TOKENIZE_BYTES, TokenCounter} from "./TokenCounter.js";
-import type {KvCostModel} from "./KvCostModel.js";
-import {SseWriter} from "./SseWriter.js";
-import {constraintsOf} from "./samplingOptions.js";
-import {CorsPolicy} from "./CorsPolicy.js";
-import {ENDPOINT_ALIASES, servedPath} from "./endpointAliases.js";
-import {ServedEmbeddings} from "./ServedEmbeddings.js";
-import type {ReplyFormat} from "./ReplyFormat.js";
-import {parseAnthropicCountTokensRequest, parseAnthropicMessagesRequest} from "./parseAnthropicRequest.js";
-import {anthropicErrorBody, anthropicMessageFormat} from "./anthropicReplies.js";
-import {parseResponsesRequest} from "./parseResponsesRequest.js";
-import {responsesFormat} from "./responsesReplies.js";
-import {newToolCallId, toolCallPrompt, type ToolCallPrompt} from "./toolCallPrompt.js";
-import {nativeReasoning, refuseReasoningWithoutChatLayer, templateReasoning, type TemplateReasoning} from "./chatReasoning.js";
-import {ToolCallStream, withoutUnfinishedCall, type ReplyDelta} from "./ToolCallStream.js";
+import {OpenAiError} from "./common/OpenAiError.js";
+import {
+    chatFinishReason, chunkBody, completionBody, timingsOf, usageChunkBody, type ChunkLogprobs, type Finished
+} from "./protocols/openai/replyBodies.js";
+import {type GenerationRequest} from "./common/GenerationRequest.js";
+import {parseChatCompletionRequest, parseCompletionRequest} from "./protocols/openai/parseGenerationRequest.js";
+import {readJsonBody} from "./http/readJsonBody.js";
+import type {SchedulingPolicy} from "./scheduling/schedulingPolicies.js";
+import {QueueFullError, SequenceScheduler} from "./scheduling/SequenceScheduler.js";
+import {chatPromptTokens, ServeSlot} from "./generation/ServeSlot.js";
+import {cachedOrMeasuredKvCost} from "./kv/kvCostCache.js";
+import {ConversationKvStore, type KvRestoreDecision} from "./kv/ConversationKvStore.js";
+import {conversationKey, CONVERSATION_HEADER, OPEN_TENANT} from "./common/conversationKey.js";
+import {ApiKeyList} from "./http/apiKeys.js";
+import type {KvDiskBudget} from "./kv/kvStateFolder.js";
+import {longestTokenBytes, minimumPromptTokens, promptTextBytes, refuseOverlongPrompt} from "./generation/promptBound.js";
+import {countedPromptTokens, SYNC_TOKENIZE_BYTES, TokenCounter} from "./generation/TokenCounter.js";
+import type {KvCostModel} from "./kv/KvCostModel.js";
+import {SseWriter} from "./common/SseWriter.js";
+import {constraintsOf} from "./generation/samplingOptions.js";
+import {CorsPolicy} from "./http/CorsPolicy.js";
+import {ENDPOINT_ALIASES, servedPath} from "./http/endpointAliases.js";
+import {ServedEmbeddings} from "./protocols/embeddings/ServedEmbeddings.js";
+import type {ReplyFormat} from "./protocols/ReplyFormat.js";
+import {parseAnthropicCountTokensRequest, parseAnthropicMessagesRequest} from "./protocols/anthropic/parseAnthropicRequest.js";
+import {anthropicErrorBody, anthropicMessageFormat} from "./protocols/anthropic/anthropicReplies.js";
+import {parseResponsesRequest} from "./protocols/responses/parseResponsesRequest.js";
+import {responsesFormat} from "./protocols/responses/responsesReplies.js";
+import {newToolCallId, toolCallPrompt, type ToolCallPrompt} from "./generation/chatLayer/toolCallPrompt.js";
+import {
+    nativeReasoning, refuseReasoningWithoutChatLayer, templateReasoning, type TemplateReasoning
+} from "./generation/chatLayer/chatReasoning.js";
+import {ToolCallStream, withoutUnfinishedCall, type ReplyDelta} from "./generation/chatLayer/ToolCallStream.js";
 
 /** Request bodies beyond this are refused (413): room for a full context of text several times over. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;

@@ -24,7 +24,7 @@ const STAND_INS = {
     // ServerPreset.tinyllama2: stories260K, a llama without a chat template (llama-server then uses ChatML)
     "ggml-org/test-model-stories260K": {},
     // ServerPreset.bert_bge_small(_with_fa): an embedding model; tensorwise embeds with any served model, and a llama
-    // GGUF without a pooling type pools the last token (electron/serve/ServedEmbeddings.ts)
+    // GGUF without a pooling type pools the last token (electron/serve/protocols/embeddings/ServedEmbeddings.ts)
     "ggml-org/models/bert-bge-small/ggml-model-f16.gguf": {}
 };
 

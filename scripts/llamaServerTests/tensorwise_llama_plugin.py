@@ -1,6 +1,6 @@
 """pytest plugin for running llama.cpp's server tests (tools/server/tests) against `tensorwise serve`.
 
-Loaded with `-p tensorwise_llama_plugin` by electron/serve/llamaServerTests.cpu.test.ts; llama.cpp's files are not
+Loaded with `-p tensorwise_llama_plugin` by electron/serve/compat/llamaServerTests.cpu.test.ts; llama.cpp's files are not
 changed. It does five things, each for a reason that has nothing to do with what the tests check:
 
 - The Python `openai` package is not in Debian 12 (the only registry CI reaches for Python). Only where it is missing,

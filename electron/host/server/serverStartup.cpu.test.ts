@@ -1,7 +1,7 @@
 /**
  * A server start through the host as the Server screen drives it (the real engine child on a generated model): the
  * `server.state` pushes carry each start-up step in order while the status is `starting`, with the KV measurement's
- * progress; the KV costs measured at the first start are kept (electron/serve/kvCostCache.ts) so a second start with
+ * progress; the KV costs measured at the first start are kept (electron/serve/kv/kvCostCache.ts) so a second start with
  * the same model and settings has no measuring step; other settings measure again; a kept file that is corrupt or
  * edited is measured again and replaced; a reply being written when the server starts is a step of its own.
  */
