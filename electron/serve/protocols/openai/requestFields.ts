@@ -16,28 +16,21 @@
 import {checkLimit, TEXT_LIMITS, type LimitName} from "../../../contract/limits.js";
 import {OpenAiError} from "../../common/OpenAiError.js";
 import {
-    REASONING_EFFORTS, REASONING_FORMATS, type LogprobsRequest, type OutputConstraint, type ReasoningEffort, type ReasoningFormat, type ReasoningRequest, type ToolChoice, type ToolDefinition
+    REASONING_EFFORTS, REASONING_FORMATS, type LogprobsRequest, type OutputConstraint, type ReasoningEffort, type ReasoningFormat, type ReasoningRequest,
+    type SamplingRequest, type ToolChoice, type ToolDefinition
 } from "../../common/GenerationRequest.js";
 import {readToolChoice, readTools} from "./toolRequest.js";
 
 export type Endpoint = "chat" | "completion";
 
-/** What the fields read so far set; the parser starts from {@link emptyDraft} and fills it field by field. */
-export type FieldDraft = {
-    model: string | null;
+/**
+ * What the fields read so far set; the parser starts from {@link emptyDraft} and fills it field by field. The sampling
+ * fields are {@link SamplingRequest}'s, but for those kept with the field that sent them (checked later, once the
+ * endpoint or the model is known), `temperature` (defaulted later) and `logprobs` / `top_logprobs` (checked together).
+ */
+export type FieldDraft = Omit<SamplingRequest, "maxTokens" | "temperature" | "logitBias" | "constraint" | "logprobs"> & {
     maxTokens: {value: number; field: string} | undefined;
     temperature: number | undefined;
-    topP: number | undefined;
-    topK: number | undefined;
-    minP: number | undefined;
-    seed: number | undefined;
-    stop: string[];
-    stream: boolean;
-    includeUsage: boolean;
-    frequencyPenalty: number | undefined;
-    presencePenalty: number | undefined;
-    repeatPenalty: number | undefined;
-    repeatLastN: number | undefined;
     /** Token id → bias, as sent (ids are checked against the vocabulary once the model is known: samplingOptions.ts). */
     logitBias: Map<number, number>;
     constraint: {value: OutputConstraint; field: string} | null;
