@@ -7,10 +7,10 @@
  * ToolResultBlockParam). Anthropic's server tools (bash, web_search, text_editor…) run on Anthropic's side and are
  * refused by name, as is every field this server cannot honour.
  */
-import {checkLimit, TEXT_LIMITS} from "../../../contract/limits.js";
+import {TEXT_LIMITS} from "../../../contract/limits.js";
 import {OpenAiError} from "../../common/OpenAiError.js";
 import {type ToolCall, type ToolChoice, type ToolDefinition, type ToolUse} from "../../common/GenerationRequest.js";
-import {functionName, isPlainObject, parametersOf, toolCallId} from "../openai/toolRequest.js";
+import {functionName, isPlainObject, parametersOf, readToolList, toolCallId, type ToolShape} from "../openai/toolRequest.js";
 
 const TOOL_KEYS = new Set(["type", "name", "description", "input_schema", "cache_control", "strict", "eager_input_streaming"]);
 
@@ -27,30 +27,20 @@ export function checkCacheControl(value: unknown, param: string): void {
         throw bad(param, `${param} must be {"type": "ephemeral"}, optionally with "ttl": "5m" or "1h".`);
 }
 
-/** `tools`: custom tools `{name, description?, input_schema, cache_control?, strict?, eager_input_streaming?}` with distinct names. */
-export function readAnthropicTools(value: unknown): ToolDefinition[] {
-    if (!Array.isArray(value))
-        throw bad("tools", "`tools` must be a list of {\"name\", \"description\", \"input_schema\"} objects.");
-    const count = checkLimit("toolCount", value.length);
-    if (!count.ok)
-        throw bad("tools", `\`tools\`: ${count.message}`);
-    const names = new Set<string>();
-    return value.map((tool: unknown, index) => {
-        const at = `tools[${index}]`;
-        if (!isPlainObject(tool))
-            throw bad(at, `\`${at}\` must be an object {"name", "description", "input_schema"}.`);
+/** An Anthropic custom tool: `{name, description?, input_schema, cache_control?, strict?, eager_input_streaming?}`. */
+const ANTHROPIC_TOOL: ToolShape = {
+    list: "a list of {\"name\", \"description\", \"input_schema\"} objects",
+    item: "{\"name\", \"description\", \"input_schema\"}",
+    open: (tool, at) => {
         if (tool.type != null && tool.type !== "custom")
             throw bad(`${at}.type`, `\`${at}.type\` is ${JSON.stringify(String(tool.type).slice(0, 40))}: Anthropic's server tools run on Anthropic's side; ` +
                 "this server calls custom tools only (leave `type` out or send \"custom\").");
         for (const key of Object.keys(tool))
             if (!TOOL_KEYS.has(key))
                 throw bad(`${at}.${key.slice(0, 40)}`, `\`${at}.${key.slice(0, 40)}\` is not supported by this server (a tool takes ${[...TOOL_KEYS].join(", ")}).`);
-        const name = functionName(tool.name, `${at}.name`);
-        if (names.has(name))
-            throw bad(`${at}.name`, `\`${at}.name\` repeats the tool name ${JSON.stringify(name)}: each tool needs its own name.`);
-        names.add(name);
-        if (tool.description != null && (typeof tool.description !== "string" || tool.description.length > TEXT_LIMITS.message))
-            throw bad(`${at}.description`, `\`${at}.description\` must be a string of at most ${TEXT_LIMITS.message} characters.`);
+        return {fields: tool, at};
+    },
+    close: (tool, _fields, at) => {
         if (!isPlainObject(tool.input_schema) || tool.input_schema.type !== "object")
             throw bad(`${at}.input_schema`, `\`${at}.input_schema\` must be a JSON schema of "type": "object" (a tool's input is one JSON object).`);
         // strict or not, the input is always held to the schema by grammar; it always streams as it is generated
@@ -58,8 +48,13 @@ export function readAnthropicTools(value: unknown): ToolDefinition[] {
             if (tool[flag] != null && typeof tool[flag] !== "boolean")
                 throw bad(`${at}.${flag}`, `\`${at}.${flag}\` must be true or false.`);
         checkCacheControl(tool.cache_control, `\`${at}.cache_control\``);
-        return {name, description: (tool.description as string | undefined) ?? null, parameters: parametersOf(tool.input_schema, `${at}.input_schema`)};
-    });
+        return parametersOf(tool.input_schema, `${at}.input_schema`);
+    }
+};
+
+/** `tools`: custom tools `{name, description?, input_schema, cache_control?, strict?, eager_input_streaming?}` with distinct names. */
+export function readAnthropicTools(value: unknown): ToolDefinition[] {
+    return readToolList(value, "tools", ANTHROPIC_TOOL);
 }
 
 /** `tool_choice` as the server's choice, and whether parallel calls are allowed (`disable_parallel_tool_use`). */

@@ -29,18 +29,59 @@ export function functionName(value: unknown, field: string): string {
     return value;
 }
 
-/** `tools`: an array of `{type: "function", function: {name, description?, parameters?, strict?}}` with distinct names. */
-export function readTools(value: unknown, field: string): ToolDefinition[] {
+/**
+ * How one dialect writes a tool in its `tools` list, for {@link readToolList}: what an item looks like (for the
+ * messages), the dialect's own checks before the name is read (returning the object that holds `name` and
+ * `description`, and its path), and those after it (returning the function's parameters).
+ */
+export type ToolShape = {
+    /** The list as the dialect writes it, for the message about a `tools` that is not one. */
+    list: string;
+    /** One item as the dialect writes it. */
+    item: string;
+    /** Checks `tool`'s own fields; the object holding `name` and `description`, and its path (`tools[0].function`). */
+    open(tool: Record<string, unknown>, at: string): {fields: Record<string, unknown>; at: string};
+    /** Checks what follows the name and description; the function's parameters (a JSON schema of an object). */
+    close(tool: Record<string, unknown>, fields: Record<string, unknown>, at: string): Record<string, unknown>;
+};
+
+/**
+ * A `tools` list in any dialect: a list of at most the tool-count limit, each item an object of `shape`, each name a
+ * function name of its own, each description a string within the message limit.
+ */
+export function readToolList(value: unknown, field: string, shape: ToolShape): ToolDefinition[] {
     if (!Array.isArray(value))
-        throw bad(field, `\`${field}\` must be an array of {"type": "function", "function": {...}} objects.`);
+        throw bad(field, `\`${field}\` must be ${shape.list}.`);
     const count = checkLimit("toolCount", value.length);
     if (!count.ok)
         throw bad(field, `\`${field}\`: ${count.message}`);
     const names = new Set<string>();
     return value.map((tool: unknown, index) => {
-        const at = `${field}[${index}]`;
+        const itemAt = `${field}[${index}]`;
         if (!isPlainObject(tool))
-            throw bad(at, `\`${at}\` must be an object {"type": "function", "function": {...}}.`);
+            throw bad(itemAt, `\`${itemAt}\` must be an object ${shape.item}.`);
+        const {fields, at} = shape.open(tool, itemAt);
+        const name = functionName(fields.name, `${at}.name`);
+        if (names.has(name))
+            throw bad(`${at}.name`, `\`${at}.name\` repeats the tool name ${JSON.stringify(name)}: each tool needs its own name.`);
+        names.add(name);
+        if (fields.description != null && (typeof fields.description !== "string" || fields.description.length > TEXT_LIMITS.message))
+            throw bad(`${at}.description`, `\`${at}.description\` must be a string of at most ${TEXT_LIMITS.message} characters.`);
+        return {name, description: (fields.description as string | undefined) ?? null, parameters: shape.close(tool, fields, at)};
+    });
+}
+
+/** `strict` on a tool: true or false (strict or not, the arguments are always held to the schema by grammar). */
+export function checkStrict(fields: Record<string, unknown>, at: string): void {
+    if (fields.strict != null && typeof fields.strict !== "boolean")
+        throw bad(`${at}.strict`, `\`${at}.strict\` must be true or false.`);
+}
+
+/** Chat completions' tool: `{type: "function", function: {name, description?, parameters?, strict?}}`. */
+const CHAT_TOOL: ToolShape = {
+    list: "an array of {\"type\": \"function\", \"function\": {...}} objects",
+    item: "{\"type\": \"function\", \"function\": {...}}",
+    open: (tool, at) => {
         for (const key of Object.keys(tool))
             if (!TOOL_KEYS.has(key))
                 throw bad(`${at}.${key.slice(0, 40)}`, `\`${at}.${key.slice(0, 40)}\` is not a field of a tool (it takes "type" and "function").`);
@@ -53,17 +94,17 @@ export function readTools(value: unknown, field: string): ToolDefinition[] {
             if (!FUNCTION_KEYS.has(key))
                 throw bad(`${at}.function.${key.slice(0, 40)}`,
                     `\`${at}.function.${key.slice(0, 40)}\` is not a field of a function (it takes "name", "description", "parameters" and "strict").`);
-        const name = functionName(fn.name, `${at}.function.name`);
-        if (names.has(name))
-            throw bad(`${at}.function.name`, `\`${at}.function.name\` repeats the tool name ${JSON.stringify(name)}: each tool needs its own name.`);
-        names.add(name);
-        if (fn.description != null && (typeof fn.description !== "string" || fn.description.length > TEXT_LIMITS.message))
-            throw bad(`${at}.function.description`, `\`${at}.function.description\` must be a string of at most ${TEXT_LIMITS.message} characters.`);
-        // strict or not, the arguments are always held to the schema by grammar
-        if (fn.strict != null && typeof fn.strict !== "boolean")
-            throw bad(`${at}.function.strict`, `\`${at}.function.strict\` must be true or false.`);
-        return {name, description: (fn.description as string | undefined) ?? null, parameters: parametersOf(fn.parameters, `${at}.function.parameters`)};
-    });
+        return {fields: fn, at: `${at}.function`};
+    },
+    close: (_tool, fn, at) => {
+        checkStrict(fn, at);
+        return parametersOf(fn.parameters, `${at}.parameters`);
+    }
+};
+
+/** `tools`: an array of `{type: "function", function: {name, description?, parameters?, strict?}}` with distinct names. */
+export function readTools(value: unknown, field: string): ToolDefinition[] {
+    return readToolList(value, field, CHAT_TOOL);
 }
 
 /** A function's parameters: a JSON schema of an object (its arguments are always one JSON object). */

@@ -7,10 +7,10 @@
  * ResponseFunctionToolCall, ResponseInputItem.FunctionCallOutput). Hosted tools (web_search, file_search,
  * code_interpreter, mcp…) run on OpenAI's side and are refused by name.
  */
-import {checkLimit, TEXT_LIMITS} from "../../../contract/limits.js";
+import {TEXT_LIMITS} from "../../../contract/limits.js";
 import {OpenAiError} from "../../common/OpenAiError.js";
 import {type ToolCall, type ToolDefinition, type ToolUse} from "../../common/GenerationRequest.js";
-import {functionName, isPlainObject, parametersOf, toolCallId, toolUseOf} from "../openai/toolRequest.js";
+import {checkStrict, functionName, isPlainObject, parametersOf, readToolList, toolCallId, toolUseOf, type ToolShape} from "../openai/toolRequest.js";
 
 const FUNCTION_KEYS = new Set(["type", "name", "description", "parameters", "strict"]);
 
@@ -18,34 +18,28 @@ function bad(field: string, message: string): OpenAiError {
     return OpenAiError.badRequest(message, field);
 }
 
-/** `tools`: function tools with distinct names; `strict` or not, the arguments are always held to the schema by grammar. */
-export function readResponsesTools(value: unknown): ToolDefinition[] {
-    if (!Array.isArray(value))
-        throw bad("tools", "`tools` must be a list of {\"type\": \"function\", \"name\", \"parameters\"} objects.");
-    const count = checkLimit("toolCount", value.length);
-    if (!count.ok)
-        throw bad("tools", `\`tools\`: ${count.message}`);
-    const names = new Set<string>();
-    return value.map((tool: unknown, index) => {
-        const at = `tools[${index}]`;
-        if (!isPlainObject(tool))
-            throw bad(at, `\`${at}\` must be an object {"type": "function", "name", "parameters"}.`);
+/** A Responses function tool: `{type: "function", name, description?, parameters?, strict?}`. */
+const RESPONSES_TOOL: ToolShape = {
+    list: "a list of {\"type\": \"function\", \"name\", \"parameters\"} objects",
+    item: "{\"type\": \"function\", \"name\", \"parameters\"}",
+    open: (tool, at) => {
         if (tool.type !== "function")
             throw bad(`${at}.type`, `\`${at}.type\` is ${JSON.stringify(String(tool.type).slice(0, 40))}: hosted tools run on OpenAI's side; this server calls ` +
                 "function tools only.");
         for (const key of Object.keys(tool))
             if (!FUNCTION_KEYS.has(key))
                 throw bad(`${at}.${key.slice(0, 40)}`, `\`${at}.${key.slice(0, 40)}\` is not a field of a function tool (it takes ${[...FUNCTION_KEYS].join(", ")}).`);
-        const name = functionName(tool.name, `${at}.name`);
-        if (names.has(name))
-            throw bad(`${at}.name`, `\`${at}.name\` repeats the tool name ${JSON.stringify(name)}: each tool needs its own name.`);
-        names.add(name);
-        if (tool.description != null && (typeof tool.description !== "string" || tool.description.length > TEXT_LIMITS.message))
-            throw bad(`${at}.description`, `\`${at}.description\` must be a string of at most ${TEXT_LIMITS.message} characters.`);
-        if (tool.strict != null && typeof tool.strict !== "boolean")
-            throw bad(`${at}.strict`, `\`${at}.strict\` must be true or false.`);
-        return {name, description: (tool.description as string | undefined) ?? null, parameters: parametersOf(tool.parameters, `${at}.parameters`)};
-    });
+        return {fields: tool, at};
+    },
+    close: (tool, _fields, at) => {
+        checkStrict(tool, at);
+        return parametersOf(tool.parameters, `${at}.parameters`);
+    }
+};
+
+/** `tools`: function tools with distinct names; `strict` or not, the arguments are always held to the schema by grammar. */
+export function readResponsesTools(value: unknown): ToolDefinition[] {
+    return readToolList(value, "tools", RESPONSES_TOOL);
 }
 
 /** `tool_choice`: "none", "auto", "required" or `{type: "function", name}`. */
