@@ -6,7 +6,7 @@ import {canonicalCorsOrigins} from "../../contract/corsOrigins.js";
 import {API_KEY_ENV, badApiKey, parseApiKeys} from "../../serve/http/apiKeys.js";
 import type {KvDiskBudget} from "../../serve/kv/kvStateFolder.js";
 import {SCHEDULING_POLICY_NAMES, type SchedulingPolicyName} from "../../serve/scheduling/schedulingPolicies.js";
-import {refuseOpenHost} from "../../serve/serveOpenAi.js";
+import {refuseOpenHost} from "../../serve/http/HttpServer.js";
 import type {CliIo} from "../CliIo.js";
 import {flagKnobs, flagNumber, flagThreads, KNOB_OPTIONS, KNOB_USAGE, parseBudget, parseGpu, type FlagValue} from "../flags.js";
 import {UsageError} from "../UsageError.js";

@@ -5,8 +5,7 @@
  */
 import {randomBytes} from "node:crypto";
 import {OpenAiError} from "../../common/OpenAiError.js";
-import {cachedPromptTokens, type Finished} from "../openai/replyBodies.js";
-import type {ReplyFormat} from "../ReplyFormat.js";
+import {cachedPromptTokens, type Finished, type ReplyFormat} from "../ReplyFormat.js";
 import type {SseWriter} from "../../common/SseWriter.js";
 import type {ToolCall} from "../../common/GenerationRequest.js";
 

@@ -2,11 +2,10 @@
  * Response bodies in OpenAI's shapes (`chat.completion`, `chat.completion.chunk`, `text_completion`), each with
  * `usage` and our engine-side `timings`.
  */
-import type {GenerationTiming} from "../../../contract/timing.js";
 import type {KvFallback, KvPreparation} from "../../kv/ConversationKvStore.js";
 import {type TokenLogprob} from "../../generation/tokenPiece.js";
 import {chatLogprobs, completionLogprobs} from "./openAiLogprobs.js";
-import type {ToolCall} from "../../common/GenerationRequest.js";
+import {cachedPromptTokens, type Finished} from "../ReplyFormat.js";
 import type {ReplyDelta} from "../../generation/chatLayer/ToolCallStream.js";
 
 export type Usage = {
@@ -49,26 +48,6 @@ export type KvTimings = {
     fallback: KvFallback | null;
 };
 
-/** What a finished generation reports. */
-export type Finished = {
-    id: string; created: number; model: string; kind: "chat" | "completion";
-    text: string; finishReason: "stop" | "length"; promptTokens: number; timing: GenerationTiming;
-    /** The stop sequence that ended the text, else `null` (an end-of-generation token, or the length). */
-    stopSequence: string | null;
-    queueMs: number; promptTokensEvaluated: number; sequence: number;
-    conversation: string | null; kv: KvPreparation;
-    /** Per token of `text` when the request asked for logprobs; `null` otherwise. `promptLength`: the completion prompt's length (its text_offset start). */
-    logprobs: TokenLogprob[] | null; promptLength: number;
-    /** The reply parsed by llama.cpp's chat layer (a request with tools: toolCallPrompt.ts); `text` is then its content. */
-    toolCalls?: readonly ToolCall[];
-    /**
-     * A reasoning model's thinking, separated by llama.cpp's chat layer ("" when none), and the generated tokens it took:
-     * those before the piece of text in which the answer began (all of them when it never began).
-     */
-    reasoning: string;
-    reasoningTokens: number;
-};
-
 /** Tokens of a stream chunk, and (completions) where the first starts in the prompt followed by the reply. */
 export type ChunkLogprobs = {tokens: readonly TokenLogprob[]; offset: number};
 
@@ -76,11 +55,6 @@ function logprobsOf(kind: "chat" | "completion", logprobs: ChunkLogprobs | null 
     if (logprobs == null)
         return null;
     return kind === "chat" ? chatLogprobs(logprobs.tokens) : completionLogprobs(logprobs.tokens, logprobs.offset);
-}
-
-/** Prompt tokens whose KV cache was reused (this conversation's prefix still in the sequence) rather than evaluated. */
-export function cachedPromptTokens(finished: Pick<Finished, "promptTokens" | "promptTokensEvaluated">): number {
-    return Math.max(0, finished.promptTokens - finished.promptTokensEvaluated);
 }
 
 export function usageOf(finished: Pick<Finished, "promptTokens" | "timing" | "promptTokensEvaluated">): Usage {

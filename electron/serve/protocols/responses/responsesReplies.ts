@@ -11,9 +11,8 @@
  * `response.incomplete` when `max_output_tokens` cut it short, as OpenAI ends such a response).
  */
 import {randomBytes} from "node:crypto";
-import {cachedPromptTokens, type Finished} from "../openai/replyBodies.js";
+import {cachedPromptTokens, type Finished, type ReplyFormat, type ReplyStart} from "../ReplyFormat.js";
 import type {ResponsesRequest} from "./parseResponsesRequest.js";
-import type {ReplyFormat, ReplyStart} from "../ReplyFormat.js";
 import type {SseWriter} from "../../common/SseWriter.js";
 import {newToolCallId} from "../../generation/chatLayer/toolCallPrompt.js";
 import type {ToolCall} from "../../common/GenerationRequest.js";
