@@ -102,26 +102,26 @@ export const MUTANTS = [
     {
         id: "conversations-non-atomic",
         description: "conversations are written in place instead of temp file + rename",
-        file: "electron/host/ConversationStore.ts",
+        file: "electron/host/conversations/ConversationStore.ts",
         find: "const temp = `${file}.${process.pid}.${randomUUID().slice(0, 8)}${TEMP_SUFFIX}`;",
         replace: "const temp = file;",
-        tests: ["electron/host/ConversationStore.test.ts"]
+        tests: ["electron/host/conversations/ConversationStore.test.ts"]
     },
     {
         id: "conversations-no-fsync",
         description: "the temp file is not fsynced before the rename",
-        file: "electron/host/ConversationStore.ts",
+        file: "electron/host/conversations/ConversationStore.ts",
         find: "await handle.writeFile(data, \"utf8\");\n        await handle.sync();",
         replace: "await handle.writeFile(data, \"utf8\");",
-        tests: ["electron/host/ConversationStore.test.ts"]
+        tests: ["electron/host/conversations/ConversationStore.test.ts"]
     },
     {
         id: "conversations-no-dir-fsync",
         description: "the directory is not fsynced after the rename",
-        file: "electron/host/ConversationStore.ts",
+        file: "electron/host/conversations/ConversationStore.ts",
         find: "await syncDirectory(path.dirname(file), io);",
         replace: "",
-        tests: ["electron/host/ConversationStore.test.ts"]
+        tests: ["electron/host/conversations/ConversationStore.test.ts"]
     },
     {
         id: "stale-guard-restart",
@@ -174,10 +174,10 @@ export const MUTANTS = [
     {
         id: "any-model-path",
         description: "web mode opens any path a request names (an oracle for files outside the models folder)",
-        file: "electron/host/ModelAccess.ts",
+        file: "electron/host/model/ModelAccess.ts",
         find: "if (this.options.anyPath === true || this.approved.has(candidate))",
         replace: "if (this.options.anyPath !== true || this.approved.has(candidate))",
-        tests: ["electron/host/ModelAccess.test.ts"]
+        tests: ["electron/host/model/ModelAccess.test.ts"]
     },
     {
         id: "cli-output-raw",
@@ -246,10 +246,10 @@ export const MUTANTS = [
     {
         id: "library-overwrites-other-writers",
         description: "the app's model library writes its stale copy over a model tensorwise pull added meanwhile",
-        file: "electron/host/ModelLibrary.ts",
+        file: "electron/host/model/ModelLibrary.ts",
         find: "if (this.reading == null || (mtime != null && mtime !== this.knownMtimeMs))",
         replace: "if (this.reading == null)",
-        tests: ["electron/host/ModelLibrary.test.ts"]
+        tests: ["electron/host/model/ModelLibrary.test.ts"]
     },
     {
         id: "conversation-duplicate-message-ids",
@@ -342,7 +342,7 @@ export const MUTANTS = [
     {
         id: "refused-reply-saved-empty",
         description: "a reply refused or failed before its first text is saved as an empty message after the user's",
-        file: "electron/host/ChatStream.ts",
+        file: "electron/host/chat/ChatStream.ts",
         find: "const kept = stoppedByUser || this.text !== \"\";",
         replace: "const kept = true;",
         tests: ["electron/host/HostService.test.ts"]

@@ -8,13 +8,13 @@ import type {EngineState, EventName, Events, LibraryLoad, LoadedModelState, Requ
 import type {EngineChatRequest} from "../contract/engineProtocol.js";
 import type {BenchRunner} from "./bench/BenchRunner.js";
 import type {BenchStore} from "./bench/BenchStore.js";
-import type {ChatStream} from "./ChatStream.js";
-import type {ConversationStore} from "./ConversationStore.js";
-import type {EngineClient} from "./EngineClient.js";
-import type {ModelAccess} from "./ModelAccess.js";
+import type {ChatStream} from "./chat/ChatStream.js";
+import type {ConversationStore} from "./conversations/ConversationStore.js";
+import type {EngineClient} from "./engineChild/EngineClient.js";
+import type {ModelAccess} from "./model/ModelAccess.js";
 import type {ServerControl} from "./server/ServerControl.js";
-import type {ModelFolders} from "./ModelFolders.js";
-import type {ModelLibrary} from "./ModelLibrary.js";
+import type {ModelFolders} from "./model/ModelFolders.js";
+import type {ModelLibrary} from "./model/ModelLibrary.js";
 import type {UploadedCopies} from "./model/UploadedCopies.js";
 import type {RpcServers} from "./rpc/RpcServers.js";
 

@@ -10,8 +10,8 @@ import {makeSyntheticModel} from "../engine/writer/makeSyntheticModel.js";
 import {startLocalHub, type LocalHub} from "../engine/hub/testing/startLocalHub.js";
 import {PARTIAL_DIR} from "../engine/hub/pullModel.js";
 import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
-import {ConversationStore} from "./ConversationStore.js";
-import {defaultEngineEntry, EngineClient} from "./EngineClient.js";
+import {ConversationStore} from "./conversations/ConversationStore.js";
+import {defaultEngineEntry, EngineClient} from "./engineChild/EngineClient.js";
 import type {HostClient} from "./HostContext.js";
 import {HostService} from "./HostService.js";
 

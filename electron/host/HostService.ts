@@ -12,22 +12,22 @@ import {BenchRunner} from "./bench/BenchRunner.js";
 import {benchRequests} from "./bench/benchRequests.js";
 import {BenchStore} from "./bench/BenchStore.js";
 import {chatRequests} from "./chat/chatRequests.js";
-import {ChatStream, type ChatStreamSink} from "./ChatStream.js";
+import {ChatStream, type ChatStreamSink} from "./chat/ChatStream.js";
 import {checkRequest} from "./checkRequest.js";
 import {conversationRequests} from "./conversations/conversationRequests.js";
-import type {ConversationStore} from "./ConversationStore.js";
+import type {ConversationStore} from "./conversations/ConversationStore.js";
 import {dialogRequests} from "./dialogs/dialogRequests.js";
-import type {EngineClient, EngineClientState} from "./EngineClient.js";
+import type {EngineClient, EngineClientState} from "./engineChild/EngineClient.js";
 import {
     REPLY_RUNNING_MESSAGE, toLibraryLoad, type HostClient, type HostContext, type HostPlatform, type LoadRequest, type ReplyRequest, type ReplySlot, type RequestHandlers,
     type SharedHostState
 } from "./HostContext.js";
 import {modelRequests} from "./model/modelRequests.js";
-import {ModelAccess, type ModelAccessOptions} from "./ModelAccess.js";
+import {ModelAccess, type ModelAccessOptions} from "./model/ModelAccess.js";
 import {serverRequests} from "./server/serverRequests.js";
 import {SERVER_SETTINGS_FILE, ServerControl} from "./server/ServerControl.js";
-import {ModelFolders} from "./ModelFolders.js";
-import {LIBRARY_FILE, ModelLibrary} from "./ModelLibrary.js";
+import {ModelFolders} from "./model/ModelFolders.js";
+import {LIBRARY_FILE, ModelLibrary} from "./model/ModelLibrary.js";
 import {libraryRequests} from "./model/libraryRequests.js";
 import {hubRequests} from "./model/hubRequests.js";
 import {UploadedCopies} from "./model/UploadedCopies.js";

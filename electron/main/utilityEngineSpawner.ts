@@ -4,7 +4,7 @@
  * (electron/engineProcess/engineMain.ts). Call only after the app's `ready` event.
  */
 import {utilityProcess} from "electron";
-import type {EngineSpawner} from "../host/forkEngineProcess.js";
+import type {EngineSpawner} from "../host/engineChild/forkEngineProcess.js";
 
 /** An {@link EngineSpawner} for EngineClient that starts the engine with `utilityProcess.fork`. */
 export const utilityEngineSpawner: EngineSpawner = (entry, {env}) => {

@@ -2,8 +2,8 @@ import {promises as fs} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {afterEach, beforeEach, describe, expect, it} from "vitest";
-import {ConversationStore} from "../ConversationStore.js";
-import {EngineClient} from "../EngineClient.js";
+import {ConversationStore} from "../conversations/ConversationStore.js";
+import {EngineClient} from "../engineChild/EngineClient.js";
 import type {HostClient} from "../HostContext.js";
 import {HostService} from "../HostService.js";
 

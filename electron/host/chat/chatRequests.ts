@@ -7,7 +7,7 @@ import {randomUUID} from "node:crypto";
 import type {ChatMessage} from "../../contract/ipc.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import type {HostClient, HostContext, ReplyRequest, ReplySlot, RequestHandlers} from "../HostContext.js";
-import {replySettings} from "../replySettings.js";
+import {replySettings} from "./replySettings.js";
 
 type ChatRequestName = "chat.send" | "chat.regenerate" | "chat.edit" | "chat.stop";
 

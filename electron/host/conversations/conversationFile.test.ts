@@ -7,7 +7,7 @@ import type {ChatMessage, Conversation, RequestArg, RequestName, RequestResult} 
 import {TEXT_LIMITS} from "../../contract/limits.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import {checkRequest} from "../checkRequest.js";
-import {ConversationStore} from "../ConversationStore.js";
+import {ConversationStore} from "./ConversationStore.js";
 import type {HostContext} from "../HostContext.js";
 import type {HostClient} from "../HostContext.js";
 import {conversationRequests} from "./conversationRequests.js";

@@ -13,8 +13,8 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {ServerStartupStep, ServerState} from "../../contract/ipc.js";
 import {requiredOrSkip} from "../../engine/testing/requiredOrSkip.js";
 import {makeSyntheticModel} from "../../engine/writer/makeSyntheticModel.js";
-import {ConversationStore} from "../ConversationStore.js";
-import {defaultEngineEntry, EngineClient} from "../EngineClient.js";
+import {ConversationStore} from "../conversations/ConversationStore.js";
+import {defaultEngineEntry, EngineClient} from "../engineChild/EngineClient.js";
 import {HostService} from "../HostService.js";
 import {hostEventRecorder} from "../testing/hostEventRecorder.js";
 

@@ -2,7 +2,7 @@ import {existsSync} from "node:fs";
 import {afterEach, describe, expect, it} from "vitest";
 import {defaultEngineEntry, EngineClient, type EngineClientState} from "./EngineClient.js";
 import {forkEngineProcess, type EngineSpawner} from "./forkEngineProcess.js";
-import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
+import {requiredOrSkip} from "../../engine/testing/requiredOrSkip.js";
 
 const entry = defaultEngineEntry();
 const missing = requiredOrSkip("EngineClient tests", existsSync(entry) ? null : `the engine is not built (${entry}); run \`npm run build\``);

@@ -5,13 +5,13 @@ import {copyFile, mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile} from 
 import os from "node:os";
 import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import type {FolderModels} from "../contract/ipc.js";
-import {makeSyntheticModel} from "../engine/writer/makeSyntheticModel.js";
-import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
-import {ConversationStore} from "./ConversationStore.js";
-import {defaultEngineEntry, EngineClient} from "./EngineClient.js";
-import type {HostClient} from "./HostContext.js";
-import {HostService} from "./HostService.js";
+import type {FolderModels} from "../../contract/ipc.js";
+import {makeSyntheticModel} from "../../engine/writer/makeSyntheticModel.js";
+import {requiredOrSkip} from "../../engine/testing/requiredOrSkip.js";
+import {ConversationStore} from "../conversations/ConversationStore.js";
+import {defaultEngineEntry, EngineClient} from "../engineChild/EngineClient.js";
+import type {HostClient} from "../HostContext.js";
+import {HostService} from "../HostService.js";
 
 const missing = requiredOrSkip("the models folders through the host", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 

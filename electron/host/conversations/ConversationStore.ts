@@ -13,88 +13,20 @@
 import {randomUUID} from "node:crypto";
 import {constants as fsConstants, promises as fs} from "node:fs";
 import path from "node:path";
-import type {ChatMessage, ChatSettings, Conversation, ConversationNotice, ConversationSearchHit, ConversationSummary} from "../contract/ipc.js";
-import {TensorwiseError} from "../contract/TensorwiseError.js";
-import {checkStoredConversation} from "./conversations/checkStoredConversation.js";
-import {ConversationSearch} from "./conversations/ConversationSearch.js";
-import {PRIVATE_DIR_MODE, PRIVATE_FILE_MODE} from "./privateDataDir.js";
-import {storageFailure} from "./storageFailure.js";
+import type {ChatMessage, ChatSettings, Conversation, ConversationNotice, ConversationSearchHit, ConversationSummary} from "../../contract/ipc.js";
+import {TensorwiseError} from "../../contract/TensorwiseError.js";
+import {checkStoredConversation} from "./checkStoredConversation.js";
+import {ConversationSearch} from "./ConversationSearch.js";
+import {PRIVATE_DIR_MODE} from "../storage/privateDataDir.js";
+import {nodeAtomicIo, TEMP_SUFFIX, writeFileAtomic, type AtomicWriteIo} from "../storage/writeFileAtomic.js";
+import {storageFailure} from "../storage/storageFailure.js";
 
 const INDEX_FILE = "index.json";
-const TEMP_SUFFIX = ".tmp";
 const DEFAULT_TITLE = "New chat";
 const TITLE_CHARS = 48;
 const ID_PATTERN = /^[A-Za-z0-9-]{1,64}$/;
 /** Where conversation files that cannot be read are moved, inside the conversations folder. */
 export const DAMAGED_DIR = "damaged";
-
-/** An open file, as much of `fs.promises.FileHandle` as an atomic write uses. */
-export type AtomicWriteHandle = {
-    writeFile(data: string, encoding: "utf8"): Promise<void>;
-    sync(): Promise<void>;
-    close(): Promise<void>;
-};
-
-/**
- * The file system calls of {@link writeFileAtomic}. Defaults to `node:fs`; tests pass one that records the calls or
- * fails at a chosen step, to prove what a crash at that step leaves on disk.
- */
-export type AtomicWriteIo = {
-    /** `mode` is given for a new file ("w"): {@link PRIVATE_FILE_MODE}. */
-    open(file: string, flags: "w" | "r", mode?: number): Promise<AtomicWriteHandle>;
-    rename(from: string, to: string): Promise<void>;
-    rm(file: string, options: {force: true}): Promise<void>;
-};
-
-const nodeIo: AtomicWriteIo = {
-    open: (file, flags, mode) => fs.open(file, flags, mode),
-    rename: (from, to) => fs.rename(from, to),
-    rm: (file, options) => fs.rm(file, options)
-};
-
-/**
- * Writes `data` to `file` so that a crash leaves either the old or the new content, never a torn file. The file is
- * readable by its owner only ({@link PRIVATE_FILE_MODE}): these files hold chats, keys and paths.
- */
-export async function writeFileAtomic(file: string, data: string, io: AtomicWriteIo = nodeIo): Promise<void> {
-    const temp = `${file}.${process.pid}.${randomUUID().slice(0, 8)}${TEMP_SUFFIX}`;
-    const handle = await io.open(temp, "w", PRIVATE_FILE_MODE);
-    try {
-        await handle.writeFile(data, "utf8");
-        await handle.sync();
-    } finally {
-        await handle.close();
-    }
-    try {
-        await io.rename(temp, file);
-    } catch (error) {
-        await io.rm(temp, {force: true});
-        throw error;
-    }
-    await syncDirectory(path.dirname(file), io);
-}
-
-/**
- * Moves a settings file this code cannot read out of the way, beside it as `<name>.unreadable-<ms>.json`, so the
- * user can look at it and the app starts fresh without overwriting it. Returns where it went.
- */
-export async function moveAsideUnreadable(file: string): Promise<string> {
-    const aside = path.join(path.dirname(file), `${path.basename(file, ".json")}.unreadable-${Date.now()}.json`);
-    await fs.rename(file, aside);
-    return aside;
-}
-
-async function syncDirectory(dir: string, io: AtomicWriteIo): Promise<void> {
-    // A directory fsync makes the rename itself durable; not supported on Windows, where rename is already atomic.
-    if (process.platform === "win32")
-        return;
-    const handle = await io.open(dir, "r");
-    try {
-        await handle.sync();
-    } finally {
-        await handle.close();
-    }
-}
 
 function summarize(conversation: Conversation): ConversationSummary {
     const {id, title, updatedAt, messages} = conversation;
@@ -125,7 +57,7 @@ export class ConversationStore {
      * Opens (creating if needed) the store under `dataDir/conversations`. `io` defaults to `node:fs` (tests inject
      * failures through it).
      */
-    static async open(dataDir: string, io: AtomicWriteIo = nodeIo): Promise<ConversationStore> {
+    static async open(dataDir: string, io: AtomicWriteIo = nodeAtomicIo): Promise<ConversationStore> {
         const store = new ConversationStore(path.join(dataDir, "conversations"), io);
         try {
             await fs.mkdir(store.dir, {recursive: true, mode: PRIVATE_DIR_MODE});

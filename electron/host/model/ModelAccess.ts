@@ -6,7 +6,7 @@
  */
 import {promises as fs} from "node:fs";
 import path from "node:path";
-import {TensorwiseError} from "../contract/TensorwiseError.js";
+import {TensorwiseError} from "../../contract/TensorwiseError.js";
 
 export type ModelAccessOptions = {
     /** Folders whose models any client may open; the app's own models folder (uploads land there) first. */

@@ -3,7 +3,8 @@ import {promises as fs} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {afterEach, beforeEach, describe, expect, it} from "vitest";
-import {ConversationStore, type AtomicWriteHandle, type AtomicWriteIo} from "./ConversationStore.js";
+import {type AtomicWriteHandle, type AtomicWriteIo} from "../storage/writeFileAtomic.js";
+import {ConversationStore} from "./ConversationStore.js";
 
 /** One step of an atomic write, as {@link recordingIo} names it. */
 type Step = "open" | "write" | "sync" | "close" | "rename" | "rm";
@@ -191,9 +192,9 @@ describe("ConversationStore", () => {
     }
 
     it("loses at most the unfinished tail when the writing process is SIGKILLed mid-checkpoint", async () => {
-        const root = path.resolve(import.meta.dirname, "../..");
+        const root = path.resolve(import.meta.dirname, "../../..");
         const child = spawn(path.join(root, "node_modules/.bin/vite-node"),
-            [path.join(import.meta.dirname, "testing/checkpointForever.ts"), dataDir], {cwd: root, stdio: ["ignore", "pipe", "inherit"]});
+            [path.join(import.meta.dirname, "../testing/checkpointForever.ts"), dataDir], {cwd: root, stdio: ["ignore", "pipe", "inherit"]});
         await new Promise<void>((resolve, reject) => {
             child.stdout.on("data", (chunk: Buffer) => {
                 if (chunk.toString().includes("writing"))

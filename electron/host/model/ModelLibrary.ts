@@ -5,9 +5,8 @@
  * library starts empty, so nothing the user had is lost to a bug or a torn disk.
  */
 import {promises as fs} from "node:fs";
-import type {LibraryLoad, ModelCard, RecentModel} from "../contract/ipc.js";
-import {TensorwiseError} from "../contract/TensorwiseError.js";
-import {moveAsideUnreadable, writeFileAtomic} from "./ConversationStore.js";
+import type {LibraryLoad, ModelCard, RecentModel} from "../../contract/ipc.js";
+import {readJsonFile, writeJsonFile} from "../storage/JsonFileStore.js";
 
 /** The library's file name in the data folder. */
 export const LIBRARY_FILE = "recent-models.json";
@@ -84,7 +83,7 @@ export class ModelLibrary {
             // read again where another process wrote since: its entries are kept, not overwritten with ours
             await this.ready();
             const next = update(this.models).slice(0, MAX_RECENT_MODELS);
-            await writeFileAtomic(this.file, JSON.stringify({version: FORMAT_VERSION, models: next}, null, 1));
+            await writeJsonFile(this.file, FORMAT_VERSION, {models: next});
             this.models = next;
             this.knownMtimeMs = await this.mtimeMs();
         });
@@ -106,26 +105,11 @@ export class ModelLibrary {
     }
 
     private async read(): Promise<void> {
-        let text: string;
-        try {
-            text = await fs.readFile(this.file, "utf8");
-        } catch (error) {
-            if ((error as NodeJS.ErrnoException).code === "ENOENT")
-                return;
-            throw new TensorwiseError("io-error", `the model library ${this.file} cannot be read: ${(error as Error).message}`);
-        }
-        let parsed: unknown;
-        try {
-            parsed = JSON.parse(text);
-        } catch {
-            parsed = null;
-        }
-        const models = (parsed as {models?: unknown} | null)?.models;
-        if (Array.isArray(models) && models.every(isRecentModel)) {
+        const models = await readJsonFile(this.file, "the model library", (parsed) => {
+            const kept = (parsed as {models?: unknown} | null)?.models;
+            return Array.isArray(kept) && kept.every(isRecentModel) ? kept : null;
+        });
+        if (models != null)
             this.models = models.slice(0, MAX_RECENT_MODELS);
-            return;
-        }
-        // not written by this code: keep it for the user to look at, and start a fresh library beside it
-        await moveAsideUnreadable(this.file);
     }
 }

@@ -8,7 +8,7 @@
  */
 import {watch, promises as fs, type FSWatcher} from "node:fs";
 import path from "node:path";
-import type {FolderModel, FolderModels} from "../contract/ipc.js";
+import type {FolderModel, FolderModels} from "../../contract/ipc.js";
 import type {ModelAccess} from "./ModelAccess.js";
 
 /** How long a folder must be quiet before it is read again: a copy writes many times. */

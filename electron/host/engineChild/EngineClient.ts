@@ -8,14 +8,14 @@
 import {existsSync} from "node:fs";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
-import {explainRpcAbort} from "../engine/rpc/explainRpcAbort.js";
+import {explainRpcAbort} from "../../engine/rpc/explainRpcAbort.js";
 import {
     ENGINE_RPC_ENV, type EngineEvents, type EngineMessage, type EngineRequestName, type EngineRequests
-} from "../contract/engineProtocol.js";
-import type {ErrorCode} from "../contract/errorCodes.js";
-import type {Reply} from "../contract/envelope.js";
+} from "../../contract/engineProtocol.js";
+import type {ErrorCode} from "../../contract/errorCodes.js";
+import type {Reply} from "../../contract/envelope.js";
 import {forkEngineProcess, type EngineProcess, type EngineSpawner} from "./forkEngineProcess.js";
-import {TensorwiseError} from "../contract/TensorwiseError.js";
+import {TensorwiseError} from "../../contract/TensorwiseError.js";
 
 /** Lines of the child's stderr kept for a crash report. */
 const STDERR_TAIL_LINES = 12;
@@ -56,11 +56,11 @@ type EventListener = <Name extends keyof EngineEvents>(name: Name, payload: Engi
 /** Finds the compiled engine entry whether this file runs from `dist/` or from sources (Vitest). */
 export function defaultEngineEntry(): string {
     const here = path.dirname(fileURLToPath(import.meta.url));
-    const sibling = path.resolve(here, "../engineProcess/engineMain.js");
+    const sibling = path.resolve(here, "../../engineProcess/engineMain.js");
     if (existsSync(sibling))
         return sibling;
-    // running from sources: <root>/electron/host → <root>/dist/electron/engineProcess/engineMain.js
-    return path.resolve(here, "../../dist/electron/engineProcess/engineMain.js");
+    // running from sources: <root>/electron/host/engineChild → <root>/dist/electron/engineProcess/engineMain.js
+    return path.resolve(here, "../../../dist/electron/engineProcess/engineMain.js");
 }
 
 export class EngineClient {

@@ -4,10 +4,10 @@
  * completes, so a kill of the whole app leaves an honest record), then saves the final message with engine timing.
  */
 import {randomUUID} from "node:crypto";
-import type {ChatMessage, Events} from "../contract/ipc.js";
-import type {EngineChatRequest, EngineRequests} from "../contract/engineProtocol.js";
-import type {PromptProgress} from "../contract/chat.js";
-import {TensorwiseError} from "../contract/TensorwiseError.js";
+import type {ChatMessage, Events} from "../../contract/ipc.js";
+import type {EngineChatRequest, EngineRequests} from "../../contract/engineProtocol.js";
+import type {PromptProgress} from "../../contract/chat.js";
+import {TensorwiseError} from "../../contract/TensorwiseError.js";
 
 /** Delta batching interval: about two frames at 60 Hz. */
 export const DELTA_BATCH_MS = 25;

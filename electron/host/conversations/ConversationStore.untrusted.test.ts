@@ -2,7 +2,8 @@ import {promises as fs} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {afterEach, beforeEach, describe, expect, it} from "vitest";
-import {ConversationStore, DAMAGED_DIR, type AtomicWriteIo} from "./ConversationStore.js";
+import {type AtomicWriteIo} from "../storage/writeFileAtomic.js";
+import {ConversationStore, DAMAGED_DIR} from "./ConversationStore.js";
 
 // Conversation files as input from outside: hand-edited, cut short, or written on a disk that has filled up.
 let dataDir: string;

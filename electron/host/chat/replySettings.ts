@@ -1,5 +1,5 @@
-import type {ChatSettings} from "../contract/ipc.js";
-import type {EngineChatRequest} from "../contract/engineProtocol.js";
+import type {ChatSettings} from "../../contract/ipc.js";
+import type {EngineChatRequest} from "../../contract/engineProtocol.js";
 
 /** What a reply is generated with, besides its history and message. */
 export type ReplySettings = Omit<EngineChatRequest, "streamId" | "history" | "message">;

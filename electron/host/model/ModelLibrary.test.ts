@@ -2,7 +2,7 @@ import {mkdtemp, readdir, readFile, rm, writeFile} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import {afterEach, beforeEach, describe, expect, it} from "vitest";
-import type {ModelCard} from "../contract/ipc.js";
+import type {ModelCard} from "../../contract/ipc.js";
 import {LIBRARY_FILE, MAX_RECENT_MODELS, ModelLibrary} from "./ModelLibrary.js";
 
 function card(dir: string, name: string): ModelCard {

@@ -4,7 +4,7 @@
  * Electron binary as Node would need the RunAsNode fuse. Imports nothing from `electron`.
  */
 import {fork} from "node:child_process";
-import type {EngineMessage} from "../contract/engineProtocol.js";
+import type {EngineMessage} from "../../contract/engineProtocol.js";
 
 /** A started engine process, as the host sees it. */
 export interface EngineProcess {

@@ -1,5 +1,5 @@
 import {describe, expect, it} from "vitest";
-import type {ChatSettings} from "../contract/ipc.js";
+import type {ChatSettings} from "../../contract/ipc.js";
 import {replySettings} from "./replySettings.js";
 
 describe("replySettings", () => {

@@ -3,7 +3,7 @@
  * read-only mount, a folder owned by someone else): one sentence for the user and the error code it travels with.
  * Anything else is not a storage failure (`null`) and goes on as it was.
  */
-import type {ConversationNotice} from "../contract/ipc.js";
+import type {ConversationNotice} from "../../contract/ipc.js";
 
 const FULL = new Set(["ENOSPC", "EDQUOT"]);
 const NOT_WRITABLE = new Set(["EROFS", "EACCES", "EPERM"]);
