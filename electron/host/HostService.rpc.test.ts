@@ -17,14 +17,7 @@ import {defaultEngineEntry, EngineClient} from "./engineChild/EngineClient.js";
 import type {HostClient} from "./HostContext.js";
 import {HostService} from "./HostService.js";
 import {RPC_SERVERS_FILE} from "./rpc/RpcServerList.js";
-
-async function freePort(): Promise<number> {
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const {port} = server.address() as net.AddressInfo;
-    await new Promise((resolve) => server.close(resolve));
-    return port;
-}
+import {freePort} from "../engine/testing/freePort.js";
 
 const cpuRpc = rpcBuildPaths("cpu");
 const missing = requiredOrSkip("HostService rpc-server tests",

@@ -16,11 +16,11 @@
  */
 import {spawn, spawnSync} from "node:child_process";
 import {cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, mkdirSync} from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, describe, expect, it} from "vitest";
 import {requiredOrSkip} from "../../engine/testing/requiredOrSkip.js";
+import {freePort} from "../../engine/testing/freePort.js";
 import {
     LLAMA_EXCLUDED_TESTS, LLAMA_FILES_NOT_RUN, LLAMA_TEST_FILES, LLAMA_TESTS_ALLOWED_SKIPS
 } from "../testing/llamaServerTestSelection.js";
@@ -56,14 +56,6 @@ const skip = requiredOrSkip("llama.cpp's server tests", missing);
 
 type Outcome = {test: string; when: string; outcome: "passed" | "failed" | "skipped"; reason?: string; message?: string};
 type Report = {openaiMissing: boolean; outcomes: Outcome[]};
-
-async function freePort(): Promise<number> {
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const port = (server.address() as net.AddressInfo).port;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    return port;
-}
 
 describe.skipIf(skip != null)("llama.cpp's server tests against tensorwise serve", () => {
     const work = mkdtempSync(path.join(os.tmpdir(), "tensorwise-llama-tests-"));
