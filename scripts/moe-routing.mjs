@@ -55,8 +55,8 @@ const mean = (xs) => xs.reduce((s, x) => s + x, 0) / xs.length;
 const program = buildTool();
 fs.mkdirSync(outDir, {recursive: true});
 // English prose that does not repeat itself (a repeated sentence would route its repeats alike): this repository's
-// README without markup, its first --prompt-chars characters (≈ 0.6 tokens per character on these models)
-const prose = fs.readFileSync(path.join(root, "README.md"), "utf8").replace(/[`|#*<>[\]()_-]+/g, " ").replace(/\s+/g, " ");
+// docs/app.md (English prose, formerly the README) without markup, its first --prompt-chars characters (≈ 0.6 tokens per character on these models)
+const prose = fs.readFileSync(path.join(root, "docs", "app.md"), "utf8").replace(/[`|#*<>[\]()_-]+/g, " ").replace(/\s+/g, " ");
 const promptFile = path.join(outDir, "prompt.txt");
 fs.writeFileSync(promptFile, prose.slice(0, Number(values["prompt-chars"])));
 

@@ -1,5 +1,5 @@
 // The mutants scripts/mutation-check.mjs applies: each a product change that would ship a visible bug, the exact
-// text it replaces (must occur once in `file`), and the test files expected to fail. TESTING.md explains each one.
+// text it replaces (must occur once in `file`), and the test files expected to fail. docs/testing.md explains each one.
 
 /** @type {{id: string, description: string, file: string, find: string, replace: string, tests: string[]}[]} */
 export const MUTANTS = [

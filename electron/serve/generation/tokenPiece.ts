@@ -5,7 +5,7 @@
  * token holding part of a UTF-8 character comes back as U+FFFD. For those the bytes are read from the GGUF vocabulary as
  * llama.cpp's `llama_vocab::token_to_piece` does: an SPM byte token `<0xNN>` is the byte NN (`token_to_byte`), a BPE
  * token's text is GPT-2's byte-to-unicode encoding, reversed (`llama_decode_text`). A vocabulary of another kind reports
- * the UTF-8 bytes of the replacement character (said here, as the README says it). Written here, not taken from a
+ * the UTF-8 bytes of the replacement character (said here, as docs/server.md says it). Written here, not taken from a
  * library: the byte map is 256 entries and no maintained package exposes llama.cpp's piece rules.
  */
 import {LlamaVocabularyType, type LlamaModel, type Token} from "node-llama-cpp";

@@ -293,7 +293,7 @@ const inert = (endpoints: readonly Endpoint[], why: string, read: Read): Request
 const honoured = (endpoints: readonly Endpoint[], why: string, read: Read): RequestField => ({endpoints, treatment: "honoured", why, read});
 
 /**
- * Where the reported log-probabilities come from (the `why` of both fields, and the README's server section): the
+ * Where the reported log-probabilities come from (the `why` of both fields, and docs/server.md): the
  * distribution node-llama-cpp's sampler drew the token from (LlamaContextSequence.evaluateWithMetadata's
  * `probabilities`, llama/addon/AddonContext.cpp's softmax of the candidates the sampler chain left), as llama-server's
  * `post_sampling_probs`.
