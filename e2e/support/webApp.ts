@@ -4,6 +4,7 @@
  */
 import {spawn, type ChildProcess} from "node:child_process";
 import path from "node:path";
+import {isolatedCacheEnv} from "../../electron/engine/testing/isolatedCacheEnv.js";
 import {repoRoot} from "./paths.js";
 
 export type WebApp = {
@@ -21,8 +22,9 @@ export async function startWebApp(dataDir: string, extraArgs: readonly string[] 
     const child: ChildProcess = spawn(process.execPath, [path.join(repoRoot, "dist/electron/web/webMain.js"), "--data-dir", dataDir, ...extraArgs], {
         cwd: repoRoot,
         // the machine-profile cache inside the fresh data dir: the first Auto-offload of a run measures, later ones reuse
+        // (Mesa's compiled shaders stay shared: isolatedCacheEnv.ts)
         env: {...process.env, GGML_VK_VISIBLE_DEVICES: process.env.GGML_VK_VISIBLE_DEVICES ?? "0", TENSORWISE_THREADS: process.env.TENSORWISE_THREADS ?? "2",
-            XDG_CACHE_HOME: path.join(dataDir, "cache"), ...env},
+            ...isolatedCacheEnv(path.join(dataDir, "cache")), ...env},
         stdio: ["ignore", "pipe", "pipe"]
     });
     let log = "";
