@@ -14,6 +14,7 @@ import {ConversationStore} from "./conversations/ConversationStore.js";
 import {defaultEngineEntry, EngineClient} from "./engineChild/EngineClient.js";
 import type {HostClient} from "./HostContext.js";
 import {HostService} from "./HostService.js";
+import {isolatedCacheEnv} from "../engine/testing/isolatedCacheEnv.js";
 
 const missing = requiredOrSkip("Get a model through the host", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 
@@ -41,7 +42,7 @@ describe.skipIf(missing != null)("Get a model: hub requests through the host and
         });
         // the host downloads, the engine child plans: both read HF_ENDPOINT
         process.env.HF_ENDPOINT = hub.endpoint;
-        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "2", XDG_CACHE_HOME: path.join(dir, "cache")}});
+        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "2", ...isolatedCacheEnv(path.join(dir, "cache"))}});
         host = new HostService(await ConversationStore.open(dir), engine);
         host.attach(client);
         await engine.start();

@@ -12,6 +12,7 @@ import {ConversationStore} from "../conversations/ConversationStore.js";
 import {defaultEngineEntry, EngineClient} from "../engineChild/EngineClient.js";
 import type {HostClient} from "../HostContext.js";
 import {HostService} from "../HostService.js";
+import {isolatedCacheEnv} from "../../engine/testing/isolatedCacheEnv.js";
 
 const missing = requiredOrSkip("the models folders through the host", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 
@@ -44,7 +45,7 @@ describe.skipIf(missing != null)("the library lists the models folders", () => {
         await mkdir(extra());
         await mkdir(outside());
         await makeSyntheticModel(tiny(), {preset: "tiny", layers: 2, embd: 64, ff: 128, type: "f16"});
-        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "2", XDG_CACHE_HOME: path.join(dir, "cache")}});
+        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "2", ...isolatedCacheEnv(path.join(dir, "cache"))}});
         await mkdir(path.join(dir, "data"));
         host = new HostService(await ConversationStore.open(path.join(dir, "data", "conversations")), engine, {}, {
             modelAccess: {folders: [own(), extra()]}

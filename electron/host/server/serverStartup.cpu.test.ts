@@ -17,6 +17,7 @@ import {ConversationStore} from "../conversations/ConversationStore.js";
 import {defaultEngineEntry, EngineClient} from "../engineChild/EngineClient.js";
 import {HostService} from "../HostService.js";
 import {hostEventRecorder} from "../testing/hostEventRecorder.js";
+import {isolatedCacheEnv} from "../../engine/testing/isolatedCacheEnv.js";
 
 const missing = requiredOrSkip("server start-up tests", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 if (missing != null)
@@ -67,7 +68,7 @@ describe.skipIf(missing != null)("the server's start-up steps and its kept KV co
         await mkdir(path.join(dir, "models"));
         // wider than the tiny preset, so a long prompt takes long enough to read that a server start finds the reply in flight
         await makeSyntheticModel(path.join(dir, "models", "tiny.gguf"), {preset: "tiny", embd: 512, ff: 1536});
-        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1", XDG_CACHE_HOME: path.join(dir, "cache")}});
+        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1", ...isolatedCacheEnv(path.join(dir, "cache"))}});
         host = new HostService(await ConversationStore.open(dir), engine);
         host.attach(client);
         await engine.start();
