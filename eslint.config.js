@@ -56,7 +56,7 @@ const layers = {
     "e2e": ["electron/contract", "electron/engine", "renderer"],
     "bin": ["electron/cli"],
     "scripts": ["electron/contract", "electron/engine", "electron/serve", "electron/engineProcess", "electron/cli"],
-    "bench": ["electron/contract", "electron/engine", "electron/serve", "electron/engineProcess", "electron/cli", "scripts"],
+    "bench": ["electron/contract", "electron/engine", "electron/serve", "electron/engineProcess", "electron/cli", "scripts", "e2e"],
     "native": [],
     "lint": []
 };

@@ -2,7 +2,7 @@
  * The engine's lifecycle against replies in flight, on a generated model (CPU): unloading the model, or starting and
  * stopping the app's server (which makes the context again), while a reply is being written must stop the reply and
  * keep the engine alive. Disposing a context under a generation that is still evaluating its batch ends the process
- * with SIGSEGV — found by `node scripts/soak.mjs --serve` (a model reload while the app chatted with the server on).
+ * with SIGSEGV — found by `node bench/drivers/soak.mjs --serve` (a model reload while the app chatted with the server on).
  */
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {probeEngine} from "../engine/testing/probeEngine.js";

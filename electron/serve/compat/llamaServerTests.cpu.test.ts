@@ -3,7 +3,7 @@
  * unit/test_*.py, as `npm ci` unpacks llama.cpp's source: native/install.mjs), run with pytest against
  * `tensorwise serve` for the endpoints tensorwise serves.
  *
- * utils.py starts a server per test through `LLAMA_SERVER_BIN_PATH`: here scripts/llamaServerTests/llama-server.mjs,
+ * utils.py starts a server per test through `LLAMA_SERVER_BIN_PATH`: here scripts/check/llamaServerTests/llama-server.mjs,
  * which translates llama-server's flags into `tensorwise serve`'s (refusing, by name, each one it cannot honour, so a
  * test that needs one fails instead of running against something else) and serves a generated stand-in for the
  * Hugging Face model the test names, written with the test's `--chat-template-file`. The pytest plugin beside it
@@ -27,7 +27,7 @@ import {
 
 const LLAMA = path.resolve("build/native/llama.cpp");
 const TESTS = path.join(LLAMA, "tools/server/tests");
-const SCRIPTS = path.resolve("scripts/llamaServerTests");
+const SCRIPTS = path.resolve("scripts/check/llamaServerTests");
 const CLI = path.resolve("dist/electron/cli/main.js");
 /** What utils.py and conftest.py import beside pytest (numpy and aiohttp only some excluded files). */
 const PYTHON_MODULES = ["pytest", "requests", "wget", "filelock"];

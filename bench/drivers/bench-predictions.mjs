@@ -3,7 +3,7 @@
 // `tensorwise bench` over the strategies cpu, layers and optimal on the Vulkan device (every cell predicted by the
 // planner, then loaded and timed), and the median |predicted − measured| / measured per strategy and over all cells.
 //
-// Usage: node scripts/bench-predictions.mjs [--only small,large] [--repeats 3] [--threads N] [--budgets 50%]
+// Usage: node bench/drivers/bench-predictions.mjs [--only small,large] [--repeats 3] [--threads N] [--budgets 50%]
 //        [--gpu vulkan] [--prompts 64] [--gens 32] [--profile-seconds 600] [--out bench/results/<date>-predictions-<host>]
 // The profile gets 600 s by default, not the app's 20 s: on llvmpipe a complete profile of the 100 MiB model takes
 // about a minute, and one cut short extrapolates the GPU's prefill costs (TTFT 100–200% off instead of 1–2% there).
@@ -12,7 +12,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {parseScriptArgs} from "./scriptArgs.mjs";
+import {parseScriptArgs} from "../../scripts/scriptArgs.mjs";
 import {MODELS, modelFile, root, tensorwise} from "./benchModels.mjs";
 
 const {values} = parseScriptArgs(import.meta.url, {

@@ -16,13 +16,13 @@ import {promisify} from "node:util";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {makeSyntheticModel} from "../../electron/engine/writer/makeSyntheticModel.js";
 import {requiredOrSkip} from "../../electron/engine/testing/requiredOrSkip.js";
-import {AppShell} from "../pages/AppShell.js";
-import {ChatPage} from "../pages/ChatPage.js";
-import {ModelPage} from "../pages/ModelPage.js";
-import {ServerPage} from "../pages/ServerPage.js";
-import {chromiumMissingReason, openBrowser, type BrowserSession} from "../support/browser.js";
-import {resultsDir} from "../support/paths.js";
-import {startWebApp, type WebApp} from "../support/webApp.js";
+import {AppShell} from "../../e2e/pages/AppShell.js";
+import {ChatPage} from "../../e2e/pages/ChatPage.js";
+import {ModelPage} from "../../e2e/pages/ModelPage.js";
+import {ServerPage} from "../../e2e/pages/ServerPage.js";
+import {chromiumMissingReason, openBrowser, type BrowserSession} from "../../e2e/support/browser.js";
+import {resultsDir} from "../../e2e/support/paths.js";
+import {startWebApp, type WebApp} from "../../e2e/support/webApp.js";
 import {pageNow, readSamples, startSampler, summariseWait, type StepWait} from "./waitSampler.js";
 
 /** What a user would call the wait "explained" within: the walk's verdict column. */

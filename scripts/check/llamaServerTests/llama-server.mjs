@@ -16,7 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import {fileURLToPath, pathToFileURL} from "node:url";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const dist = (file) => pathToFileURL(path.join(root, "dist", "electron", file)).href;
 
 /** Stand-ins for the Hugging Face models the tests name (`--hf-repo`, `--hf-file`): generated, random weights. */

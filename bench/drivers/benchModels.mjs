@@ -1,11 +1,11 @@
 // The synthetic models the parity and prediction benchmarks run on, written with the project's own GGUF writer
-// (`tensorwise make-model`): one definition for scripts/bench-parity.mjs and scripts/bench-predictions.mjs.
+// (`tensorwise make-model`): one definition for bench/drivers/bench-parity.mjs and bench/drivers/bench-predictions.mjs.
 import {spawnSync} from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 
 /** Model name → label and `make-model` arguments. */
 export const MODELS = {

@@ -8,7 +8,7 @@
 // One ggml thread by default: ggml's CPU threads spin-wait, and on a machine shared with other work 2 threads on 2 cores
 // ran a 4-client trial 30–70× slower than 1 (see README, "Serve scheduling").
 //
-//   npm run build && node scripts/bench-serve-scheduling.mjs [--model m.gguf] [--parallel 2] [--clients 16] \
+//   npm run build && node bench/drivers/bench-serve-scheduling.mjs [--model m.gguf] [--parallel 2] [--clients 16] \
 //       [--repeats 2] [--seed 1] [--threads 1] [--out bench/results/<date>-serve-scheduling-<machine>]
 //
 // Without --model it writes a synthetic `small` model (Q8_0) with the project's GGUF writer. Writes <out>/results.json
@@ -17,10 +17,10 @@ import {spawn} from "node:child_process";
 import {existsSync, mkdirSync, writeFileSync} from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {parseScriptArgs} from "./scriptArgs.mjs";
+import {parseScriptArgs} from "../../scripts/scriptArgs.mjs";
 import {fileURLToPath} from "node:url";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const {values} = parseScriptArgs(import.meta.url, {
     model: {type: "string"}, parallel: {type: "string", default: "2"}, clients: {type: "string", default: "16"},
     repeats: {type: "string", default: "2"}, seed: {type: "string", default: "1"}, threads: {type: "string", default: "1"},
@@ -180,7 +180,7 @@ const table = [
 ].join("\n");
 writeFileSync(path.join(outDir, "README.md"), [
     `# Serve scheduling: fair vs FIFO (${stamp})`, "",
-    `\`node scripts/bench-serve-scheduling.mjs --parallel ${parallel} --clients ${clients} --repeats ${repeats} --seed ${values.seed} --threads ${values.threads}\``, "",
+    `\`node bench/drivers/bench-serve-scheduling.mjs --parallel ${parallel} --clients ${clients} --repeats ${repeats} --seed ${values.seed} --threads ${values.threads}\``, "",
     `Model ${setup.model}, ${parallel} parallel sequences, ${clients} clients (${trace.filter((entry) => entry.kind === "long").length} long: ` +
     `${SHAPES.long.words} words → ${SHAPES.long.maxTokens} tokens; the rest short: ${SHAPES.short.words} words → ${SHAPES.short.maxTokens} tokens), ` +
     `exponential arrivals with a ${meanGapMs} ms mean gap, greedy. ${setup.cpus} CPUs (${setup.cpuModel}), load average at the end ${setup.load.map((value) => value.toFixed(1)).join(" / ")}.`, "",

@@ -3,10 +3,10 @@
 // and expects the named test files to fail. Prints "caught" or "MISSED" per mutant and a summary; exits 1 when any
 // mutant is missed or the unmutated tests do not pass. Not part of `npm test` (minutes per mutant on 2 cores).
 //
-//   node scripts/mutation-check.mjs                 every mutant
-//   node scripts/mutation-check.mjs milp-removed    only the named ones (comma or space separated)
-//   node scripts/mutation-check.mjs --list          the mutants and their tests
-//   node scripts/mutation-check.mjs --keep          keep the scratch copy (its path is printed)
+//   node scripts/check/mutation-check.mjs                 every mutant
+//   node scripts/check/mutation-check.mjs milp-removed    only the named ones (comma or space separated)
+//   node scripts/check/mutation-check.mjs --list          the mutants and their tests
+//   node scripts/check/mutation-check.mjs --keep          keep the scratch copy (its path is printed)
 //
 // The copy holds the tracked files as they are in the working tree (uncommitted edits included) with node_modules
 // symlinked, so the native builds are shared (native/install.mjs hashes paths relative to the root: a copy is up to
@@ -19,7 +19,7 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {MUTANTS} from "./mutants.mjs";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const args = process.argv.slice(2);
 const keep = args.includes("--keep");
 
@@ -65,7 +65,7 @@ function apply(dir, mutant) {
     const file = path.join(dir, mutant.file);
     const original = fs.readFileSync(file, "utf8");
     const count = original.split(mutant.find).length - 1;
-    if (count !== 1) throw new Error(`mutant ${mutant.id}: the text to replace occurs ${count} times in ${mutant.file} (expected once); update scripts/mutants.mjs`);
+    if (count !== 1) throw new Error(`mutant ${mutant.id}: the text to replace occurs ${count} times in ${mutant.file} (expected once); update scripts/check/mutants.mjs`);
     fs.writeFileSync(file, original.replace(mutant.find, () => mutant.replace));
     return () => fs.writeFileSync(file, original);
 }

@@ -1,8 +1,8 @@
 // Compares two V8 heap snapshots (.heapsnapshot files, as written by node's --heapsnapshot-signal) by constructor:
-// count and self size of every node type+name in each, and the groups that grew most. Used by scripts/soak.mjs to
+// count and self size of every node type+name in each, and the groups that grew most. Used by bench/drivers/soak.mjs to
 // tell live-object growth from allocator growth; also runs on its own:
 //
-//   node scripts/heapDiff.mjs <early.heapsnapshot> <late.heapsnapshot>
+//   node bench/drivers/heapDiff.mjs <early.heapsnapshot> <late.heapsnapshot>
 import {readFileSync} from "node:fs";
 import {fileURLToPath} from "node:url";
 
@@ -51,7 +51,7 @@ export function heapDiff(earlyFile, lateFile) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
     const [early, late] = process.argv.slice(2);
     if (early == null || late == null) {
-        console.error("usage: node scripts/heapDiff.mjs <early.heapsnapshot> <late.heapsnapshot>");
+        console.error("usage: node bench/drivers/heapDiff.mjs <early.heapsnapshot> <late.heapsnapshot>");
         process.exit(2);
     }
     process.stdout.write(heapDiff(early, late));

@@ -4,10 +4,10 @@
 // Samples the server's and the engine's memory (VmRSS) and open file descriptors, and at the end checks that every
 // reply the API reported as saved is on disk, every conversation file is valid JSON, and the server still answers.
 // With --serve the app's OpenAI-compatible server is on as well, driven by several API clients and a hostile one
-// (scripts/soakServe.mjs); then the app's own chat must never be refused as busy, the KV state folders in the
+// (bench/drivers/soakServe.mjs); then the app's own chat must never be refused as busy, the KV state folders in the
 // server's temp dir stay within their budget, and none is left once web mode has stopped.
 //
-//   npm run build && node scripts/soak.mjs [--minutes 30] [--out bench/results/soak-<date>] [--seed 1] [--serve] [--heap] [--snapshots]
+//   npm run build && node bench/drivers/soak.mjs [--minutes 30] [--out bench/results/soak-<date>] [--seed 1] [--serve] [--heap] [--snapshots]
 //
 // Writes <out>/soak.json (every sample and event count) and <out>/soak.md (the summary). Loopback only; Linux (/proc).
 // Every sample splits the server's RSS by kind of mapping (see rssByKind). With --heap the server runs under
@@ -20,11 +20,11 @@ import {existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFil
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import {parseScriptArgs} from "./scriptArgs.mjs";
+import {parseScriptArgs} from "../../scripts/scriptArgs.mjs";
 import {kvStateOnDisk, startServeTraffic} from "./soakServe.mjs";
 import {fileURLToPath} from "node:url";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const {values} = parseScriptArgs(import.meta.url, {minutes: {type: "string", default: "30"}, out: {type: "string"}, seed: {type: "string", default: "1"},
     heap: {type: "boolean", default: false}, snapshots: {type: "boolean", default: false}, serve: {type: "boolean", default: false}});
 const minutes = Number(values.minutes);
@@ -425,7 +425,7 @@ writeFileSync(path.join(outDir, "soak.json"), JSON.stringify(result, null, 2) + 
 const row = (label, value) => `| ${label} | ${value == null ? "–" : `${value.early} → ${value.late} (${value.growthPercent >= 0 ? "+" : ""}${value.growthPercent}%)`} |`;
 const summary = [
     `# Soak run ${result.startedAt}`, "",
-    `${minutes} min on ${result.machine}, seed ${result.seed}: \`node scripts/soak.mjs --minutes ${minutes} --seed ${result.seed}\``, "",
+    `${minutes} min on ${result.machine}, seed ${result.seed}: \`node bench/drivers/soak.mjs --minutes ${minutes} --seed ${result.seed}\``, "",
     `Actions: ${counts.sent} replies started (${counts.done} finished, ${counts.stopped} stopped by the user), ${counts.engineKills} engine kills (SIGKILL) ` +
     `with restart, ${counts.reloads} model reloads, ${counts.hostile} hostile requests, ${counts.refused} sends refused while the engine was down, ${counts.errors} errors.`, "",
     `Nothing lost: ${lost.length === 0 ? "yes" : `NO — ${lost.length} saved replies missing`}; conversation files valid JSON: ` +

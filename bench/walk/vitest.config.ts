@@ -5,7 +5,7 @@ import {defineConfig} from "vitest/config";
 export default defineConfig({
     test: {
         root: fileURLToPath(new URL("../..", import.meta.url)),
-        include: ["e2e/walk/**/*.walk.ts"],
+        include: ["bench/walk/**/*.walk.ts"],
         testTimeout: 3_600_000,
         hookTimeout: 300_000,
         fileParallelism: false,

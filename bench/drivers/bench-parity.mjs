@@ -6,14 +6,14 @@
 // best-of ratio: the fastest sample of ours over the fastest of llama-bench's across every repeat. On a shared VM noise
 // only ever slows a run down, so the best samples are the two sides' least disturbed runs.
 //
-// Usage: node scripts/bench-parity.mjs [--out bench/results/<date>-parity-<host>] [--repeats 5] [--samples 3]
+// Usage: node bench/drivers/bench-parity.mjs [--out bench/results/<date>-parity-<host>] [--repeats 5] [--samples 3]
 //        [--only small,large] [--configs cpu-t1,cpu-t2,vulkan-mixed]
 // --samples: timed samples per side and cell in one repeat (our bench --repeats, llama-bench -r).
 // Needs a built checkout (npm ci; npx tsc -p tsconfig.json) and a C++ compiler (llama-bench is built once, cached).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {parseScriptArgs} from "./scriptArgs.mjs";
+import {parseScriptArgs} from "../../scripts/scriptArgs.mjs";
 import {median, MODELS, modelFile, root, tensorwise} from "./benchModels.mjs";
 
 const {values} = parseScriptArgs(import.meta.url, {

@@ -5,7 +5,7 @@
 // which reads the router's choices ("ffn_moe_topk-<layer>") through llama.cpp's eval callback while it decodes an
 // English prompt in micro-batches of each size, and writes the measured vs uniform distinct experts per micro-batch.
 //
-// Usage: node scripts/moe-routing.mjs [--out bench/results/<date>-moe-routing-<host>] [--ubatches 8,32,128,512]
+// Usage: node bench/drivers/moe-routing.mjs [--out bench/results/<date>-moe-routing-<host>] [--ubatches 8,32,128,512]
 //        [--models mixtral-mini,qwen3moe-small] [--prompt-chars 4000]
 // Needs a built checkout (npm ci) and g++.
 import {spawnSync} from "node:child_process";
@@ -13,9 +13,9 @@ import {createHash} from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {parseScriptArgs} from "./scriptArgs.mjs";
+import {parseScriptArgs} from "../../scripts/scriptArgs.mjs";
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 const {values} = parseScriptArgs(import.meta.url, {
     out: {type: "string"}, ubatches: {type: "string", default: "8,32,128,512"},
     models: {type: "string", default: "mixtral-mini,qwen3moe-small"}, "prompt-chars": {type: "string", default: "4000"}

@@ -1,4 +1,4 @@
-// The mutants scripts/mutation-check.mjs applies: each a product change that would ship a visible bug, the exact
+// The mutants scripts/check/mutation-check.mjs applies: each a product change that would ship a visible bug, the exact
 // text it replaces (must occur once in `file`), and the test files expected to fail. docs/testing.md explains each one.
 
 /** @type {{id: string, description: string, file: string, find: string, replace: string, tests: string[]}[]} */

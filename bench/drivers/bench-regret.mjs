@@ -16,7 +16,7 @@
 // --rounds interleaved rounds (order rotated each round); the verdict uses the median of the round medians. A plan
 // already over 2× the best in the brute force is a clear miss and runs (with the runtime) in the first round only.
 //
-// Usage: node scripts/bench-regret.mjs [--models small,mixtral-mini] [--budget 50%] [--prompts 64,512,2048] [--gen 32]
+// Usage: node bench/drivers/bench-regret.mjs [--models small,mixtral-mini] [--budget 50%] [--prompts 64,512,2048] [--gen 32]
 //        [--gpu auto|vulkan|cuda|cpu] [--strategy optimal] [--scan-repeats 1] [--repeats 3] [--rounds 3] [--finalists 3]
 //        [--prune-factor 2] [--warmup-slack-ms 2000] [--max-phase-seconds 600] [--deadline SECONDS]
 //        [--placements hidden,layers,ffn-cpu,experts-cpu] [--ngl 1,2] [--ubatches 16,128,512,2048] [--nopo 0,1]
@@ -38,7 +38,7 @@ import {spawnSync} from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {parseScriptArgs} from "./scriptArgs.mjs";
+import {parseScriptArgs} from "../../scripts/scriptArgs.mjs";
 import {root, tensorwise} from "./benchModels.mjs";
 
 const dist = (file) => path.join(root, "dist", "electron", file);

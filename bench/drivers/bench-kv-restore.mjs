@@ -6,7 +6,7 @@
 // predictions for lengths beyond the calibration range are extrapolations. Prints predicted vs measured per trial and
 // the median relative error |predicted − measured| ÷ measured of each predictor.
 //
-//   npm run build && node scripts/bench-kv-restore.mjs [--model m.gguf] [--preset small] [--lengths 32,128,512,1024]
+//   npm run build && node bench/drivers/bench-kv-restore.mjs [--model m.gguf] [--preset small] [--lengths 32,128,512,1024]
 //       [--repeats 3] [--context 2048] [--threads 1] [--calibration-tokens 256] [--machine epyc2c]
 //       [--out bench/results/<date>-kv-restore-<machine>]
 //
@@ -15,10 +15,10 @@
 import {existsSync, mkdirSync, rmSync, writeFileSync} from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {parseScriptArgs} from "./scriptArgs.mjs";
+import {parseScriptArgs} from "../../scripts/scriptArgs.mjs";
 import {fileURLToPath} from "node:url";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const {values} = parseScriptArgs(import.meta.url, {
     model: {type: "string"}, preset: {type: "string", default: "small"}, lengths: {type: "string", default: "32,128,512,1024"},
     repeats: {type: "string", default: "3"}, context: {type: "string", default: "2048"}, threads: {type: "string", default: "1"},
@@ -138,7 +138,7 @@ const table = [
 ].join("\n");
 writeFileSync(path.join(outDir, "README.md"), `# KV restore: swap vs recompute (${setup.model}, ${values.machine})
 
-\`node scripts/bench-kv-restore.mjs ${process.argv.slice(2).join(" ")}\` on ${setup.date.slice(0, 10)}: context ${contextSize}, ${threads} thread(s),
+\`node bench/drivers/bench-kv-restore.mjs ${process.argv.slice(2).join(" ")}\` on ${setup.date.slice(0, 10)}: context ${contextSize}, ${threads} thread(s),
 ${repeats} repeats per length (medians shown), cost model calibrated once at start at ${calibration.model.source.replace(/^measured at /, "")}.
 Load average at the end: ${setup.loadAverage.map((x) => x.toFixed(1)).join(" / ")} on ${setup.cpus} CPUs (a shared machine).
 

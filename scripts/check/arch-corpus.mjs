@@ -15,10 +15,10 @@
 // stock generator (libllama CPU-only from the unpatched source: about 8 minutes on 2 cores the first time, cached) and
 // compares every file byte for byte; --stock-generator generates with that one.
 //
-// Usage: node scripts/arch-corpus.mjs [--out bench/results/<date>-arch-corpus-<host>] [--models DIR]
+// Usage: node scripts/check/arch-corpus.mjs [--out bench/results/<date>-arch-corpus-<host>] [--models DIR]
 //        [--only REGEX] [--quant q8_0,q4_k,mxfp4|none] [--tokens 8] [--seed 42] [--gpu vulkan|cuda|none]
 //        [--profile-seconds 1] [--threads 1] [--check-generator] [--stock-generator]
-//        node scripts/arch-corpus.mjs --summarize <results.json>   (rewrites summary.txt beside it, runs nothing)
+//        node scripts/check/arch-corpus.mjs --summarize <results.json>   (rewrites summary.txt beside it, runs nothing)
 // --only is llama.cpp's -a (an exact architecture name, or a regex searched in the names).
 // Needs a built checkout (npm ci), g++, and for the GPU step the Vulkan build with a device (GGML_VK_VISIBLE_DEVICES=0
 // for Mesa's llvmpipe; set here when unset). Run it nice'd on a shared machine.
@@ -26,9 +26,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {pathToFileURL} from "node:url";
-import {parseScriptArgs} from "./scriptArgs.mjs";
+import {parseScriptArgs} from "../scriptArgs.mjs";
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 const {values} = parseScriptArgs(import.meta.url, {
     out: {type: "string"}, models: {type: "string"}, only: {type: "string"}, quant: {type: "string", default: "q8_0,q4_k,mxfp4"},
     tokens: {type: "string", default: "8"}, seed: {type: "string", default: "42"}, gpu: {type: "string", default: "vulkan"},

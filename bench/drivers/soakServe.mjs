@@ -1,4 +1,4 @@
-// The soak's API traffic (scripts/soak.mjs --serve): turns the app's OpenAI-compatible server on through the same
+// The soak's API traffic (bench/drivers/soak.mjs --serve): turns the app's OpenAI-compatible server on through the same
 // request the Server screen sends, then, while the soak's app chats, engine kills and reloads go on, drives it as
 // several clients at once:
 // - conversation clients: multi-turn chats under `X-Conversation-Id`, more conversations than sequences, so state is
@@ -12,7 +12,7 @@ import path from "node:path";
 import {fileURLToPath} from "node:url";
 
 // the state folders' name prefix, from the server's own module (needs `npm run build`, as the soak does)
-const {KV_FOLDER_PREFIX} = await import(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "dist", "electron", "serve", "kvStateFolder.js"));
+const {KV_FOLDER_PREFIX} = await import(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "dist", "electron", "serve", "kv", "kvStateFolder.js"));
 
 /** Conversations the clients take turns in (more than the server's 4 sequences, so state leaves and comes back). */
 const CONVERSATIONS = 24;
