@@ -1,7 +1,16 @@
 import type {GenerationTiming} from "./timing.js";
 
-/** One conversation turn as the app stores it. */
-export type ChatTurn = {role: "user" | "assistant"; text: string};
+/**
+ * One conversation turn as a prompt is built from it; a reply that called tools carries its calls, each with the
+ * result text the model is given back (electron/host/tools/toolCallText.ts).
+ */
+export type ChatTurn = {role: "user" | "assistant"; text: string; toolCalls?: ToolTurnCall[]};
+
+/** A tool call of an assistant turn, and what the model was told it returned. */
+export type ToolTurnCall = {id: string; name: string; arguments: string; result: string};
+
+/** A tool call as the model made it, parsed by llama.cpp's chat layer (common_chat_parse). */
+export type ParsedToolCall = {id: string; name: string; arguments: string};
 
 /** Sampling settings of a reply; each unset one takes node-llama-cpp's default. */
 export type SamplingSettings = {
@@ -46,4 +55,8 @@ export type ChatReply = {
     restore?: KvRestore;
     /** The whole prompt and every generated token as ids, when asked for (`withTokenIds`; `chat --json`). */
     tokenIds?: {prompt: number[]; reply: number[]};
+    /** The calls the reply made (a reply with tools); `text` is then what it said besides them. */
+    toolCalls?: ParsedToolCall[];
+    /** Prompt tokens the tool definitions took (the prompt with them less the same prompt without); absent without tools. */
+    toolTokens?: number;
 };

@@ -13,6 +13,7 @@ import type {ChatReply, ChatTurn, PromptProgress, SamplingSettings} from "./chat
 import type {ContextOverflowPolicy} from "./contextOverflow.js";
 import type {ServedRequest, ServerStartupStep} from "./server.js";
 import type {HubQuantList} from "./hub.js";
+import type {ToolChoiceSetting} from "./tools.js";
 
 export type EngineRequests = {
     describe: [void, MachineDescription];
@@ -74,7 +75,19 @@ export type EngineChatRequest = SamplingSettings & {
     contextOverflow?: ContextOverflowPolicy;
     /** Also return the prompt's and the reply's token ids (`ChatReply.tokenIds`; `chat --json`). Defaults to `false`. */
     withTokenIds?: boolean;
+    /**
+     * Functions the model may call, and the choice; the reply is then templated, constrained and parsed by llama.cpp's
+     * chat layer (electron/serve/appToolReply.ts). Absent: no tools (the chat layer still templates tool turns).
+     */
+    tools?: EngineToolUse;
+    /** This reply's earlier rounds (assistant turns with their calls and results), after `message`. */
+    replyRounds?: ChatTurn[];
 };
+
+/** One function as the model sees it. */
+export type EngineTool = {name: string; description: string | null; parameters: Record<string, unknown>};
+
+export type EngineToolUse = {tools: EngineTool[]; choice: ToolChoiceSetting};
 
 /** A benchmark the host asks the engine to run. */
 export type EngineBenchRequest = {

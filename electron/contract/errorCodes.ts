@@ -100,6 +100,9 @@ export const ERROR_SENTENCES = {
     "server-failed": "The OpenAI-compatible server could not start.",
     "rpc-unreachable": "No rpc-server answers at that address.",
     "hub-error": "The model hub could not give what was asked for.",
+    // tools
+    "tools-unsupported": "This model's chat template has no tool-call syntax, so its replies cannot call tools.",
+    "tool-server-failed": "An MCP server this chat's tools need could not start.",
     // anything else
     "internal": "Something went wrong inside the app."
 } as const;
@@ -173,7 +176,9 @@ export const ERROR_FIXES: {readonly [Code in ErrorCode]?: string} = {
     "not-enough-memory": "Lower the memory budget or the context size on the Auto-offload screen, or close programs that use the GPU, then load again.",
     "load-failed": "Try a smaller memory budget or context size; if it fails again, the file may be damaged: download it again.",
     "bench-running": "Wait for the benchmark to finish, or stop it on the Benchmark screen.",
-    "rpc-unreachable": "Start `tensorwise rpc-server --host 0.0.0.0` on that machine, check the address and port, then add it again."
+    "rpc-unreachable": "Start `tensorwise rpc-server --host 0.0.0.0` on that machine, check the address and port, then add it again.",
+    "tools-unsupported": "Turn the tools off in this chat's settings, or load a model whose chat template calls tools (Qwen 2.5, Hermes, Llama 3.1 and later).",
+    "tool-server-failed": "See the server's error and log on the Tools screen; fix its command or turn its tools off in this chat's settings."
 };
 
 /** The codes errors cross the contract with. */

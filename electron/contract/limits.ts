@@ -87,7 +87,9 @@ export const LIMITS = {
     /** Tools of one OpenAI-compatible chat request (OpenAI's API allows up to 128). */
     toolCount: {label: "number of tools", integer: true, min: 0, max: 128},
     /** Tool calls of one assistant message sent back in a chat request. */
-    toolCallCount: {label: "number of tool calls", integer: true, min: 1, max: 128}
+    toolCallCount: {label: "number of tool calls", integer: true, min: 1, max: 128},
+    /** How long one call of an MCP tool in the app's chat may take. */
+    toolCallSeconds: {label: "tool call time limit", integer: true, min: 1, max: 600, unit: "seconds"}
 } as const satisfies Record<string, NumberLimit>;
 
 export type LimitName = keyof typeof LIMITS;
@@ -119,7 +121,16 @@ export const TEXT_LIMITS = {
     /** A tool's (function's) name, and a tool call's id (OpenAI: letters, digits, `_` and `-`, at most 64). */
     toolName: 64,
     /** A tool call id sent back by a client (`call_…`; other servers' ids are longer than OpenAI's). */
-    toolCallId: 256
+    toolCallId: 256,
+    /** An MCP server's command, working folder or URL; one argument, environment value or header value. */
+    mcpCommand: 4096,
+    mcpValue: 8192,
+    /** Arguments, environment variables or headers of one MCP server. */
+    mcpEntries: 64,
+    /** A tool call's arguments as the model wrote them (a conversation file holds no more). */
+    toolArguments: 65_536,
+    /** An `mcpServers` JSON to import. */
+    mcpImport: 262_144
 } as const;
 
 /** A context may exceed the model's trained context by this factor (RoPE scaling); beyond it output is garbage. */

@@ -31,6 +31,7 @@ import {TensorwiseError} from "../contract/TensorwiseError.js";
 import {resolveSettings, type ResolvedSettings} from "../contract/settings.js";
 import {fairPolicy} from "../serve/scheduling/schedulingPolicies.js";
 import {scheduledChatReply} from "../serve/scheduledChatReply.js";
+import {appToolReply, needsChatLayer} from "../serve/appToolReply.js";
 import {serveOpenAi, type OpenAiServer} from "../serve/serveOpenAi.js";
 
 /** The app's server: requests that may wait for a sequence, and each one's time limit (as `tensorwise serve`'s defaults). */
@@ -342,9 +343,14 @@ export class EngineService {
             const loaded = this.loaded;
             if (loaded == null)
                 throw new TensorwiseError("no-model", "no model is loaded: load one first");
-            const {streamId: _streamId, conversationId, ...options} = request;
+            const {streamId: _streamId, conversationId, tools, replyRounds, ...options} = request;
+            // tools, or tool turns to template: llama.cpp's chat layer, as the server answers a client's tools
+            const toolReply = needsChatLayer({tools, history: options.history, replyRounds})
+                ? {tools: tools ?? null, replyRounds: replyRounds ?? []} : null;
             // while the server is on, the app's reply shares its sequences and scheduler with the API clients
-            const writing = this.serving != null
+            const writing = toolReply != null
+                ? appToolReply(loaded.placed, this.serving?.server ?? null, {...options, ...toolReply, conversationId, signal: controller.signal, onText: onDelta})
+                : this.serving != null
                 ? scheduledChatReply(this.serving.server, loaded.placed.model, {...options, conversationId, signal: controller.signal, onText: onDelta})
                 : streamChatReply(loaded.placed, {...options, signal: controller.signal, onText: onDelta, onPromptProgress});
             this.streams.set(request.streamId, {controller, settled: writing});

@@ -271,6 +271,16 @@ export class PlacedModel {
         return {result, finished};
     }
 
+    /**
+     * Runs `work`, which evaluates on {@link sequence} with node-llama-cpp's own generators, after the native generation
+     * in flight and before the next one: two evaluations on one sequence at once would interleave their tokens.
+     */
+    exclusive<T>(work: () => Promise<T>): Promise<T> {
+        const run = this.nativeRun.catch(() => undefined).then(work);
+        this.nativeRun = run.catch(() => undefined);
+        return run;
+    }
+
     /** The model's chat template, as node-llama-cpp's LlamaChat resolves it (resolveChatWrapper), without touching the sequence. */
     get chatWrapper(): ChatWrapper {
         this.chatWrapperInstance ??= resolveChatWrapper(this.model);
