@@ -17,6 +17,7 @@ import type {GenerationTiming} from "./timing.js";
 import type {PlanExplanation} from "./planExplanation.js";
 import type {HubQuantList, HubSearchResult} from "./hub.js";
 import type {ConversationExport, ConversationExportFormat, ConversationSearchHit} from "./conversationFile.js";
+import type {ChatToolSettings, McpServerConfig, ToolCallRecord, ToolDecision, ToolServersState} from "./tools.js";
 
 export type {
     BenchDetail, BenchExportFormat, BenchLoad, BenchPlan, BenchPoint, BenchProgress, BenchReport, BenchRun, BenchStartRequest,
@@ -33,6 +34,10 @@ export type {GenerationTiming} from "./timing.js";
 export type {PlanExplanation} from "./planExplanation.js";
 export type {HubQuant, HubQuantList, HubQuantPlacement, HubQuantPlan, HubSearchResult} from "./hub.js";
 export type {ConversationExport, ConversationExportFormat, ConversationSearchHit, SearchMatch} from "./conversationFile.js";
+export type {
+    ChatToolSettings, McpServerConfig, McpServerLaunch, McpServerState, McpServerStatus, McpTool, ToolCallRecord, ToolCallState, ToolChoiceSetting,
+    ToolDecision, ToolRef, ToolResult, ToolResultPart, ToolServersState
+} from "./tools.js";
 import type {KvRestore, PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
 import type {ContextOverflowPolicy} from "./contextOverflow.js";
 
@@ -140,6 +145,13 @@ export type ChatMessage = {
     restore?: KvRestore;
     /** How many earlier messages were left out of this reply's prompt so that it fit the context (absent when none). */
     leftOutMessages?: number;
+    /**
+     * The tools this reply called, each with its state and result. A reply that calls tools is one round: the next round
+     * (the model reading the results) is the next assistant message.
+     */
+    toolCalls?: ToolCallRecord[];
+    /** Prompt tokens of this reply taken by the tool definitions (part of `prompt.tokens`). */
+    toolTokens?: number;
 };
 
 /** How a conversation's replies are generated, kept with it; unset fields take the engine's defaults. */
@@ -148,6 +160,8 @@ export type ChatSettings = SamplingSettings & {
     maxTokens?: number;
     /** What a reply does when the conversation no longer fits in the context; unset: `DEFAULT_CONTEXT_OVERFLOW`. */
     contextOverflow?: ContextOverflowPolicy;
+    /** The MCP tools this conversation turns on, and the tool choice; unset: no tools. */
+    tools?: ChatToolSettings;
 };
 
 export type ConversationSummary = {id: string; title: string; updatedAt: number; messageCount: number};
@@ -314,6 +328,28 @@ export type Requests = {
     "rpc.add": [{endpoint: string}, RpcServersState];
     /** Removes an rpc-server and restarts the engine without it (the loaded model reloads). */
     "rpc.remove": [{endpoint: string}, RpcServersState];
+    /**
+     * Answers a tool call of reply `streamId` waiting for approval: run it, run it and every later call of that tool
+     * without asking (kept with the server), or deny it (the model is told so).
+     */
+    "chat.decideTool": [{streamId: string; callId: string; decision: ToolDecision}, void];
+    /** The MCP servers: configuration, state, tools, log tail. */
+    "tools.list": [void, ToolServersState];
+    /**
+     * Adds a server, or replaces the one named `replaces` (a running server is stopped; it starts again when needed).
+     * Refused in one sentence when a field is wrong or the name is taken.
+     */
+    "tools.save": [{config: McpServerConfig; replaces?: string}, ToolServersState];
+    /** Stops and forgets a server. */
+    "tools.remove": [{name: string}, ToolServersState];
+    /** Starts a server (or starts it again) and lists its tools; a failure is in its state. */
+    "tools.start": [{name: string}, ToolServersState];
+    "tools.stop": [{name: string}, ToolServersState];
+    /**
+     * Adds the servers of an `mcpServers` JSON (Claude Desktop's, LM Studio's and Cursor's format), each disabled until
+     * the user enables it; refused whole in one sentence when it is not one. Nothing is started.
+     */
+    "tools.import": [{text: string}, {state: ToolServersState; added: string[]}];
 };
 
 /** Pushed events: name → payload. */
@@ -335,6 +371,13 @@ export type Events = {
     "server.state": ServerState;
     /** A models folder changed (a file added, removed or renamed, a folder gone or back): every model in them now. */
     "library.files": FolderModels;
+    /**
+     * A message of reply `streamId` saved or changed before its end: a round that called tools (its calls waiting for
+     * approval), a call that started, finished, failed or was denied. The reply's next round streams as a new message.
+     */
+    "chat.message": {streamId: string; conversationId: string; message: ChatMessage};
+    /** The MCP servers changed (configuration, state, tools, log). */
+    "tools.state": ToolServersState;
 };
 
 export type RequestName = keyof Requests;

@@ -129,8 +129,8 @@ export const TEXT_LIMITS = {
     mcpEntries: 64,
     /** A tool call's arguments as the model wrote them (a conversation file holds no more). */
     toolArguments: 65_536,
-    /** An `mcpServers` JSON to import. */
-    mcpImport: 262_144
+    /** An `mcpServers` JSON to import (web mode's request limit holds it escaped: electron/web/serveWeb.ts). */
+    mcpImport: 131_072
 } as const;
 
 /** A context may exceed the model's trained context by this factor (RoPE scaling); beyond it output is garbage. */

@@ -50,7 +50,14 @@ const requestNameSet = {
     "server.set": true,
     "rpc.list": true,
     "rpc.add": true,
-    "rpc.remove": true
+    "rpc.remove": true,
+    "chat.decideTool": true,
+    "tools.list": true,
+    "tools.save": true,
+    "tools.remove": true,
+    "tools.start": true,
+    "tools.stop": true,
+    "tools.import": true
 } as const satisfies {[Name in keyof Requests]: true};
 
 const eventNameSet = {
@@ -64,7 +71,9 @@ const eventNameSet = {
     "bench.done": true,
     "bench.error": true,
     "server.state": true,
-    "library.files": true
+    "library.files": true,
+    "chat.message": true,
+    "tools.state": true
 } as const satisfies {[Name in keyof Events]: true};
 
 export const requestNames = Object.keys(requestNameSet) as RequestName[];

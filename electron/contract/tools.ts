@@ -66,6 +66,9 @@ export type McpServerState = {
 /** Every configured server; `notices`: why the saved list could not be read whole (said once, kept until changed). */
 export type ToolServersState = {servers: McpServerState[]; notices: string[]};
 
+/** The most characters of a tool's name (MCP allows 1 to 128). */
+export const MCP_TOOL_NAME_CHARS = 128;
+
 /** The most servers the app keeps. */
 export const MAX_MCP_SERVERS = 32;
 /** Lines of a server's log the Tools screen shows, and the most characters of each. */

@@ -5,10 +5,9 @@
  */
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 import type {EngineState, EventName, Events, LibraryLoad, LoadedModelState, RequestArg, RequestName, RequestResult, Requests} from "../contract/ipc.js";
-import type {EngineChatRequest} from "../contract/engineProtocol.js";
 import type {BenchRunner} from "./bench/BenchRunner.js";
 import type {BenchStore} from "./bench/BenchStore.js";
-import type {ChatStream} from "./chat/ChatStream.js";
+import type {ChatStream, StreamRequest} from "./chat/ChatStream.js";
 import type {ConversationStore} from "./conversations/ConversationStore.js";
 import type {EngineClient} from "./engineChild/EngineClient.js";
 import type {ModelAccess} from "./model/ModelAccess.js";
@@ -17,6 +16,7 @@ import type {ModelFolders} from "./model/ModelFolders.js";
 import type {ModelLibrary} from "./model/ModelLibrary.js";
 import type {UploadedCopies} from "./model/UploadedCopies.js";
 import type {RpcServers} from "./rpc/RpcServers.js";
+import type {McpServers} from "./tools/McpServers.js";
 
 /** One window or browser tab: where its events go. Chat streams die with their client. */
 export type HostClient = {
@@ -46,8 +46,8 @@ export function toLibraryLoad(request: LoadRequest): LibraryLoad {
     return {name: "load", gpuLayers: request.arg.gpuLayers, settings: request.arg.settings};
 }
 
-/** A reply to start: the history before it, the message it answers, its system prompt and sampling options. */
-export type ReplyRequest = Omit<EngineChatRequest, "streamId" | "conversationId">;
+/** A reply to start: the history before it, the message it answers, its system prompt, sampling options and tools. */
+export type ReplyRequest = StreamRequest;
 
 /**
  * The one reply a conversation may have: taken atomically (check and register in one synchronous step) before the
@@ -87,6 +87,8 @@ export type HostContext = {
     readonly hostTasks: Map<string, AbortController>;
     /** The rpc-servers of the settings, and the engine's share of them. */
     readonly rpc: RpcServers;
+    /** The MCP servers the chat's tools come from. */
+    readonly tools: McpServers;
     engineState(): EngineState;
     broadcastState(): void;
     /** Marks the engine busy with `task` while it loads (stopping replies first); remembered for a replay. */

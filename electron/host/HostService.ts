@@ -34,6 +34,8 @@ import {UploadedCopies} from "./model/UploadedCopies.js";
 import {rpcRequests} from "./rpc/rpcRequests.js";
 import {RpcServers} from "./rpc/RpcServers.js";
 import {RPC_SERVERS_FILE} from "./rpc/RpcServerList.js";
+import {MCP_SERVERS_FILE, McpServers} from "./tools/McpServers.js";
+import {toolRequests} from "./tools/toolRequests.js";
 
 export type HostServiceOptions = {
     /** Where benchmarks are kept. Defaults to `bench/` beside the conversation store's folder. */
@@ -46,6 +48,8 @@ export type HostServiceOptions = {
     rpcServersFile?: string;
     /** Where the server's settings and key are kept. Defaults to {@link SERVER_SETTINGS_FILE} beside the conversations folder. */
     serverSettingsFile?: string;
+    /** The MCP servers' list. Defaults to {@link MCP_SERVERS_FILE} beside the conversations folder. */
+    mcpServersFile?: string;
 };
 
 export class HostService {
@@ -64,6 +68,7 @@ export class HostService {
     private readonly library: ModelLibrary;
     private readonly modelFolders: ModelFolders;
     private readonly rpc: RpcServers;
+    private readonly tools: McpServers;
     private readonly uploads = new UploadedCopies();
     private readonly hostTasks = new Map<string, AbortController>();
     /** Every request's handler, one file per domain; a request missing from them fails to compile here. */
@@ -84,6 +89,7 @@ export class HostService {
             onChange: (models) => this.broadcast("library.files", models)
         });
         this.rpc = new RpcServers(options.rpcServersFile ?? path.join(path.dirname(store.dir), RPC_SERVERS_FILE), engine);
+        this.tools = new McpServers(options.mcpServersFile ?? path.join(path.dirname(store.dir), MCP_SERVERS_FILE), (state) => this.broadcast("tools.state", state));
         this.bench = new BenchRunner({
             engine, store: this.benchStore, acquire: (task) => this.acquireEngine(task),
             broadcast: (name, payload) => this.broadcast(name, payload)
@@ -97,7 +103,7 @@ export class HostService {
         this.handlers = {
             ...modelRequests(context), ...libraryRequests(context), ...hubRequests(context), ...conversationRequests(context), ...chatRequests(context),
             ...benchRequests(context), ...dialogRequests(context), ...serverRequests(context),
-            ...rpcRequests(context)
+            ...rpcRequests(context), ...toolRequests(context)
         };
         this.unsubscribe.push(engine.onState((state) => this.onEngineState(state)));
         this.unsubscribe.push(engine.onEvent((name, payload) => this.onEngineEvent(name, payload)));
@@ -163,6 +169,7 @@ export class HostService {
         for (const off of this.unsubscribe)
             off();
         this.modelFolders.close();
+        await this.tools.dispose();
         await this.server.dispose();
         await this.store.flush();
     }
@@ -171,7 +178,7 @@ export class HostService {
     private context(): HostContext {
         return {
             store: this.store, engine: this.engine, platform: this.platform, access: this.access,
-            library: this.library, modelFolders: this.modelFolders, uploads: this.uploads, rpc: this.rpc, hostTasks: this.hostTasks,
+            library: this.library, modelFolders: this.modelFolders, uploads: this.uploads, rpc: this.rpc, tools: this.tools, hostTasks: this.hostTasks,
             benchStore: this.benchStore, bench: this.bench, streams: this.streams, shared: this.shared, server: this.server,
             engineState: () => this.engineState,
             broadcastState: () => this.broadcastState(),
@@ -264,6 +271,7 @@ export class HostService {
             checkpoint: (message: ChatMessage) => this.store.upsert(conversationId, message).then(() => {}),
             chat: (arg) => this.engine.request("chat", arg),
             stop: (id) => this.engine.request("stop", {streamId: id}),
+            tools: this.tools,
             settled: () => {
                 this.streams.delete(streamId);
                 slot.release();

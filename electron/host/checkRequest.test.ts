@@ -35,7 +35,14 @@ const valid: Partial<Record<RequestName, unknown>> = {
     "dialog.saveBenchReport": {id: "b", format: "html"},
     "server.set": {enabled: true, port: 8080, bindAddress: "127.0.0.1", requireKey: true, parallel: 4, regenerateKey: false},
     "rpc.add": {endpoint: "192.168.1.20:50052"},
-    "rpc.remove": {endpoint: "10.0.0.3:50052"}
+    "rpc.remove": {endpoint: "10.0.0.3:50052"},
+    "chat.decideTool": {streamId: "s", callId: "call_1", decision: "approve"},
+    "tools.save": {config: {name: "files", enabled: true, launch: {transport: "stdio", command: "npx", args: ["-y", "x"], env: {}, cwd: null},
+        callTimeoutSeconds: 60, alwaysAllow: []}},
+    "tools.remove": {name: "files"},
+    "tools.start": {name: "files"},
+    "tools.stop": {name: "files"},
+    "tools.import": {text: "{}"}
 };
 
 function rejects(name: RequestName, arg: unknown): string {

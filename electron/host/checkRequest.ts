@@ -24,6 +24,8 @@ import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAME
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 import {CONTEXT_OVERFLOW_POLICIES, isContextOverflowPolicy} from "../contract/contextOverflow.js";
 import {CHAT_SETTING_KEYS} from "./chat/replySettings.js";
+import {isToolChoice, isToolDecision, MAX_CHAT_TOOLS, MCP_TOOL_NAME_CHARS, TOOL_CHOICES, TOOL_DECISIONS, type ChatToolSettings} from "../contract/tools.js";
+import {checkMcpServerConfig, serverName} from "./tools/checkMcpServerConfig.js";
 
 export type Fields = Record<string, unknown>;
 
@@ -159,9 +161,27 @@ function replyOptions(fields: Fields): {maxTokens?: number; temperature?: number
     return {...(maxTokens != null && {maxTokens}), ...(temperature != null && {temperature})};
 }
 
+/** A conversation's tools: at most {@link MAX_CHAT_TOOLS} distinct `{server, tool}`, and a tool choice. */
+function chatTools(value: unknown): ChatToolSettings {
+    const fields = object(value, ["on", "choice"], '"settings.tools"');
+    if (!isToolChoice(fields.choice))
+        throw bad(`"settings.tools.choice" must be one of ${TOOL_CHOICES.join(", ")}`);
+    const on = fields.on;
+    if (!Array.isArray(on) || on.length > MAX_CHAT_TOOLS)
+        throw bad(`"settings.tools.on" must be a list of at most ${MAX_CHAT_TOOLS} tools`);
+    const refs = on.map((entry, index) => {
+        const ref = object(entry, ["server", "tool"], `"settings.tools.on[${index}]"`);
+        return {server: serverName(ref, "server", `settings.tools.on[${index}]: `), tool: string(ref, "tool", MCP_TOOL_NAME_CHARS)};
+    });
+    const keys = new Set(refs.map((ref) => JSON.stringify([ref.server, ref.tool])));
+    if (keys.size !== refs.length)
+        throw bad('"settings.tools.on" names a tool twice');
+    return {on: refs, choice: fields.choice};
+}
+
 /** A conversation's settings: every field optional, every number within its limit, stop strings a short list. */
 export function chatSettings(value: unknown): ChatSettings {
-    const fields = object(value ?? {}, CHAT_SETTING_KEYS, '"settings"');
+    const fields = object(value ?? {}, [...CHAT_SETTING_KEYS, "tools"], '"settings"');
     const result: ChatSettings = {};
     const systemPrompt = optionalString(fields, "systemPrompt", TEXT_LIMITS.systemPrompt);
     if (systemPrompt != null)
@@ -182,6 +202,8 @@ export function chatSettings(value: unknown): ChatSettings {
             throw bad(`"contextOverflow" must be one of ${CONTEXT_OVERFLOW_POLICIES.join(", ")}`);
         result.contextOverflow = fields.contextOverflow;
     }
+    if (fields.tools != null)
+        result.tools = chatTools(fields.tools);
     return result;
 }
 
@@ -396,7 +418,22 @@ const checks: Checks = {
     "dialog.saveBenchReport": (arg) => {
         const fields = object(arg, ["id", "format"]);
         return {id: string(fields, "id", TEXT_LIMITS.id), format: exportFormat(fields)};
-    }
+    },
+    "chat.decideTool": (arg) => {
+        const fields = object(arg, ["streamId", "callId", "decision"]);
+        if (!isToolDecision(fields.decision))
+            throw bad(`"decision" must be one of ${TOOL_DECISIONS.join(", ")}`);
+        return {streamId: string(fields, "streamId", TEXT_LIMITS.id), callId: string(fields, "callId", TEXT_LIMITS.toolCallId), decision: fields.decision};
+    },
+    "tools.list": none,
+    "tools.save": (arg) => {
+        const fields = object(arg, ["config", "replaces"]);
+        return {config: checkMcpServerConfig(fields.config), ...(fields.replaces != null && {replaces: serverName(fields, "replaces")})};
+    },
+    "tools.remove": (arg) => ({name: serverName(object(arg, ["name"]), "name")}),
+    "tools.start": (arg) => ({name: serverName(object(arg, ["name"]), "name")}),
+    "tools.stop": (arg) => ({name: serverName(object(arg, ["name"]), "name")}),
+    "tools.import": (arg) => ({text: string(object(arg, ["text"]), "text", TEXT_LIMITS.mcpImport)})
 };
 
 /** `arg` checked as the argument of request `name`; throws a `bad-request` {@link TensorwiseError} otherwise. */

@@ -2,9 +2,12 @@ import type {ChatSettings} from "../../contract/ipc.js";
 import type {EngineChatRequest} from "../../contract/engineProtocol.js";
 
 /** What a reply is generated with, besides its history and message. */
-export type ReplySettings = Omit<EngineChatRequest, "streamId" | "history" | "message">;
+export type ReplySettings = Omit<EngineChatRequest, "streamId" | "history" | "message" | "tools" | "replyRounds">;
 
-/** Every field of {@link ChatSettings}: what checkRequest.ts accepts and what a reply takes from a conversation. */
+/**
+ * Every field of {@link ChatSettings} the engine takes as it is: what checkRequest.ts accepts besides `tools` (which the
+ * host resolves to the MCP servers' functions: chatRequests.ts) and what a reply takes from a conversation.
+ */
 export const CHAT_SETTING_KEYS = [
     "systemPrompt", "maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty", "seed", "stopStrings", "contextOverflow"
 ] as const satisfies readonly (keyof ChatSettings)[];

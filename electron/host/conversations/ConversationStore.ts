@@ -178,11 +178,14 @@ export class ConversationStore {
         });
     }
 
-    /** Removes the last message if it is the assistant's (before a regenerate). */
+    /** Removes the last reply — the assistant messages after the last user message — before a regenerate. */
     async dropLastAssistant(id: string): Promise<Conversation> {
         return await this.update(id, (current) => {
-            const last = current.messages.at(-1);
-            return last?.role === "assistant" ? {...current, messages: current.messages.slice(0, -1)} : current;
+            // a reply that called tools is several messages (one per round): all of them go
+            let kept = current.messages.length;
+            while (kept > 0 && current.messages[kept - 1]!.role === "assistant")
+                kept--;
+            return kept === current.messages.length ? current : {...current, messages: current.messages.slice(0, kept)};
         });
     }
 

@@ -5,11 +5,22 @@
  * {@link Conversation}, or throws a `bad-request` TensorwiseError naming the first wrong field.
  */
 import type {ChatMessage, Conversation} from "../../contract/ipc.js";
-import {TEXT_LIMITS} from "../../contract/limits.js";
+import {LIMITS, TEXT_LIMITS} from "../../contract/limits.js";
+import {
+    MCP_SERVER_NAME_PATTERN, MCP_TOOL_NAME_CHARS, TOOL_CALL_STATES, TOOL_IMAGE_MAX_CHARS, TOOL_IMAGE_TYPES, TOOL_RESULT_IMAGES, TOOL_RESULT_KEPT_CHARS,
+    type ToolCallRecord, type ToolResult, type ToolResultPart
+} from "../../contract/tools.js";
 import {bad, chatSettings, object, string, type Fields} from "../checkRequest.js";
 
 const CONVERSATION_FIELDS = ["id", "title", "updatedAt", "messageCount", "messages", "settings"] as const;
-const MESSAGE_FIELDS = ["id", "role", "text", "createdAt", "timing", "stopped", "stopReason", "prompt", "context", "restore", "model", "leftOutMessages"] as const;
+const MESSAGE_FIELDS = [
+    "id", "role", "text", "createdAt", "timing", "stopped", "stopReason", "prompt", "context", "restore", "model", "leftOutMessages", "toolCalls", "toolTokens"
+] as const;
+const CALL_FIELDS = ["id", "server", "tool", "arguments", "state", "approval", "result", "error", "ms"] as const;
+/** The most characters of a call's error, or of a note in its result. */
+const SENTENCE_CHARS = 2_000;
+/** The most parts one result keeps. */
+const RESULT_PARTS = 64;
 const STOP_REASONS = ["done", "max-tokens", "stop-string", "stopped"] as const;
 const STOPPED = ["user", "crash"] as const;
 const RESTORE_PATHS = ["resident", "new", "swap", "recompute"] as const;
@@ -33,6 +44,74 @@ function oneOf<T extends string>(fields: Fields, key: string, allowed: readonly 
 function amounts<K extends string>(fields: Fields, key: string, keys: readonly K[], what: string): Record<K, number> {
     const inner = object(fields[key], keys, `${what}"${key}"`);
     return Object.fromEntries(keys.map((name) => [name, amount(inner, name, `${what}${key}.`)])) as Record<K, number>;
+}
+
+function resultPart(value: unknown, what: string): ToolResultPart {
+    const fields = object(value, ["type", "text", "mimeType", "data"], what);
+    if (fields.type === "text" || fields.type === "note") {
+        object(value, ["type", "text"], what);
+        return {type: fields.type, text: string(fields, "text", fields.type === "text" ? TOOL_RESULT_KEPT_CHARS : SENTENCE_CHARS, {allowEmpty: true})};
+    }
+    if (fields.type === "image") {
+        // what a conversation file shows as an image is only ever a raster type, as base64 (never markup, never a URL)
+        const mimeType = oneOf(fields, "mimeType", TOOL_IMAGE_TYPES, `${what}: `);
+        const data = string(fields, "data", TOOL_IMAGE_MAX_CHARS);
+        if (!/^[A-Za-z0-9+/]+={0,2}$/.test(data))
+            throw bad(`${what}: "data" must be base64`);
+        return {type: "image", mimeType, data};
+    }
+    throw bad(`${what}: "type" must be text, image or note`);
+}
+
+function toolResult(value: unknown, what: string): ToolResult {
+    const fields = object(value, ["isError", "parts", "structured", "capped"], what);
+    if (typeof fields.isError !== "boolean")
+        throw bad(`${what}: "isError" must be true or false`);
+    if (!Array.isArray(fields.parts) || fields.parts.length > RESULT_PARTS)
+        throw bad(`${what}: "parts" must be a list of at most ${RESULT_PARTS} parts`);
+    const parts = fields.parts.map((part, index) => resultPart(part, `${what} part ${index + 1}`));
+    if (parts.filter((part) => part.type === "image").length > TOOL_RESULT_IMAGES)
+        throw bad(`${what} has more than ${TOOL_RESULT_IMAGES} images`);
+    const structured = fields.structured == null ? null : string(fields, "structured", TOOL_RESULT_KEPT_CHARS, {allowEmpty: true});
+    const textChars = parts.reduce((sum, part) => sum + (part.type === "text" ? part.text.length : 0), structured?.length ?? 0);
+    if (textChars > TOOL_RESULT_KEPT_CHARS)
+        throw bad(`${what} has more than ${TOOL_RESULT_KEPT_CHARS} characters of text`);
+    return {isError: fields.isError, parts, structured, capped: fields.capped == null ? null : string(fields, "capped", SENTENCE_CHARS)};
+}
+
+function toolCall(value: unknown, what: string): ToolCallRecord {
+    const fields = object(value, CALL_FIELDS, what);
+    const server = string(fields, "server", 64, {allowEmpty: true});
+    // "" only for a call of a tool the chat did not offer (it never ran)
+    if (server !== "" && !MCP_SERVER_NAME_PATTERN.test(server))
+        throw bad(`${what}: "server" is not a server's name`);
+    const state = oneOf(fields, "state", TOOL_CALL_STATES, `${what}: `);
+    const call: ToolCallRecord = {
+        id: string(fields, "id", TEXT_LIMITS.toolCallId), server, tool: string(fields, "tool", MCP_TOOL_NAME_CHARS),
+        arguments: string(fields, "arguments", TEXT_LIMITS.toolArguments, {allowEmpty: true}), state
+    };
+    if (fields.approval != null)
+        call.approval = oneOf(fields, "approval", ["user", "always"] as const, `${what}: `);
+    if (fields.result != null) {
+        if (state !== "done")
+            throw bad(`${what}: only a call that is "done" has a "result"`);
+        call.result = toolResult(fields.result, `${what}'s result`);
+    }
+    if (fields.error != null)
+        call.error = string(fields, "error", SENTENCE_CHARS);
+    if (fields.ms != null)
+        call.ms = amount(fields, "ms", `${what}: `);
+    return call;
+}
+
+/** A reply's tool calls: at most {@link LIMITS.toolCallCount}, with distinct ids. */
+function toolCalls(value: unknown, what: string): ToolCallRecord[] {
+    if (!Array.isArray(value) || !Number.isSafeInteger(value.length) || value.length > LIMITS.toolCallCount.max)
+        throw bad(`${what}"toolCalls" must be a list of at most ${LIMITS.toolCallCount.max} calls`);
+    const calls = value.map((call, index) => toolCall(call, `${what}tool call ${index + 1}`));
+    if (new Set(calls.map((call) => call.id)).size !== calls.length)
+        throw bad(`${what}two tool calls have one id`);
+    return calls;
 }
 
 function message(value: unknown, index: number): ChatMessage {
@@ -78,6 +157,14 @@ function message(value: unknown, index: number): ChatMessage {
     if (fields.restore != null) {
         const restore = object(fields.restore, ["path", "ms"], `${what}"restore"`);
         checked.restore = {path: oneOf(restore, "path", RESTORE_PATHS, `${what}restore.`), ms: amount(restore, "ms", `${what}restore.`)};
+    }
+    if (fields.toolCalls != null || fields.toolTokens != null) {
+        if (role !== "assistant")
+            throw bad(`${what}tool calls belong to replies only`);
+        if (fields.toolCalls != null)
+            checked.toolCalls = toolCalls(fields.toolCalls, what);
+        if (fields.toolTokens != null)
+            checked.toolTokens = amount(fields, "toolTokens", what);
     }
     return checked;
 }

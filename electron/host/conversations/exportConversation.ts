@@ -7,6 +7,7 @@ import {
     CONVERSATION_FILE_FORMAT, CONVERSATION_FILE_VERSION, type ConversationExport, type ConversationExportFormat
 } from "../../contract/conversationFile.js";
 import type {ChatMessage, Conversation} from "../../contract/ipc.js";
+import {toolCallText} from "../tools/toolCallText.js";
 
 /** The most characters of the title a file name keeps. */
 const FILE_NAME_CHARS = 60;
@@ -27,6 +28,13 @@ function replyNote(message: ChatMessage): string {
     return notes.length === 0 ? "" : ` (${notes.join(", ")})`;
 }
 
+/** `text` in a Markdown code fence longer than any run of backticks inside it. */
+function fenced(text: string): string {
+    const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((run) => run[0].length));
+    const fence = "`".repeat(longest + 1);
+    return `${fence}\n${text}\n${fence}`;
+}
+
 function toMarkdown(conversation: Conversation, exportedAt: Date): string {
     const models = [...new Set(conversation.messages.flatMap((message) => message.model != null ? [message.model] : []))];
     const lines = [
@@ -42,6 +50,9 @@ function toMarkdown(conversation: Conversation, exportedAt: Date): string {
     for (const message of conversation.messages) {
         const heading = message.role === "user" ? "## User" : `## Assistant${replyNote(message)}`;
         lines.push(heading, "", message.text, "");
+        for (const call of message.toolCalls ?? [])
+            lines.push(`### Tool call: ${call.tool}${call.server !== "" ? ` (${call.server})` : ""}, ${call.state}`, "", fenced(call.arguments), "",
+                ...(call.state === "done" || call.state === "failed" ? [fenced(toolCallText(call)), ""] : []));
     }
     return lines.join("\n");
 }
