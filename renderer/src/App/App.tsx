@@ -11,6 +11,7 @@ import {GetModel} from "../screens/GetModel/GetModel";
 import {Model} from "../screens/Model/Model";
 import {Offload} from "../screens/Offload/Offload";
 import {Server} from "../screens/Server/Server";
+import {Tools} from "../screens/Tools/Tools";
 import {useChatStore} from "../stores/chatStore";
 import {useUiStore} from "../stores/uiStore";
 import {useTheme} from "./useTheme";
@@ -42,6 +43,7 @@ export function App() {
                         {screen === "dashboards" && <Dashboards/>}
                         {screen === "benchmark" && <Benchmark/>}
                         {screen === "server" && <Server/>}
+                        {screen === "tools" && <Tools/>}
                     </ErrorBoundary>
                 </div>
             </main>

@@ -9,6 +9,7 @@ import {openBench, refreshBenchList} from "./benchActions";
 import {refreshConversations, reloadConversation} from "./chatActions";
 import {refreshLoaded, refreshMachine} from "./engineActions";
 import {useHubStore} from "../stores/hubStore";
+import {useToolsStore} from "../stores/toolsStore";
 
 /** Feeds every domain store from the host's typed events. Returns an unsubscribe function. */
 export function wireEvents(transport: Transport): () => void {
@@ -29,6 +30,8 @@ export function wireEvents(transport: Transport): () => void {
         }),
         transport.on("chat.delta", (delta) => useChatStore.getState().appendDelta(delta)),
         transport.on("chat.prompt", (progress) => useChatStore.getState().promptProgress(progress)),
+        transport.on("chat.message", ({streamId, message}) => useChatStore.getState().roundMessage(streamId, message)),
+        transport.on("tools.state", (state) => useToolsStore.getState().setState(state)),
         transport.on("chat.done", ({streamId, message}) => {
             useChatStore.getState().finishStream(streamId, message);
             void refreshConversations();

@@ -12,7 +12,18 @@ import type {ErrorCode} from "../../../electron/contract/errorCodes";
 export type LiveStream = {
     streamId: string; conversationId: string; messageId: string | null; text: string; tokens: number; elapsedMs: number;
     sentAt: number; prompt: PromptProgress | null; promptAt: number | null; stopping: boolean;
+    /**
+     * A reply with tools between rounds: its calls wait for the user (`approval`) or run (`tool`); the round's message,
+     * with its calls, is in the conversation, and nothing streams until the next round. `null` while a round streams.
+     */
+    awaiting: "approval" | "tool" | null;
 };
+
+/** What a reply whose last round is `message` waits for, by its calls' states. */
+export function awaitingOf(message: ChatMessage): LiveStream["awaiting"] {
+    const calls = message.toolCalls ?? [];
+    return calls.some((call) => call.state === "pending") ? "approval" : calls.some((call) => call.state === "running") ? "tool" : null;
+}
 
 /** What a new conversation starts with, until the user changes its settings. */
 export const DEFAULT_CHAT_SETTINGS: ChatSettings = {maxTokens: 256, temperature: 0.7};
@@ -54,6 +65,11 @@ export type ChatStore = {
     promptProgress(progress: {streamId: string} & PromptProgress): void;
     markStopping(streamId: string): void;
     finishStream(streamId: string, message: ChatMessage | null): void;
+    /**
+     * A round of reply `streamId` saved before its end (its tool calls, as they are decided and run): shown in the
+     * conversation, and the stream starts over for the next round.
+     */
+    roundMessage(streamId: string, message: ChatMessage): void;
     setError(conversationId: string, error: string | null, code?: ErrorCode): void;
     /** Shows `settings` on conversation `id` at once (the host saves them); with `id` null, new conversations start with them. */
     setSettings(id: string | null, settings: ChatSettings): void;
@@ -98,11 +114,15 @@ export const useChatStore = create<ChatStore>((set) => ({
         const conversation = state.conversations[conversationId];
         if (conversation == null || conversation.messages.at(-1)?.role !== "assistant")
             return {};
-        return {conversations: {...state.conversations, [conversationId]: {...conversation, messages: conversation.messages.slice(0, -1)}}};
+        // a reply with tools is one message per round: all of them go
+        let kept = conversation.messages.length;
+        while (kept > 0 && conversation.messages[kept - 1]!.role === "assistant")
+            kept--;
+        return {conversations: {...state.conversations, [conversationId]: {...conversation, messages: conversation.messages.slice(0, kept)}}};
     }),
     startStream: (streamId, conversationId) => set((state) => ({
         streams: {...state.streams, [streamId]: {streamId, conversationId, messageId: null, text: "", tokens: 0, elapsedMs: 0,
-            sentAt: performance.now(), prompt: null, promptAt: null, stopping: false}}
+            sentAt: performance.now(), prompt: null, promptAt: null, stopping: false, awaiting: null}}
     })),
     appendDelta: (delta) => set((state) => {
         const stream = state.streams[delta.streamId];
@@ -130,6 +150,19 @@ export const useChatStore = create<ChatStore>((set) => ({
             return {streams};
         const messages = conversation.messages.filter((existing) => existing.id !== message.id);
         return {streams, conversations: {...state.conversations, [stream.conversationId]: {...conversation, messages: [...messages, message]}}};
+    }),
+    roundMessage: (streamId, message) => set((state) => {
+        const stream = state.streams[streamId];
+        if (stream == null)
+            return {};
+        const conversation = state.conversations[stream.conversationId];
+        const next: LiveStream = {...stream, messageId: null, text: "", tokens: 0, prompt: null, promptAt: null, sentAt: performance.now(), awaiting: awaitingOf(message)};
+        const streams = {...state.streams, [streamId]: next};
+        if (conversation == null)
+            return {streams};
+        const at = conversation.messages.findIndex((existing) => existing.id === message.id);
+        const messages = at >= 0 ? conversation.messages.map((existing, index) => index === at ? message : existing) : [...conversation.messages, message];
+        return {streams, conversations: {...state.conversations, [stream.conversationId]: {...conversation, messages}}};
     }),
     setError: (conversationId, error, code) => set((state) => {
         const {[conversationId]: _old, ...errors} = state.errors;

@@ -1,6 +1,6 @@
 import {create} from "zustand";
 
-export type Screen = "chat" | "get-model" | "model" | "offload" | "memory" | "dashboards" | "benchmark" | "server";
+export type Screen = "chat" | "get-model" | "model" | "offload" | "memory" | "dashboards" | "benchmark" | "server" | "tools";
 
 /** The colour theme the user chose; `system` follows the operating system's light/dark setting. */
 export type ThemeChoice = "system" | "light" | "dark";

@@ -18,7 +18,8 @@ const items: {screen: Screen; label: string}[] = [
     {screen: "memory", label: "Memory"},
     {screen: "dashboards", label: "Dashboards"},
     {screen: "benchmark", label: "Benchmark"},
-    {screen: "server", label: "Server"}
+    {screen: "server", label: "Server"},
+    {screen: "tools", label: "Tools"}
 ];
 
 function describeState(engine: EngineState): {label: string; tone: string} {

@@ -3,7 +3,7 @@ import type {LiveStream} from "../../stores/chatStore";
 import {describeActivity} from "./describeActivity";
 
 const stream = (over: Partial<LiveStream>): LiveStream =>
-    ({streamId: "s", conversationId: "c", messageId: null, text: "", tokens: 0, elapsedMs: 0, sentAt: 0, prompt: null, promptAt: null, stopping: false, ...over});
+    ({streamId: "s", conversationId: "c", messageId: null, text: "", tokens: 0, elapsedMs: 0, sentAt: 0, prompt: null, promptAt: null, stopping: false, awaiting: null, ...over});
 
 describe("the sidebar's activity line", () => {
     it("says a long prompt is being read, with its progress, instead of nothing beside \"Model ready\"", () => {

@@ -19,6 +19,8 @@ export function describeActivity(streams: readonly LiveStream[], server: Pick<Se
     if (first != null) {
         const more = others.length > 0 ? ` (+${others.length} more)` : "";
         if (first.stopping) lines.push(`Stopping a reply${more}`);
+        else if (first.awaiting === "approval") lines.push(`A tool call waits for your approval${more}`);
+        else if (first.awaiting === "tool") lines.push(`Running a tool${more}`);
         else if (first.tokens > 0 || first.text !== "") lines.push(`Writing a reply · ${first.tokens} tokens${more}`);
         else {
             const waited = clock == null ? "" : ` · ${formatMs(streamWaitedMs(first, clock.now))}`;

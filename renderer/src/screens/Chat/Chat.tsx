@@ -13,6 +13,7 @@ import "./Chat.css";
 import {makeDemoModel} from "../../actions/hubActions";
 import {ExportMenu} from "./components/ExportMenu/ExportMenu";
 import {ContextNote} from "./components/ContextNote/ContextNote";
+import {decideTool} from "../../actions/toolActions";
 
 export function Chat() {
     const activeId = useChatStore((state) => state.activeId);
@@ -92,10 +93,14 @@ export function Chat() {
                                 onRegenerate: message === lastAssistant && idle && loaded != null ? () => void regenerate(activeId) : undefined,
                                 onDelete: idle ? () => void deleteMessage(activeId, message.id) : undefined,
                                 onEditResend: idle && loaded != null && message.role === "user"
-                                    ? (text) => void editAndResend(activeId, message.id, text) : undefined
+                                    ? (text) => void editAndResend(activeId, message.id, text) : undefined,
+                                // only the running reply's last round can wait for a decision
+                                live: stream != null && message === messages.at(-1),
+                                onDecide: stream != null && !stream.stopping && message === messages.at(-1)
+                                    ? (callId, decision) => void decideTool(activeId!, stream.streamId, callId, decision) : undefined
                             }}/>
                         ))}
-                        {stream != null && <StreamingMessage stream={stream}/>}
+                        {stream != null && stream.awaiting == null && <StreamingMessage stream={stream}/>}
                         {error != null && (
                             <div className="error-box chat-error" data-testid="chat-error" role="alert">
                                 {error.message}

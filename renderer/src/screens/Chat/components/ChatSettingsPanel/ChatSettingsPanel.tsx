@@ -4,6 +4,7 @@ import {saveSettings} from "../../../../actions/chatActions";
 import {
     CONTEXT_OVERFLOW_LABELS, CONTEXT_OVERFLOW_POLICIES, DEFAULT_CONTEXT_OVERFLOW, isContextOverflowPolicy
 } from "../../../../../../electron/contract/contextOverflow";
+import {ChatToolsSettings} from "../ChatToolsSettings/ChatToolsSettings";
 import "./ChatSettingsPanel.css";
 
 type NumberField = {key: "maxTokens" | "temperature" | "topK" | "topP" | "minP" | "repeatPenalty" | "seed"; label: string; step: number; hint: string};
@@ -89,6 +90,7 @@ export function ChatSettingsPanel({conversationId, settings, onClose}: {conversa
                         save({stopStrings: list.length === 0 ? undefined : list});
                     }}/>
             </label>
+            <ChatToolsSettings tools={settings.tools} onChange={(tools) => save({tools})}/>
             {refused != null && <div className="error-box chat-settings-error" data-testid="settings-error">{refused}</div>}
         </aside>
     );

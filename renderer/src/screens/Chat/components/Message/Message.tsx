@@ -1,5 +1,5 @@
 import {useState} from "react";
-import type {ChatMessage} from "../../../../../../electron/contract/ipc";
+import type {ChatMessage, ToolDecision} from "../../../../../../electron/contract/ipc";
 import {ReplyText} from "../../../../components/ReplyText/ReplyText";
 import {ProgressBar} from "../../../../components/ProgressBar/ProgressBar";
 import {formatMs, formatRate, tokensPerSecond} from "../../../../format/format";
@@ -8,6 +8,7 @@ import {useNow} from "../../../../hooks/useNow";
 import type {LiveStream} from "../../../../stores/chatStore";
 import {usePlanStore} from "../../../../stores/planStore";
 import {ContextNote} from "../ContextNote/ContextNote";
+import {ToolCalls} from "../ToolCalls/ToolCalls";
 import "./Message.css";
 
 /** What a user can do with a message; an absent action is not offered (e.g. while the conversation replies). */
@@ -16,6 +17,10 @@ export type MessageActions = {
     onDelete?: () => void;
     /** User messages: replaces the text, drops what came after, and asks again. */
     onEditResend?: (text: string) => void;
+    /** A reply's round whose calls wait for the user (its reply still running): Approve, Always for this tool, Deny. */
+    onDecide?: (callId: string, decision: ToolDecision) => void;
+    /** The reply this round belongs to is still running (a call left waiting by an ended reply never ran). */
+    live?: boolean;
 };
 
 /** Why the reply ended, in words; `null` for a reply that simply finished. */
@@ -72,7 +77,10 @@ export function Message({message, actions}: {message: ChatMessage; actions: Mess
                         </div>
                     </form>
                 ) : message.role === "user" ? <div className="message-plain">{message.text}</div> : <ReplyText text={message.text}/>}
-                {message.role === "assistant" && message.text === "" && <div className="faint">(no text)</div>}
+                {message.role === "assistant" && message.text === "" && (message.toolCalls?.length ?? 0) === 0 && <div className="faint">(no text)</div>}
+                {message.toolCalls != null && message.toolCalls.length > 0 && (
+                    <ToolCalls calls={message.toolCalls} live={actions.live === true} onDecide={actions.onDecide}/>
+                )}
             </div>
             {message.role === "assistant" && message.leftOutMessages != null && message.leftOutMessages > 0 && (
                 <div className="message-context-note"><ContextNote leftOut={message.leftOutMessages}/></div>
@@ -88,6 +96,11 @@ export function Message({message, actions}: {message: ChatMessage; actions: Mess
                         {message.prompt != null && (
                             <span data-testid="message-prompt" title="prompt tokens of this reply (template, history and message); reused ones were already in the KV cache">
                                 prompt {message.prompt.tokens}{message.prompt.reused > 0 ? ` (${message.prompt.reused} reused)` : ""}
+                            </span>
+                        )}
+                        {message.toolTokens != null && (
+                            <span data-testid="message-tool-tokens" title="prompt tokens taken by the tool definitions this chat offers the model (part of the prompt, counted when the context is full)">
+                                tools {message.toolTokens}
                             </span>
                         )}
                         {(message.restore?.path === "swap" || message.restore?.path === "recompute") && (
