@@ -5,7 +5,8 @@
  * ToolCallStream.ts: the reply parsed again after each piece, only the content streamed). It runs on the loaded model's
  * own sequence (after any native generation: PlacedModel.exclusive) or, with the server on, through its scheduler like
  * scheduledChatReply.ts. The tool definitions count in the context-full policy (fitConversation.ts) and are measured
- * for the reply's footer: the prompt's tokens with them less the same prompt without.
+ * for the reply's footer: the prompt's tokens with them less the same prompt without. A round makes one call at most
+ * (`parallel_tool_calls: false`): each call is decided by the user before the model writes the next, with its result.
  */
 import type {ChatReply, ChatTurn} from "../contract/chat.js";
 import type {EngineToolUse} from "../contract/engineProtocol.js";
@@ -77,7 +78,7 @@ export async function appToolReply(placed: PlacedModel, server: OpenAiServer | n
     const {model, engine: {bindings}} = placed;
     const reasoning = nativeReasoning(DEFAULT_REASONING, server?.reasoning ?? templateReasoning(model, bindings));
     const toolUse: ToolUse = tools != null && tools.tools.length > 0
-        ? {tools: tools.tools.map(({name, description, parameters}) => ({name, description, parameters})), choice: tools.choice, parallel: true}
+        ? {tools: tools.tools.map(({name, description, parameters}) => ({name, description, parameters})), choice: tools.choice, parallel: false}
         : {tools: [], choice: "none", parallel: false};
     const toMessages = (turns: readonly ChatTurn[]): ChatMessage[] => [
         ...(systemPrompt != null && systemPrompt !== "" ? [{role: "system" as const, text: systemPrompt}] : []),

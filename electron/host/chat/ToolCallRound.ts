@@ -36,8 +36,11 @@ export class ToolCallRound {
     readonly calls: ToolCallRecord[];
     private readonly refs: (ToolRef | null)[];
     private readonly args: (Record<string, unknown> | null)[];
-    /** Calls waiting for the user, by id: how to hand each its answer. */
-    private readonly waiting = new Map<string, (decision: ToolDecision | "stop") => void>();
+    /**
+     * Calls waiting for the user, by id: how to hand each its answer, and the answer. Every call of the round can be
+     * answered as soon as it is shown, in any order; they still run in the order the model made them.
+     */
+    private readonly waiting = new Map<string, {answer: (decision: ToolDecision | "stop") => void; decided: Promise<ToolDecision | "stop">}>();
     private readonly controller = new AbortController();
 
     constructor(parsed: readonly ParsedToolCall[], tools: ResolvedTools, private readonly runner: ToolRunner,
@@ -66,6 +69,12 @@ export class ToolCallRound {
 
     /** Decides and runs every call, in order; resolves when each has ended (or the round was stopped). */
     async run(): Promise<void> {
+        for (const [index, call] of this.calls.entries())
+            if (call.state === "pending" && !this.runner.alwaysAllowed(this.refs[index]!)) {
+                let answer!: (decision: ToolDecision | "stop") => void;
+                const decided = new Promise<ToolDecision | "stop">((resolve) => { answer = resolve; });
+                this.waiting.set(call.id, {answer, decided});
+            }
         for (const [index, call] of this.calls.entries()) {
             if (call.state !== "pending")
                 continue;
@@ -75,8 +84,11 @@ export class ToolCallRound {
             }
             const ref = this.refs[index]!;
             let approval: "user" | "always" = "always";
-            if (!this.runner.alwaysAllowed(ref)) {
-                const decision = await new Promise<ToolDecision | "stop">((resolve) => this.waiting.set(call.id, resolve));
+            const waiting = this.waiting.get(call.id);
+            // a later call of a tool the user allowed always while answering an earlier one runs without asking, unless
+            // the user answered it too
+            if (waiting != null && (this.decisions.has(call.id) || !this.runner.alwaysAllowed(ref))) {
+                const decision = await waiting.decided;
                 this.waiting.delete(call.id);
                 if (decision === "stop") {
                     await this.update(index, {state: "stopped"});
@@ -102,11 +114,15 @@ export class ToolCallRound {
 
     /** The user's answer to call `callId`; refused when that call is not waiting for one. */
     decide(callId: string, decision: ToolDecision): void {
-        const answer = this.waiting.get(callId);
-        if (answer == null)
+        const waiting = this.waiting.get(callId);
+        if (waiting == null || this.decisions.has(callId))
             throw new TensorwiseError("bad-request", "this tool call is not waiting for a decision (it was decided, or the reply ended)");
-        answer(decision);
+        this.decisions.add(callId);
+        waiting.answer(decision);
     }
+
+    /** Calls answered already (an answer is given once). */
+    private readonly decisions = new Set<string>();
 
     /** Whether call `callId` is one of this round's. */
     has(callId: string): boolean {
@@ -116,8 +132,8 @@ export class ToolCallRound {
     /** Stops the round: calls waiting are stopped unrun, the running one is cancelled. */
     stop(): void {
         this.controller.abort();
-        for (const answer of this.waiting.values())
-            answer("stop");
+        for (const waiting of this.waiting.values())
+            waiting.answer("stop");
     }
 
     private set(index: number, change: Partial<ToolCallRecord>): void {
