@@ -46,6 +46,12 @@ export function Composer({inputRef, stream, disabled, conversationId, settings, 
                     title="System prompt, top-k, top-p, min-p, repeat penalty, seed, stop strings">
                     {settings.systemPrompt != null ? "Settings · system prompt set" : "More settings"}
                 </button>
+                {(settings.tools?.on.length ?? 0) > 0 && (
+                    <button className="button ghost small" data-testid="composer-tools" onClick={onOpenSettings}
+                        title="The MCP tools this chat offers the model (each call waits for your approval)">
+                        Tools · {settings.tools!.on.length} on{settings.tools!.choice !== "auto" ? ` · ${settings.tools!.choice}` : ""}
+                    </button>
+                )}
                 <div className="composer-spacer"/>
                 {stream != null
                     ? <button className="button" data-testid="stop" disabled={stream.stopping} title="Stop the reply (Esc)"
