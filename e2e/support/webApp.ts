@@ -11,6 +11,8 @@ import {sharedCacheDir} from "./sharedCache.js";
 export type WebApp = {
     url: string;
     dataDir: string;
+    /** The web-mode process itself (the app), for a test that kills it. */
+    pid: number;
     /** The pid of the current engine child (it changes after a restart). */
     enginePid(): Promise<number>;
     /** Everything the server printed, for failure reports. */
@@ -62,6 +64,7 @@ export async function startWebApp(dataDir: string, extraArgs: readonly string[] 
     return {
         url,
         dataDir,
+        pid: child.pid!,
         async enginePid() {
             const seen = enginePids.length;
             if (seen === 0)
@@ -70,7 +73,8 @@ export async function startWebApp(dataDir: string, extraArgs: readonly string[] 
         },
         output: () => log,
         async stop() {
-            if (child.exitCode != null)
+            // ended already: by itself, or killed by a test (a signal leaves exitCode null)
+            if (child.exitCode != null || child.signalCode != null)
                 return;
             const exited = new Promise((resolve) => child.once("exit", resolve));
             child.kill("SIGTERM");
