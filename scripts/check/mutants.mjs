@@ -362,5 +362,29 @@ export const MUTANTS = [
         find: "return advice.options.filter((option) => leftToPlanner(option, settings));",
         replace: "return [];",
         tests: ["renderer/src/screens/Offload/components/SlowPlanWarning/slowPlanAdvice.test.ts"]
+    },
+    {
+        id: "tool-call-runs-unapproved",
+        description: "a tool call runs without waiting for the user's Approve",
+        file: "electron/host/chat/ToolCallRound.ts",
+        find: "if (waiting != null && (this.decisions.has(call.id) || !this.runner.alwaysAllowed(ref))) {",
+        replace: "if (waiting != null && this.decisions.has(call.id)) {",
+        tests: ["electron/host/chat/ToolCallRound.test.ts"]
+    },
+    {
+        id: "tool-result-as-html",
+        description: "a tool's text result is rendered as live HTML",
+        file: "renderer/src/screens/Chat/components/ToolCalls/ToolCalls.tsx",
+        find: "? <pre key={index} className=\"tool-call-text\">{part.text}</pre>",
+        replace: "? <pre key={index} className=\"tool-call-text\" dangerouslySetInnerHTML={{__html: part.text}}/>",
+        tests: ["renderer/src/screens/Chat/components/ToolCalls/ToolCalls.test.tsx"]
+    },
+    {
+        id: "mcp-non-json-waits",
+        description: "a server that writes what is not JSON-RPC leaves the call to hang until its time limit",
+        file: "electron/host/tools/McpConnection.ts",
+        find: "            this.note(reason);\n            this.abortInFlight(reason);",
+        replace: "            this.note(reason);",
+        tests: ["electron/host/tools/McpConnection.test.ts"]
     }
 ];
