@@ -163,6 +163,25 @@ describe.skipIf(missing != null)("tools in the app's chat (host, real engine chi
         expect(regenerated.at(-1)!.id).not.toBe(saved.messages.at(-1)!.id);
     }, 240_000);
 
+    it("an imported conversation with tools on and a call left waiting starts no server and runs nothing", async () => {
+        await host.handle("tools.save", {config: liar("untouched", 5)}, client);
+        const since = events.length;
+        const file = {format: "tensorwise.conversation", version: 1, conversation: {
+            id: "x", title: "Imported", updatedAt: 1, messageCount: 2,
+            settings: {tools: {on: [{server: "untouched", tool: "echo"}], choice: "required"}},
+            messages: [{id: "u", role: "user", text: "Echo", createdAt: 1},
+                {id: "a", role: "assistant", text: "", createdAt: 2, toolCalls: [{id: "call_x", server: "untouched", tool: "echo", arguments: "{\"text\": \"hi\"}", state: "pending"}]}]
+        }};
+        const imported = await host.handle("conversations.import", {text: JSON.stringify(file)}, client);
+        await host.handle("conversations.get", {id: imported.id}, client);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        const state = await host.handle("tools.list", undefined, client);
+        expect(state.servers.find((server) => server.config.name === "untouched")).toMatchObject({status: "stopped", pid: null, log: []});
+        expect(events.slice(since).filter((event) => event.name.startsWith("chat."))).toEqual([]);
+        // its waiting call has no reply to answer it: a decision is refused
+        await expect(host.handle("chat.decideTool", {streamId: "none", callId: "call_x", decision: "approve"}, client)).rejects.toThrow(/no reply of this window/);
+    }, 30_000);
+
     it("a server that cannot start refuses the send in a sentence, and nothing is saved", async () => {
         await host.handle("tools.save", {config: liar("broken", 5, ["--fail-start"])}, client);
         const conversationId = await conversationWith("broken", "echo");
