@@ -386,5 +386,21 @@ export const MUTANTS = [
         find: "            this.note(reason);\n            this.abortInFlight(reason);",
         replace: "            this.note(reason);",
         tests: ["electron/host/tools/McpConnection.test.ts"]
+    },
+    {
+        id: "mcp-no-group-without-guardian",
+        description: "where mcpGuardian.ts cannot run (Electron), a stdio server starts directly, and what it started outlives a stop",
+        file: "electron/host/tools/McpConnection.ts",
+        find: "const transport = this.guardian == null && process.platform !== \"win32\"",
+        replace: "const transport = false",
+        tests: ["electron/host/tools/McpConnection.test.ts"]
+    },
+    {
+        id: "mcp-no-watchdog",
+        description: "a stdio server in its own process group outlives an app killed with SIGKILL (no watchdog)",
+        file: "electron/host/tools/GroupStdioTransport.ts",
+        find: "                this.watch(child.pid!);\n",
+        replace: "",
+        tests: ["electron/host/tools/McpConnection.test.ts"]
     }
 ];

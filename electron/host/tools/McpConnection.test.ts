@@ -5,13 +5,14 @@
  * it); stopping ends the whole process group, SIGTERM ignored or not.
  */
 import {spawn, type ChildProcess} from "node:child_process";
-import {existsSync, readFileSync} from "node:fs";
+import {existsSync, readdirSync, readFileSync} from "node:fs";
 import {mkdtemp, rm} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, afterEach, beforeAll, describe, expect, it} from "vitest";
 import {freePort} from "../../engine/testing/freePort.js";
-import {DEFAULT_TOOL_CALL_SECONDS, TOOL_RESULT_KEPT_CHARS, type McpServerConfig, type McpServerLaunch} from "../../contract/tools.js";
+import {DEFAULT_TOOL_CALL_SECONDS, MCP_MESSAGE_MAX_BYTES, TOOL_RESULT_KEPT_CHARS, type McpServerConfig, type McpServerLaunch} from "../../contract/tools.js";
+import {GroupStdioTransport} from "./GroupStdioTransport.js";
 import {guardianEntry, McpConnection, type CallOutcome} from "./McpConnection.js";
 import {toolCallText} from "./toolCallText.js";
 
@@ -256,4 +257,60 @@ describe.skipIf(guardian == null)("a stdio server's process group (mcpGuardian.t
         app.kill("SIGKILL");
         expect(await gone(pids, 5_000)).toEqual([]);
     }, 30_000);
+});
+
+/** Processes whose command line holds `text` (Linux: /proc). */
+function processesWith(text: string): number[] {
+    return readdirSync("/proc").filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid).filter((entry) => {
+        try {
+            return readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text);
+        } catch {
+            return false;
+        }
+    }).map(Number);
+}
+
+// in Electron no Node runs mcpGuardian.ts: the server gets a process group of its own and a /bin/sh watchdog
+describe.skipIf(process.platform === "win32")("a stdio server's process group where no guardian runs (GroupStdioTransport.ts, as in Electron)", () => {
+    let dir: string;
+    beforeAll(async () => {
+        dir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-mcp-group-"));
+    });
+    afterAll(async () => {
+        await rm(dir, {recursive: true, force: true});
+    });
+    const pidsIn = async (file: string): Promise<number[]> => {
+        await expect.poll(() => existsSync(file) && readFileSync(file, "utf8").trim().split("\n").length === 2, {timeout: 10_000}).toBe(true);
+        return readFileSync(file, "utf8").trim().split("\n").map(Number);
+    };
+
+    it("serves calls; a stop ends the server and what it started, SIGTERM ignored, and its watchdog with them", async () => {
+        const pidFile = path.join(dir, "stop.pids");
+        const connection = new McpConnection(config("stubborn", stdio(LYING, ["--ignore-term", "--spawn-child", "--pid-file", pidFile])), () => {}, null);
+        await connection.start();
+        const pids = await pidsIn(pidFile);
+        expect(connection.state().pid, "the card shows the server's own pid").toBe(pids[0]);
+        expect(await connection.call("echo", {text: "hi"}, never)).toMatchObject({result: {parts: [{type: "text", text: "echo: hi"}]}});
+        const watchdog = () => process.platform === "linux" ? processesWith(`tensorwise-mcp-watchdog\0${process.pid}\0${pids[0]}\0`) : [];
+        if (process.platform === "linux")
+            expect(watchdog()).toHaveLength(1);
+        await connection.stop();
+        expect(await gone(pids, 15_000)).toEqual([]);
+        await expect.poll(watchdog, {timeout: 15_000}).toEqual([]);
+    }, 60_000);
+
+    it("when the app is killed (SIGKILL), the server and what it started end", async () => {
+        const pidFile = path.join(dir, "kill.pids");
+        // a stand-in for the app, whose pid the watchdog watches; the server is started here as McpConnection does
+        const app = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], {stdio: "ignore"});
+        const transport = new GroupStdioTransport({command: process.execPath, args: [LYING, "--ignore-term", "--spawn-child", "--pid-file", pidFile],
+            env: {}, cwd: null, maxBufferSize: MCP_MESSAGE_MAX_BYTES, appPid: app.pid!});
+        await transport.start();
+        const pids = await pidsIn(pidFile);
+        expect(pids.every(alive)).toBe(true);
+        app.kill("SIGKILL");
+        // SIGTERM is ignored by both: only the watchdog's SIGKILL to the group ends them
+        expect(await gone(pids, 20_000)).toEqual([]);
+        await transport.close();
+    }, 60_000);
 });

@@ -1,6 +1,7 @@
 /**
  * One MCP server, as the official SDK's client speaks to it: started on demand (a stdio program under mcpGuardian.ts,
- * so it cannot outlive the app, or a Streamable HTTP URL), its tools listed (every page) and listed again when it says
+ * or where that cannot run in a process group watched by GroupStdioTransport.ts, so it cannot outlive the app; or a
+ * Streamable HTTP URL), its tools listed (every page) and listed again when it says
  * they changed, each call bounded by the server's time limit and by {@link MCP_MESSAGE_MAX_BYTES}, stopped cleanly.
  * A server that lies — writes what is not JSON-RPC, answers with what is not an MCP result, answers too much, hangs,
  * crashes — fails the call in flight with a sentence that says so, and its state says why it stopped.
@@ -18,6 +19,7 @@ import {
     MAX_TOOL_SCHEMA_CHARS, MCP_LOG_LINE_CHARS, MCP_LOG_LINES, MCP_MESSAGE_MAX_BYTES, type McpServerConfig, type McpServerState, type McpServerStatus,
     type McpTool, type ToolResult
 } from "../../contract/tools.js";
+import {GroupStdioTransport} from "./GroupStdioTransport.js";
 import {toToolResult} from "./toToolResult.js";
 
 /** How long a server has to start and list its tools. */
@@ -104,7 +106,7 @@ export class McpConnection {
     }
 
     state(): McpServerState {
-        const stdio = this.transport instanceof StdioClientTransport ? this.transport : null;
+        const stdio = this.transport instanceof StdioClientTransport || this.transport instanceof GroupStdioTransport ? this.transport : null;
         return {
             config: this.configValue, status: this.status, error: this.error, tools: this.tools, log: [...this.log],
             pid: this.status === "running" ? stdio?.pid ?? null : null, serverInfo: this.serverInfo
@@ -173,12 +175,15 @@ export class McpConnection {
                 requestInit: {headers: launch.headers}, fetch: cappedFetch(MCP_MESSAGE_MAX_BYTES),
                 reconnectionOptions: {maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1}
             });
-        const transport = new StdioClientTransport({
-            ...(this.guardian != null
-                ? {command: process.execPath, args: [this.guardian, launch.command, ...launch.args]}
-                : {command: launch.command, args: launch.args}),
-            env: launch.env, ...(launch.cwd != null && {cwd: launch.cwd}), stderr: "pipe", maxBufferSize: MCP_MESSAGE_MAX_BYTES
-        });
+        // the guardian where a Node runs it; else the server's own process group and a watchdog (POSIX); else directly
+        const transport = this.guardian == null && process.platform !== "win32"
+            ? new GroupStdioTransport({command: launch.command, args: launch.args, env: launch.env, cwd: launch.cwd, maxBufferSize: MCP_MESSAGE_MAX_BYTES})
+            : new StdioClientTransport({
+                ...(this.guardian != null
+                    ? {command: process.execPath, args: [this.guardian, launch.command, ...launch.args]}
+                    : {command: launch.command, args: launch.args}),
+                env: launch.env, ...(launch.cwd != null && {cwd: launch.cwd}), stderr: "pipe", maxBufferSize: MCP_MESSAGE_MAX_BYTES
+            });
         let partial = "";
         transport.stderr?.on("data", (chunk: Buffer) => {
             const lines = (partial + chunk.toString("utf8")).split("\n");
@@ -260,7 +265,7 @@ export class McpConnection {
         }
     }
 
-    /** Stops the server (its process group, for stdio: mcpGuardian.ts); its tools are kept to choose from. */
+    /** Stops the server (its process group, for stdio: mcpGuardian.ts or GroupStdioTransport.ts); its tools are kept to choose from. */
     async stop(): Promise<void> {
         const client = this.client;
         this.client = null;
