@@ -55,7 +55,11 @@ export type ReplyRequest = StreamRequest;
  * The stream it becomes writes to `conversationId` and no other; `release` gives it back (on failure, or when the
  * reply has ended).
  */
-export type ReplySlot = {readonly conversationId: string; readonly streamId: string; release(): void};
+/**
+ * A conversation's reply, held from before it is prepared (its tools' servers may take long to start) until it ends;
+ * `stopped` is aborted by a Stop that lands while it is still being prepared.
+ */
+export type ReplySlot = {readonly conversationId: string; readonly streamId: string; readonly stopped: AbortSignal; release(): void};
 
 /** State several domains read and change. */
 export type SharedHostState = {
@@ -100,6 +104,8 @@ export type HostContext = {
      * in this conversation") while another request or reply holds it, and `bad-request` for a stream id in use.
      */
     reserveReply(conversationId: string, streamId: string): ReplySlot;
+    /** Stops the reply `streamId` that is still being prepared (not yet streaming); whether there was one. */
+    stopPreparing(streamId: string): boolean;
     /** Whether a reply is being prepared or written in `conversationId`. */
     isReplying(conversationId: string): boolean;
     /** Starts the reply of `slot`, which it then owns (released when the reply ends). */

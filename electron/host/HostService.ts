@@ -56,7 +56,8 @@ export class HostService {
     private readonly clients = new Map<string, HostClient>();
     private readonly streams = new Map<string, ChatStream>();
     /** Reply slots by conversation id: taken before a reply's request reads anything, given back when it ends. */
-    private readonly replySlots = new Map<string, ReplySlot>();
+    /** Each conversation's reply, with the Stop of one still being prepared. */
+    private readonly replySlots = new Map<string, ReplySlot & {stop(): void}>();
     /** The loaded model and the last successful load (replayed after an engine restart). */
     private readonly shared: SharedHostState = {loaded: null, lastLoad: null};
     private busyTask: string | null = null;
@@ -185,6 +186,7 @@ export class HostService {
             runLoad: (request, task) => this.runLoad(request, task),
             requireModel: () => this.requireModel(),
             reserveReply: (conversationId, streamId) => this.reserveReply(conversationId, streamId),
+            stopPreparing: (streamId) => this.stopPreparing(streamId),
             isReplying: (conversationId) => this.replySlots.has(conversationId),
             startStream: (client, slot, request) => this.startStream(client, slot, request)
         };
@@ -252,8 +254,10 @@ export class HostService {
             throw new TensorwiseError("busy", REPLY_RUNNING_MESSAGE);
         if (this.streams.has(streamId) || [...this.replySlots.values()].some((slot) => slot.streamId === streamId))
             throw new TensorwiseError("bad-request", `stream ${streamId} is already running`);
-        const slot: ReplySlot = {
-            conversationId, streamId,
+        const stop = new AbortController();
+        const slot: ReplySlot & {stop(): void} = {
+            conversationId, streamId, stopped: stop.signal,
+            stop: () => stop.abort(),
             release: () => {
                 if (this.replySlots.get(conversationId) === slot)
                     this.replySlots.delete(conversationId);
@@ -261,6 +265,12 @@ export class HostService {
         };
         this.replySlots.set(conversationId, slot);
         return slot;
+    }
+
+    private stopPreparing(streamId: string): boolean {
+        const slot = this.streams.has(streamId) ? undefined : [...this.replySlots.values()].find((candidate) => candidate.streamId === streamId);
+        slot?.stop();
+        return slot != null;
     }
 
     /** The reply of `slot`: its stream id and conversation id come from the slot alone, never from `request`. */
@@ -285,6 +295,9 @@ export class HostService {
                     this.streams.delete(streamId);
                 slot.release();
             });
+        // a Stop that landed after the tools were resolved, before the stream existed
+        if (slot.stopped.aborted)
+            void stream.stop();
     }
 
     private requireModel(): void {

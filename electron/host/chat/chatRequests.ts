@@ -21,10 +21,10 @@ export function chatRequests(host: HostContext): RequestHandlers<ChatRequestName
      * resolves with what `prepare` gave along with it (the user message it saved).
      */
     const reply = async <Saved>(client: HostClient, conversationId: string, streamId: string,
-        prepare: () => Promise<{request: ReplyRequest; saved: Saved}>): Promise<Saved> => {
+        prepare: (stopped: AbortSignal) => Promise<{request: ReplyRequest; saved: Saved}>): Promise<Saved> => {
         const slot: ReplySlot = host.reserveReply(conversationId, streamId);
         try {
-            const {request, saved} = await prepare();
+            const {request, saved} = await prepare(slot.stopped);
             host.startStream(client, slot, request);
             return saved;
         } catch (error) {
@@ -33,21 +33,25 @@ export function chatRequests(host: HostContext): RequestHandlers<ChatRequestName
         }
     };
 
-    /** The conversation's tools, resolved (their servers started); none when none are on or the choice is "none". */
-    const toolsOf = async (settings: ChatSettings | undefined): Promise<{tools?: ReplyTools}> => {
+    /**
+     * The conversation's tools, resolved (their servers started); none when none are on or the choice is "none". A Stop
+     * while a server starts (`stopped`) refuses the reply at once, before anything is saved; the start goes on.
+     */
+    const toolsOf = async (settings: ChatSettings | undefined, stopped: AbortSignal): Promise<{tools?: ReplyTools}> => {
         const tools = settings?.tools;
         if (tools == null || tools.on.length === 0 || tools.choice === "none")
             return {};
-        return {tools: {resolved: await host.tools.resolve(tools), choice: tools.choice}};
+        const resolved = await host.tools.resolve(tools, stopped);
+        return {tools: {resolved, choice: tools.choice}};
     };
 
     return {
         "chat.send": async (arg, client) => {
             const {conversationId, text} = arg;
-            return await reply(client, conversationId, arg.streamId, async () => {
+            return await reply(client, conversationId, arg.streamId, async (stopped) => {
                 const conversation = await host.store.get(conversationId);
                 host.requireModel();
-                const tools = await toolsOf(conversation.settings);
+                const tools = await toolsOf(conversation.settings, stopped);
                 const history = conversation.messages.map(chatTurnOf);
                 const saved: ChatMessage = {id: randomUUID(), role: "user", text, createdAt: Date.now()};
                 await host.store.append(conversationId, saved);
@@ -56,9 +60,9 @@ export function chatRequests(host: HostContext): RequestHandlers<ChatRequestName
         },
         "chat.edit": async (arg, client) => {
             const {conversationId, text} = arg;
-            return await reply(client, conversationId, arg.streamId, async () => {
+            return await reply(client, conversationId, arg.streamId, async (stopped) => {
                 host.requireModel();
-                const tools = await toolsOf((await host.store.get(conversationId)).settings);
+                const tools = await toolsOf((await host.store.get(conversationId)).settings, stopped);
                 const kept = await host.store.truncateBefore(conversationId, arg.messageId);
                 const history = kept.messages.map(chatTurnOf);
                 const saved: ChatMessage = {id: randomUUID(), role: "user", text, createdAt: Date.now()};
@@ -68,9 +72,9 @@ export function chatRequests(host: HostContext): RequestHandlers<ChatRequestName
         },
         "chat.regenerate": async (arg, client) => {
             const {conversationId} = arg;
-            await reply(client, conversationId, arg.streamId, async () => {
+            await reply(client, conversationId, arg.streamId, async (stopped) => {
                 host.requireModel();
-                const tools = await toolsOf((await host.store.get(conversationId)).settings);
+                const tools = await toolsOf((await host.store.get(conversationId)).settings, stopped);
                 const conversation = await host.store.dropLastAssistant(conversationId);
                 const lastUser = conversation.messages.at(-1);
                 if (lastUser?.role !== "user")
@@ -80,7 +84,9 @@ export function chatRequests(host: HostContext): RequestHandlers<ChatRequestName
             });
         },
         "chat.stop": async (arg) => {
-            await host.streams.get(arg.streamId)?.stop();
+            // a reply still being prepared (its tools' servers starting) is refused instead of started
+            if (!host.stopPreparing(arg.streamId))
+                await host.streams.get(arg.streamId)?.stop();
         },
         "chat.decideTool": async (arg, client) => {
             const stream = host.streams.get(arg.streamId);

@@ -182,6 +182,26 @@ describe.skipIf(missing != null)("tools in the app's chat (host, real engine chi
         await expect(host.handle("chat.decideTool", {streamId: "none", callId: "call_x", decision: "approve"}, client)).rejects.toThrow(/no reply of this window/);
     }, 30_000);
 
+    it("Stop while a chat's server is still starting refuses the send at once; nothing is saved, and the chat is free again", async () => {
+        // a program that never answers MCP's initialize: its start would wait MCP_START_TIMEOUT_MS (60 s), longer than this test may run
+        await host.handle("tools.save", {config: {...liar("mute", 5), launch: {transport: "stdio", command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"], env: {}, cwd: null}}}, client);
+        const conversationId = await conversationWith("mute", "echo");
+        const since = events.length;
+        const streamId = `tool-stream-${++streams}`;
+        const sending = host.handle("chat.send", {conversationId, text: "Do it", streamId}, client);
+        await expect.poll(async () => (await host.handle("tools.list", undefined, client)).servers.find((server) => server.config.name === "mute")?.status, {timeout: 20_000}).toBe("starting");
+        await host.handle("chat.stop", {streamId}, client);
+        await expect(sending).rejects.toThrow(/^Stopped while the MCP server "mute" was starting: nothing was sent\.$/);
+        expect((await host.handle("conversations.get", {id: conversationId}, client)).messages).toEqual([]);
+        expect(events.slice(since).filter((event) => event.name.startsWith("chat."))).toEqual([]);
+        // the conversation's reply slot is free: turned to a server that works, the next send goes through
+        await host.handle("conversations.setSettings", {id: conversationId, settings: {maxTokens: 8, temperature: 0, tools: {on: [], choice: "auto"}}}, client);
+        const next = `tool-stream-${++streams}`;
+        await host.handle("chat.send", {conversationId, text: "Hello", streamId: next}, client);
+        await done(next);
+        await host.handle("tools.stop", {name: "mute"}, client);
+    }, 40_000);
+
     it("a server that cannot start refuses the send in a sentence, and nothing is saved", async () => {
         await host.handle("tools.save", {config: liar("broken", 5, ["--fail-start"])}, client);
         const conversationId = await conversationWith("broken", "echo");

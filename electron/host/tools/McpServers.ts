@@ -89,9 +89,10 @@ export class McpServers {
     /**
      * The tools a conversation turns on, as the model will see them: each server they belong to started (on demand),
      * each tool found in its list. A tool that cannot be offered as the user asked (its server disabled, removed or
-     * failing, the tool gone or unusable, two tools of one name) refuses the reply in a sentence naming it.
+     * failing, the tool gone or unusable, two tools of one name) refuses the reply in a sentence naming it. `stopped`
+     * (the user's Stop) ends the wait for a server that is still starting; its start goes on.
      */
-    async resolve(settings: ChatToolSettings): Promise<ResolvedTools> {
+    async resolve(settings: ChatToolSettings, stopped: AbortSignal = new AbortController().signal): Promise<ResolvedTools> {
         await this.ready();
         const refs = new Map<string, ToolRef>();
         const tools: EngineTool[] = [];
@@ -103,9 +104,18 @@ export class McpServers {
                 throw new TensorwiseError("bad-request", `This chat's tools include the server "${server}", which is not configured on the Tools screen: add it, or ${fix}.`);
             if (!connection.config.enabled)
                 throw new TensorwiseError("bad-request", `This chat's tools include the server "${server}", which is disabled on the Tools screen: enable it, or ${fix}.`);
+            const refusal = () => new TensorwiseError("aborted", `Stopped while the MCP server "${server}" was starting: nothing was sent.`);
+            if (stopped.aborted)
+                throw refusal();
             try {
-                await connection.start();
+                await new Promise<void>((resolve, reject) => {
+                    const stop = () => reject(refusal());
+                    stopped.addEventListener("abort", stop, {once: true});
+                    connection.start().then(resolve, reject).finally(() => stopped.removeEventListener("abort", stop));
+                });
             } catch (error) {
+                if (stopped.aborted)
+                    throw refusal();
                 throw new TensorwiseError("tool-server-failed", `The MCP server "${server}" could not start, so this chat's tools cannot be offered: ` +
                     `${(error as Error).message.replace(/^The server could not start: /, "")} See its log on the Tools screen, or ${fix}.`);
             }
