@@ -1,4 +1,4 @@
-// ESLint flat config: the layering and IPC rules of shared/CONVENTIONS.md as errors, plus recommended correctness rules
+// ESLint flat config: the layering and IPC rules of docs/architecture.md as errors, plus recommended correctness rules
 // (typescript-eslint's non-type-checked preset, so a run takes seconds). electron/contract/layering.test.ts checks that
 // the layering rules still fire. In flat config the last block that sets a rule for a file replaces its options whole,
 // so each layer's restriction lists are built from the shared pieces below rather than layered on top of each other.
@@ -7,6 +7,7 @@ import js from "@eslint/js";
 import globals from "globals";
 import reactHooks from "eslint-plugin-react-hooks";
 import tseslint from "typescript-eslint";
+import layering from "./lint/layering.js";
 import noIpcPassthrough from "./lint/noIpcPassthrough.js";
 
 const tsFiles = ["**/*.ts", "**/*.tsx", "**/*.mts", "**/*.cts"];
@@ -33,22 +34,34 @@ const nodeBuiltinImports = [
     }
 ];
 
-// Relative imports are matched on their text. Layers sit at fixed places (electron/{engine,contract,host,main,web,cli},
-// renderer/), so "one or more `../`, then a layer's folder name" reaches that layer from anywhere below a sibling.
-// This assumes no layer has a subfolder named like another layer (e.g. no electron/engine/host/); see layering.test.ts.
-const engineImports = {
-    patterns: [
-        electronPackage,
-        {
-            regex: "^(\\.\\./)+(electron/)?(host|main|web)(/|$)",
-            message: "electron/engine must not import from electron/host, electron/main or electron/web (engine is the bottom layer)."
-        },
-        {
-            regex: "^(\\.\\./)+renderer(/|$)",
-            message: "electron/engine must not import from the renderer."
-        }
-    ]
+// ---- layers: which may import which (lint/layering.js resolves every relative import to its file) ------------------
+
+/**
+ * The one allow-list of imports between layers, bottom floor first: a layer may import its own files and those of the
+ * layers listed (VS Code's `code-layering` rule works the same way). A top folder of the repository is a layer, and so
+ * is each folder of electron/; a file in a folder with no row here is a lint error. `dist/` is the compiled tree of
+ * the same sources, so a script that imports `dist/electron/engine/…` imports the engine. docs/architecture.md
+ * explains each row.
+ */
+const layers = {
+    "electron/contract": [],
+    "electron/engine": ["electron/contract"],
+    "electron/serve": ["electron/contract", "electron/engine"],
+    "electron/engineProcess": ["electron/contract", "electron/engine", "electron/serve"],
+    "electron/host": ["electron/contract", "electron/engine"],
+    "electron/web": ["electron/contract", "electron/engine", "electron/host"],
+    "electron/main": ["electron/contract", "electron/host", "electron/web"],
+    "electron/cli": ["electron/contract", "electron/engine", "electron/serve", "electron/engineProcess", "electron/host"],
+    "renderer": ["electron/contract"],
+    "e2e": ["electron/contract", "electron/engine", "renderer"],
+    "bin": ["electron/cli"],
+    "scripts": ["electron/contract", "electron/engine", "electron/serve", "electron/engineProcess", "electron/cli"],
+    "bench": ["electron/contract", "electron/engine", "electron/serve", "electron/engineProcess", "electron/cli", "scripts", "e2e"],
+    "native": [],
+    "lint": []
 };
+
+const electronFreeImports = {patterns: [electronPackage]};
 
 /**
  * The contract is a leaf: every process (engine, host, renderer, CLI) imports it, so it imports nothing but its own
@@ -68,11 +81,7 @@ const contractImports = {
 const rendererImports = {
     patterns: [
         {regex: "^electron(/.*)?$", message: "The renderer must not import `electron`: use the transport (window.tensorwise)."},
-        ...nodeBuiltinImports,
-        {
-            regex: "^(\\.\\./)+electron/(?!contract(/|$))",
-            message: "The renderer must not import from electron/** (only from electron/contract, which is browser-safe)."
-        }
+        ...nodeBuiltinImports
     ]
 };
 
@@ -146,9 +155,16 @@ export default tseslint.config(
 
     // ---- layering ----------------------------------------------------------------------------------------------------
     {
-        files: ["electron/engine/**"],
+        files: [...jsFiles, ...tsFiles],
+        plugins: {layers: {rules: {"allow-list": layering}}},
+        rules: {"layers/allow-list": ["error", layers]}
+    },
+    {
+        // Only Electron main (electron/main/) may import `electron`: every other layer of electron/ runs in Node alone.
+        files: ["electron/**"],
+        ignores: ["electron/main/**", "electron/contract/**"],
         rules: {
-            "@typescript-eslint/no-restricted-imports": ["error", engineImports],
+            "@typescript-eslint/no-restricted-imports": ["error", electronFreeImports],
             "no-restricted-syntax": ["error", ...ipcSyntax, ...dynamicElectronSyntax]
         }
     },

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares the GPU validation bundle (run HERE, on a machine with the project installed and built):
 #   node.xz           this machine's Node binary (process.execPath), xz'd
-#   app.tar.xz        dist/, bin/, package.json, native/ (addon patch + sources), bench/gpu/, scripts/bench-regret.mjs
+#   app.tar.xz        dist/, bin/, package.json, native/ (addon patch + sources), bench/gpu/, bench/drivers/bench-regret.mjs
 #                     (with the two helpers it imports), and the runtime
 #                     node_modules (production dependency closure) WITHOUT node-llama-cpp's prebuilt binaries,
 #                     local builds or git bundle
@@ -50,7 +50,7 @@ tar -C "$ROOT" -cf "$STAGE/app.tar" \
     --exclude='node_modules/node-llama-cpp/llama/gitRelease.bundle' \
     --exclude='node_modules/node-llama-cpp/bins' \
     --exclude='*.map' --exclude='dist/renderer' \
-    package.json bin dist native bench/gpu scripts/bench-regret.mjs scripts/scriptArgs.mjs scripts/benchModels.mjs $(cat "$STAGE/top.txt")
+    package.json bin dist native bench/gpu bench/drivers/bench-regret.mjs scripts/scriptArgs.mjs bench/drivers/benchModels.mjs $(cat "$STAGE/top.txt")
 xz -T0 -9 -c "$STAGE/app.tar" > "$BUNDLE/app.tar.xz"
 
 # 3. Trimmed llama.cpp source (the same commit as the prebuilt binaries).

@@ -20,7 +20,7 @@
 #              `tensorwise bench --llama-bench` against the addon's own libraries
 #   tggap      our decode against stock llama-bench's on -ngl 0 (op offload off and on) and -ngl 3, all cores and one
 #              less, in a fresh process and after an in-process profile (bench/gpu/tgGap.mjs), out/tg-gap/tg-gap.tsv
-#   regret     planner regret, scripts/bench-regret.mjs on the Q4_K_M model at a 50% budget, prompts 64/2048, gen 32:
+#   regret     planner regret, bench/drivers/bench-regret.mjs on the Q4_K_M model at a 50% budget, prompts 64/2048, gen 32:
 #              stock llama-bench brute-forced over a grid sized for what is left of the call (GPU hidden, -ngl 0/14/all,
 #              FFN → CPU; -ub 512/2048; op offload on/off; f16 KV, -fa 0 — this CUDA build has no flash-attention
 #              kernels; all cores; mmap off) vs tensorwise's plan through llama-bench and through its runtime; extra
@@ -319,7 +319,7 @@ if want regret; then
         timed
         set +e
         # shellcheck disable=SC2086
-        (cd "$APP" && node scripts/bench-regret.mjs --gpu "$GPU" "${REGRET_GRID[@]}" --deadline "$budget" ${REGRET_ARGS:-} --out "$OUT_DIR/regret") \
+        (cd "$APP" && node bench/drivers/bench-regret.mjs --gpu "$GPU" "${REGRET_GRID[@]}" --deadline "$budget" ${REGRET_ARGS:-} --out "$OUT_DIR/regret") \
             > "$OUT_DIR/regret.txt" 2> "$OUT_DIR/regret.log"
         rc=$?
         took regret

@@ -32,7 +32,7 @@ describe.skipIf(missing != null)("web: chat flow and keyboard", () => {
         const modelsDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-flow-models-"));
         modelPath = path.join(modelsDir, "tiny-chat.gguf");
         await makeSyntheticModel(modelPath, {preset: "tiny", name: "tiny-chat"});
-        server = await startWebApp(await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-flow-data-")), ["--model-dir", modelsDir]);
+        server = await startWebApp(await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-flow-data-")), ["--model-dir", modelsDir], {}, {sharedCache: true});
         const browser = await openBrowser();
         try {
             await browser.page.goto(server.url);

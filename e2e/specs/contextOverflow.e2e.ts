@@ -89,7 +89,7 @@ describe.skipIf(missing != null)("web: a chat longer than the context", () => {
         await makeSyntheticModel(modelPath, {preset: "tiny", name: "tiny-chat"});
         dataDir = path.join(scratch, "data");
         await writeLongChat(dataDir);
-        server = await startWebApp(dataDir, ["--model-dir", modelsDir], {TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1"});
+        server = await startWebApp(dataDir, ["--model-dir", modelsDir], {TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1"}, {sharedCache: true});
         browser = await openBrowser({viewport: VIEWPORTS[0]});
     }, 300_000);
     afterAll(async () => {

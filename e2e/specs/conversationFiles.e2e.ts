@@ -65,7 +65,7 @@ describe.skipIf(missing != null)("web: export, import and search of conversation
         const dataDir = path.join(scratch, "data");
         await writeSavedConversations(dataDir);
         // the engine on the CPU at one thread (as the Get a model spec): the profile takes ~20 s, replies are quick
-        server = await startWebApp(dataDir, ["--model-dir", modelsDir], {TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1"});
+        server = await startWebApp(dataDir, ["--model-dir", modelsDir], {TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1"}, {sharedCache: true});
         const browser = await openBrowser();
         try {
             const page = browser.page;

@@ -6,6 +6,7 @@ import {findElectron} from "../support/electronApp.js";
 import {repoRoot} from "../support/paths.js";
 import {keepScreenshot} from "../support/browser.js";
 import {defineJourney} from "./journey.js";
+import {isolatedCacheEnv} from "../../electron/engine/testing/isolatedCacheEnv.js";
 
 const electron = findElectron();
 if ("reason" in electron) {
@@ -18,7 +19,7 @@ if ("reason" in electron) {
         const app = await _electron.launch({
             executablePath: electron.path,
             args: [repoRoot],
-            env: {...process.env, TENSORWISE_DATA_DIR: dataDir, XDG_CACHE_HOME: path.join(dataDir, "cache"), GGML_VK_VISIBLE_DEVICES: process.env.GGML_VK_VISIBLE_DEVICES ?? "0", TENSORWISE_THREADS: "2"} as Record<string, string>
+            env: {...process.env, TENSORWISE_DATA_DIR: dataDir, ...isolatedCacheEnv(path.join(dataDir, "cache")), GGML_VK_VISIBLE_DEVICES: process.env.GGML_VK_VISIBLE_DEVICES ?? "0", TENSORWISE_THREADS: "2"} as Record<string, string>
         });
         let log = "";
         const pids: number[] = [];

@@ -36,7 +36,7 @@ const LONG_REPLY_TOKENS = 2000;
 /** A reply with a code block: random weights never write one, so it comes from a conversation saved before this run. */
 const SAVED_REPLY = "Here is one:\n\n```python\ndef area(radius):\n    return 3.14159 * radius ** 2  # a circle\n```";
 
-/** Puts a conversation from an earlier session into `dataDir`, as electron/host/ConversationStore.ts writes it. */
+/** Puts a conversation from an earlier session into `dataDir`, as electron/host/conversations/ConversationStore.ts writes it. */
 async function seedSavedConversation(dataDir: string): Promise<void> {
     const at = Date.UTC(2026, 0, 1);
     const id = randomUUID();

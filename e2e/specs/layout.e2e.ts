@@ -57,7 +57,7 @@ describe.skipIf(missing != null)("web: layout at 1440×900 and 1024×700, and st
     beforeAll(async () => {
         const modelsDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-layout-models-"));
         await makeSyntheticModel(path.join(modelsDir, "tiny-chat.gguf"), {preset: "tiny", name: "tiny-chat"});
-        server = await startWebApp(await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-layout-data-")), ["--model-dir", modelsDir]);
+        server = await startWebApp(await mkdtemp(path.join(os.tmpdir(), "tensorwise-e2e-layout-data-")), ["--model-dir", modelsDir], {}, {sharedCache: true});
         browser = await openBrowser();
         await browser.page.goto(server.url);
         const shell = new AppShell(browser.page);

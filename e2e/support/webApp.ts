@@ -4,7 +4,9 @@
  */
 import {spawn, type ChildProcess} from "node:child_process";
 import path from "node:path";
+import {isolatedCacheEnv} from "../../electron/engine/testing/isolatedCacheEnv.js";
 import {repoRoot} from "./paths.js";
+import {sharedCacheDir} from "./sharedCache.js";
 
 export type WebApp = {
     url: string;
@@ -16,13 +18,18 @@ export type WebApp = {
     stop(): Promise<void>;
 };
 
-/** `env`: added to the server's environment (HF_ENDPOINT for a local hub). */
-export async function startWebApp(dataDir: string, extraArgs: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<WebApp> {
+/**
+ * `env`: added to the server's environment (HF_ENDPOINT for a local hub). `sharedCache`: use the run's shared cache
+ * folder (sharedCache.ts: a machine profile another spec measured is reused) instead of one inside `dataDir`.
+ */
+export async function startWebApp(dataDir: string, extraArgs: readonly string[] = [], env: NodeJS.ProcessEnv = {},
+    options: {sharedCache?: boolean} = {}): Promise<WebApp> {
     const child: ChildProcess = spawn(process.execPath, [path.join(repoRoot, "dist/electron/web/webMain.js"), "--data-dir", dataDir, ...extraArgs], {
         cwd: repoRoot,
-        // the machine-profile cache inside the fresh data dir: the first Auto-offload of a run measures, later ones reuse
+        // the machine-profile cache inside the fresh data dir (or the run's shared one): the first Auto-offload measures,
+        // later ones reuse (Mesa's compiled shaders stay shared: isolatedCacheEnv.ts)
         env: {...process.env, GGML_VK_VISIBLE_DEVICES: process.env.GGML_VK_VISIBLE_DEVICES ?? "0", TENSORWISE_THREADS: process.env.TENSORWISE_THREADS ?? "2",
-            XDG_CACHE_HOME: path.join(dataDir, "cache"), ...env},
+            ...isolatedCacheEnv(options.sharedCache === true ? sharedCacheDir() : path.join(dataDir, "cache")), ...env},
         stdio: ["ignore", "pipe", "pipe"]
     });
     let log = "";

@@ -3,7 +3,7 @@ import path from "node:path";
 import type {Budget, LoadedModelState} from "../contract/ipc.js";
 import type {RuntimeSettings} from "../contract/settings.js";
 import {placementFromJson} from "../engine/placement/Placement.js";
-import type {EngineService} from "../engine/service/EngineService.js";
+import type {EngineService} from "../engineProcess/EngineService.js";
 
 /** The load flags `chat` and `serve` share: a placement file, `--auto [--budget]`, or whole layers (`--gpu-layers`). */
 export type LoadFlags = {

@@ -126,7 +126,7 @@ describe("tensorwise CLI", () => {
         expect(result.timing.generatedTokens).toBeGreaterThan(0);
         expect(result.timing.ttftMs).toBeGreaterThan(0);
         expect(result.measured.host.weightsBytes).toBeGreaterThan(0);
-        // the token ids scripts compare with stock llama.cpp (scripts/arch-corpus.mjs): the whole templated prompt and each reply token
+        // the token ids scripts compare with stock llama.cpp (scripts/check/arch-corpus.mjs): the whole templated prompt and each reply token
         expect(result.tokens.prompt).toHaveLength(result.timing.promptTokens);
         expect(result.tokens.reply).toHaveLength(result.timing.generatedTokens);
         expect(["done", "max-tokens", "stop-string"]).toContain(result.stopReason);

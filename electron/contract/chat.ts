@@ -1,3 +1,5 @@
+import type {GenerationTiming} from "./timing.js";
+
 /** One conversation turn as the app stores it. */
 export type ChatTurn = {role: "user" | "assistant"; text: string};
 
@@ -20,3 +22,28 @@ export type ReplyStopReason = "done" | "max-tokens" | "stop-string" | "stopped";
 
 /** How far prompt processing has come: `evaluated` of `total` prompt tokens, `reused` of them from the KV cache. */
 export type PromptProgress = {evaluated: number; total: number; reused: number; elapsedMs: number};
+
+/**
+ * How a conversation's KV cache got into its sequence on the server's scheduler: still resident, a new sequence, read
+ * back from disk (swap), or the prompt evaluated again (recompute); `ms` is what that took.
+ */
+export type KvRestore = {path: "resident" | "new" | "swap" | "recompute"; ms: number};
+
+/** A finished (or stopped) reply as the engine reports it. */
+export type ChatReply = {
+    text: string;
+    timing: GenerationTiming;
+    /** `true` when the signal stopped the reply; `text` then holds what was generated so far. */
+    aborted: boolean;
+    stopReason: ReplyStopReason;
+    /** The whole prompt (template + history + message) in tokens, and how many of them the KV cache already held. */
+    prompt: {tokens: number; reused: number};
+    /** Tokens in the context after the reply, of `size`. */
+    context: {usedTokens: number; size: number};
+    /** How many earlier messages of the conversation were left out of the prompt so that it fits the context. */
+    leftOutMessages: number;
+    /** How the conversation's KV cache got into its sequence, when the reply ran on the server's scheduler. */
+    restore?: KvRestore;
+    /** The whole prompt and every generated token as ids, when asked for (`withTokenIds`; `chat --json`). */
+    tokenIds?: {prompt: number[]; reply: number[]};
+};

@@ -1,7 +1,7 @@
 /**
  * The one envelope every process boundary of the app carries: requests with an id, their replies (a result or an
  * error with a contract code), and pushed events. Host ↔ engine child sends whole {@link Envelope}s over the
- * child-process channel (electron/engine/service/engineProtocol.ts); renderer ↔ host sends the same parts over its
+ * child-process channel (electron/contract/engineProtocol.ts); renderer ↔ host sends the same parts over its
  * transport: a {@link Reply} answers each request (Electron IPC's `invoke`, or the body of web mode's
  * `POST /api/request/<name>`, where HTTP pairs it with its request so the id is left out), and pushed events travel
  * as {@link EventEnvelope}s: on web mode's event stream (electron/web/serveWeb.ts) and on each event's own Electron IPC

@@ -33,10 +33,10 @@ export type {GenerationTiming} from "./timing.js";
 export type {PlanExplanation} from "./planExplanation.js";
 export type {HubQuant, HubQuantList, HubQuantPlacement, HubQuantPlan, HubSearchResult} from "./hub.js";
 export type {ConversationExport, ConversationExportFormat, ConversationSearchHit, SearchMatch} from "./conversationFile.js";
-import type {PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
+import type {KvRestore, PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
 import type {ContextOverflowPolicy} from "./contextOverflow.js";
 
-export type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
+export type {ChatTurn, KvRestore, PromptProgress, ReplyStopReason, SamplingSettings} from "./chat.js";
 
 /** A tensor row of the model card. */
 export type ModelTensor = {
@@ -137,7 +137,7 @@ export type ChatMessage = {
      * How the conversation's KV cache got into its sequence when the reply ran on the server's scheduler: still there
      * (`resident`), fresh (`new`), swapped back in or recomputed, and the ms that took (part of the TTFT).
      */
-    restore?: {path: "resident" | "new" | "swap" | "recompute"; ms: number};
+    restore?: KvRestore;
     /** How many earlier messages were left out of this reply's prompt so that it fit the context (absent when none). */
     leftOutMessages?: number;
 };

@@ -1,8 +1,10 @@
 /**
- * The layering and IPC rules of shared/CONVENTIONS.md live in eslint.config.js; this runs ESLint on in-memory snippets
- * (file paths that need not exist) to prove the rules still fire, so they cannot silently disappear from the config.
+ * The layering and IPC rules of docs/architecture.md live in eslint.config.js (the allow-list of layers, enforced by
+ * lint/layering.js); this runs ESLint on in-memory snippets (file paths that need not exist) to prove the rules still
+ * fire, so they cannot silently disappear from the config.
  */
 import {execFile} from "node:child_process";
+import {readdirSync} from "node:fs";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
 import {promisify} from "node:util";
@@ -11,6 +13,8 @@ import {beforeAll, describe, expect, it} from "vitest";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 let eslint: ESLint;
+/** The rule that holds every import to the allow-list of layers (eslint.config.js `layers`, lint/layering.js). */
+const LAYERING = "layers/allow-list";
 
 /** The ids of the rules ESLint reports for `code` as if it were the file at `filePath` (relative to the repo root). */
 async function rulesReported(filePath: string, code: string): Promise<string[]> {
@@ -29,7 +33,7 @@ beforeAll(() => {
 
 describe("layering lint rules", () => {
     it("engine: importing electron is an error, statically or dynamically", async () => {
-        expect(await rulesReported("electron/engine/service/probe.ts", `import {app} from "electron";\nexport const a = app;\n`))
+        expect(await rulesReported("electron/engine/runtime/probe.ts", `import {app} from "electron";\nexport const a = app;\n`))
             .toContain("@typescript-eslint/no-restricted-imports");
         expect(await rulesReported("electron/engine/probe.ts", `import type {App} from "electron/main";\nexport type A = App;\n`))
             .toContain("@typescript-eslint/no-restricted-imports");
@@ -38,11 +42,11 @@ describe("layering lint rules", () => {
     });
 
     it("engine: importing host, main, web or the renderer is an error; the contract's types are fine", async () => {
-        for (const source of ["../../host/HostService.js", "../main/main.js", "../../web/serveWeb.js", "../../../renderer/src/App/App"]) {
-            expect(await rulesReported("electron/engine/service/probe.ts", `import {x} from "${source}";\nexport const y = x;\n`), source)
-                .toContain("@typescript-eslint/no-restricted-imports");
+        for (const source of ["../../host/HostService.js", "../../main/main.js", "../../web/serveWeb.js", "../../../renderer/src/App/App"]) {
+            expect(await rulesReported("electron/engine/runtime/probe.ts", `import {x} from "${source}";\nexport const y = x;\n`), source)
+                .toContain(LAYERING);
         }
-        expect(await rulesReported("electron/engine/service/probe.ts",
+        expect(await rulesReported("electron/engine/runtime/probe.ts",
             `import type {Budget} from "../../contract/ipc.js";\nimport {z} from "../planner/budget.js";\nexport const b: Budget | typeof z = z;\n`))
             .toEqual([]);
     });
@@ -71,12 +75,62 @@ describe("layering lint rules", () => {
     });
 
     it("renderer: electron, the engine (even its types) and Node built-ins are errors", async () => {
-        for (const source of ["electron", "../../../electron/engine/gguf/inspectGguf", "node:fs", "path"]) {
+        for (const source of ["electron", "node:fs", "path"]) {
             expect(await rulesReported("renderer/src/stores/probe.ts", `import type {X} from "${source}";\nexport type Y = X;\n`), source)
                 .toContain("@typescript-eslint/no-restricted-imports");
         }
+        expect(await rulesReported("renderer/src/stores/probe.ts", `import type {X} from "../../../electron/engine/gguf/inspectGguf";\nexport type Y = X;\n`))
+            .toContain(LAYERING);
         expect(await rulesReported("renderer/src/stores/probe.ts", `export const env = process.env;\n`))
             .toContain("no-restricted-globals");
+    });
+
+    it("no import runs back up: engine below serve below the engine process, and host beside serve", async () => {
+        const backUp: [string, string][] = [
+            ["electron/engine/runtime/probe.ts", "../../serve/serveOpenAi.js"],
+            ["electron/engine/runtime/probe.ts", "../../engineProcess/EngineService.js"],
+            ["electron/engine/probe.ts", "../cli/main.js"],
+            ["electron/serve/probe.ts", "../engineProcess/EngineService.js"],
+            ["electron/serve/http/probe.ts", "../../host/HostService.js"],
+            ["electron/serve/probe.ts", "../cli/main.js"],
+            ["electron/host/probe.ts", "../serve/serveOpenAi.js"],
+            ["electron/host/chat/probe.ts", "../../engineProcess/EngineService.js"],
+            ["electron/engineProcess/probe.ts", "../host/HostService.js"],
+            ["electron/web/probe.ts", "../main/main.js"],
+            ["electron/contract/probe.ts", "../serve/serveOpenAi.js"]
+        ];
+        for (const [file, source] of backUp) {
+            expect(await rulesReported(file, `import {x} from "${source}";\nexport const y = x;\n`), `${file} -> ${source}`).toContain(LAYERING);
+            // a type-only import and a dynamic one are imports too
+            expect(await rulesReported(file, `import type {X} from "${source}";\nexport type Y = X;\n`), `${file} -> type ${source}`).toContain(LAYERING);
+            expect(await rulesReported(file, `export const m = await import("${source}");\n`), `${file} -> import(${source})`).toContain(LAYERING);
+        }
+        // the compiled tree is the same layers: a script reaching the engine through dist/ is fine, the engine reaching up is not
+        expect(await rulesReported("scripts/probe.mjs", `import {x} from "../dist/electron/engine/index.js";\nexport const y = x;\n`)).toEqual([]);
+        expect(await rulesReported("electron/engine/probe.ts", `import {x} from "../../dist/electron/serve/serveOpenAi.js";\nexport const y = x;\n`))
+            .toContain(LAYERING);
+    });
+
+    it("the downward imports of the table are fine", async () => {
+        const downward: [string, string][] = [
+            ["electron/serve/probe.ts", "../engine/runtime/PlacedModel.js"],
+            ["electron/engineProcess/probe.ts", "../serve/serveOpenAi.js"],
+            ["electron/cli/commands/probe.ts", "../../engineProcess/EngineService.js"],
+            ["electron/main/probe.ts", "../host/HostService.js"],
+            ["electron/host/probe.ts", "../engine/runtime/PlacedModel.js"]
+        ];
+        for (const [file, source] of downward)
+            expect(await rulesReported(file, `import {x} from "${source}";\nexport const y = x;\n`), `${file} -> ${source}`).toEqual([]);
+    });
+
+    it("every folder of electron/ and every top folder with code has a row in the table; a new folder is an error until it has one", async () => {
+        expect(await rulesReported("electron/newLayer/probe.ts", `export const a = 1;\n`)).toContain(LAYERING);
+        expect(await rulesReported("newTopFolder/probe.ts", `export const a = 1;\n`)).toContain(LAYERING);
+        const folders = readdirSync(path.join(root, "electron"), {withFileTypes: true}).filter((entry) => entry.isDirectory())
+            .map((entry) => `electron/${entry.name}`);
+        expect(folders.length).toBeGreaterThan(7);
+        for (const folder of [...folders, "renderer/src", "e2e", "scripts", "bench", "bin", "native", "lint"])
+            expect(await rulesReported(`${folder}/probe.ts`, `export const a = 1;\n`), folder).toEqual([]);
     });
 
     it("IPC: only the registration helper and the preload touch ipcMain / ipcRenderer", async () => {
@@ -114,7 +168,8 @@ describe("the renderer's TypeScript project", () => {
         const {stdout} = await promisify(execFile)(process.execPath, [tsc, "-p", "renderer/tsconfig.json", "--listFilesOnly"], {cwd: root});
         const projectFiles = stdout.split("\n").map((line) => line.trim()).filter((line) => line !== "")
             .map((file) => path.relative(root, file).split(path.sep).join("/"))
-            .filter((file) => !file.startsWith("node_modules/"));
+            // (node_modules may be a link to another checkout's: its files then sit outside this one)
+            .filter((file) => !file.split("/").includes("node_modules"));
         expect(projectFiles.filter((file) => file.startsWith("electron/contract/")).length).toBeGreaterThan(5);
         expect(projectFiles.filter((file) => !file.startsWith("renderer/src/") && !file.startsWith("electron/contract/"))).toEqual([]);
     }, 180_000);

@@ -104,7 +104,7 @@ export type DeviceMemory = {
     measured: MemoryTotals;
     /**
      * The OpenAI-compatible server's embedding context here (its KV cache and scratch as llama.cpp measured them,
-     * electron/serve/ServedEmbeddings.ts): made on the first `/v1/embeddings` request and kept while the server runs;
+     * electron/serve/protocols/embeddings/ServedEmbeddings.ts): made on the first `/v1/embeddings` request and kept while the server runs;
      * 0 while there is none. Not in `measured`, which is the model's own context.
      */
     embeddingsBytes: number;

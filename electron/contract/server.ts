@@ -29,7 +29,7 @@ export type ServerSettings = {
 
 /**
  * A key for one client program: requests with it are their own tenant (their conversations' KV caches, ids and
- * cache hits are theirs alone: electron/serve/conversationKey.ts), and it can be revoked without touching the others.
+ * cache hits are theirs alone: electron/serve/common/conversationKey.ts), and it can be revoked without touching the others.
  */
 export type ClientKey = {name: string; key: string};
 
@@ -43,7 +43,7 @@ export type ServerStatus = "off" | "waiting-for-model" | "starting" | "serving" 
 
 /**
  * The steps of a server start, in the order they happen; one that is not needed is skipped (no reply to stop, KV
- * costs already measured for this model, settings and machine: electron/serve/kvCostCache.ts).
+ * costs already measured for this model, settings and machine: electron/serve/kv/kvCostCache.ts).
  */
 export const SERVER_STARTUP_STEPS = ["stopping-reply", "loading-context", "measuring-kv", "binding-port"] as const;
 export type ServerStartupStep = typeof SERVER_STARTUP_STEPS[number];

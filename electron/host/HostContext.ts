@@ -1,23 +1,36 @@
 /**
- * What the per-domain request handlers (model/, conversations/, chat/, bench/, dialogs/) share: the host's stores,
+ * What the per-domain request handlers (model/, conversations/, chat/, bench/, dialogs/, rpc/, server/) share: the host's stores,
  * the engine, and the few pieces of state that cross domains (the loaded model, running replies, the busy task).
  * {@link HostService} owns it and builds one; each domain file turns it into handlers for its requests.
  */
 import {TensorwiseError} from "../contract/TensorwiseError.js";
-import type {EngineState, LibraryLoad, LoadedModelState, RequestArg, RequestName, RequestResult, Requests} from "../contract/ipc.js";
-import type {EngineChatRequest} from "../engine/service/engineProtocol.js";
+import type {EngineState, EventName, Events, LibraryLoad, LoadedModelState, RequestArg, RequestName, RequestResult, Requests} from "../contract/ipc.js";
+import type {EngineChatRequest} from "../contract/engineProtocol.js";
 import type {BenchRunner} from "./bench/BenchRunner.js";
 import type {BenchStore} from "./bench/BenchStore.js";
-import type {ChatStream} from "./ChatStream.js";
-import type {ConversationStore} from "./ConversationStore.js";
-import type {EngineClient} from "./EngineClient.js";
-import type {HostClient, HostPlatform} from "./HostService.js";
-import type {ModelAccess} from "./ModelAccess.js";
+import type {ChatStream} from "./chat/ChatStream.js";
+import type {ConversationStore} from "./conversations/ConversationStore.js";
+import type {EngineClient} from "./engineChild/EngineClient.js";
+import type {ModelAccess} from "./model/ModelAccess.js";
 import type {ServerControl} from "./server/ServerControl.js";
-import type {ModelFolders} from "./ModelFolders.js";
-import type {ModelLibrary} from "./ModelLibrary.js";
+import type {ModelFolders} from "./model/ModelFolders.js";
+import type {ModelLibrary} from "./model/ModelLibrary.js";
 import type {UploadedCopies} from "./model/UploadedCopies.js";
 import type {RpcServers} from "./rpc/RpcServers.js";
+
+/** One window or browser tab: where its events go. Chat streams die with their client. */
+export type HostClient = {
+    readonly id: string;
+    emit<Name extends EventName>(name: Name, payload: Events[Name]): void;
+};
+
+/** What only the shell (Electron or web) can do. */
+export type HostPlatform = {
+    /** Native file dialog; absent in web mode (the page offers upload and a path field instead). */
+    openModelDialog?: () => Promise<string | null>;
+    /** Native save dialog for a file named `defaultName`; the chosen path or `null`. Absent in web mode. */
+    saveFileDialog?: (defaultName: string) => Promise<string | null>;
+};
 
 /** A load the host can replay after an engine restart. */
 export type LoadRequest =

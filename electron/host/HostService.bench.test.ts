@@ -5,9 +5,10 @@ import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {EventName, Events} from "../contract/ipc.js";
 import {makeSyntheticModel} from "../engine/writer/makeSyntheticModel.js";
-import {ConversationStore} from "./ConversationStore.js";
-import {defaultEngineEntry, EngineClient} from "./EngineClient.js";
-import {HostService, type HostClient} from "./HostService.js";
+import {ConversationStore} from "./conversations/ConversationStore.js";
+import {defaultEngineEntry, EngineClient} from "./engineChild/EngineClient.js";
+import type {HostClient} from "./HostContext.js";
+import {HostService} from "./HostService.js";
 import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
 
 const missing = requiredOrSkip("HostService benchmark tests", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npx tsc -p .`");

@@ -10,9 +10,11 @@ import {makeSyntheticModel} from "../engine/writer/makeSyntheticModel.js";
 import {startLocalHub, type LocalHub} from "../engine/hub/testing/startLocalHub.js";
 import {PARTIAL_DIR} from "../engine/hub/pullModel.js";
 import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
-import {ConversationStore} from "./ConversationStore.js";
-import {defaultEngineEntry, EngineClient} from "./EngineClient.js";
-import {HostService, type HostClient} from "./HostService.js";
+import {ConversationStore} from "./conversations/ConversationStore.js";
+import {defaultEngineEntry, EngineClient} from "./engineChild/EngineClient.js";
+import type {HostClient} from "./HostContext.js";
+import {HostService} from "./HostService.js";
+import {isolatedCacheEnv} from "../engine/testing/isolatedCacheEnv.js";
 
 const missing = requiredOrSkip("Get a model through the host", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 
@@ -40,7 +42,7 @@ describe.skipIf(missing != null)("Get a model: hub requests through the host and
         });
         // the host downloads, the engine child plans: both read HF_ENDPOINT
         process.env.HF_ENDPOINT = hub.endpoint;
-        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "2", XDG_CACHE_HOME: path.join(dir, "cache")}});
+        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "2", ...isolatedCacheEnv(path.join(dir, "cache"))}});
         host = new HostService(await ConversationStore.open(dir), engine);
         host.attach(client);
         await engine.start();

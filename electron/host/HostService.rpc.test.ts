@@ -12,18 +12,13 @@ import {TensorwiseError} from "../contract/TensorwiseError.js";
 import {rpcBuildPaths} from "../engine/rpc/rpcBuildPaths.js";
 import {startRpcServer, type RunningRpcServer} from "../engine/rpc/startRpcServer.js";
 import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
-import {ConversationStore} from "./ConversationStore.js";
-import {defaultEngineEntry, EngineClient} from "./EngineClient.js";
-import {HostService, type HostClient} from "./HostService.js";
+import {ConversationStore} from "./conversations/ConversationStore.js";
+import {defaultEngineEntry, EngineClient} from "./engineChild/EngineClient.js";
+import type {HostClient} from "./HostContext.js";
+import {HostService} from "./HostService.js";
 import {RPC_SERVERS_FILE} from "./rpc/RpcServerList.js";
-
-async function freePort(): Promise<number> {
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const {port} = server.address() as net.AddressInfo;
-    await new Promise((resolve) => server.close(resolve));
-    return port;
-}
+import {freePort} from "../engine/testing/freePort.js";
+import {isolatedCacheEnv} from "../engine/testing/isolatedCacheEnv.js";
 
 const cpuRpc = rpcBuildPaths("cpu");
 const missing = requiredOrSkip("HostService rpc-server tests",
@@ -37,7 +32,7 @@ describe.skipIf(missing != null)("rpc-servers added in the settings join the eng
     let host: HostService;
     const client: HostClient = {id: "rpc-test", emit: () => {}};
     const deviceNames = async () => (await host.handle("machine.describe", undefined, client)).devices.map((device) => device.name);
-    const newEngine = () => new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1", XDG_CACHE_HOME: path.join(dir, "cache")}});
+    const newEngine = () => new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1", ...isolatedCacheEnv(path.join(dir, "cache"))}});
 
     beforeAll(async () => {
         dir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-host-rpc-"));
@@ -114,7 +109,7 @@ describe.skipIf(missing != null)("rpc-servers added in the settings join the eng
         const servers = [endpointOf(web), endpointOf(silent), server.endpoint.text];
         const otherDir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-host-rpc-foreign-"));
         await writeFile(path.join(otherDir, RPC_SERVERS_FILE), JSON.stringify({version: 1, servers}));
-        const otherEngine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1", XDG_CACHE_HOME: path.join(otherDir, "cache")}});
+        const otherEngine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1", ...isolatedCacheEnv(path.join(otherDir, "cache"))}});
         const other = new HostService(await ConversationStore.open(otherDir), otherEngine);
         try {
             const started = performance.now();

@@ -5,10 +5,12 @@ import path from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {EventName, Events, TaskProgress} from "../contract/ipc.js";
 import {makeSyntheticModel} from "../engine/writer/makeSyntheticModel.js";
-import {ConversationStore} from "./ConversationStore.js";
-import {defaultEngineEntry, EngineClient} from "./EngineClient.js";
-import {HostService, type HostClient} from "./HostService.js";
+import {ConversationStore} from "./conversations/ConversationStore.js";
+import {defaultEngineEntry, EngineClient} from "./engineChild/EngineClient.js";
+import type {HostClient} from "./HostContext.js";
+import {HostService} from "./HostService.js";
 import {requiredOrSkip} from "../engine/testing/requiredOrSkip.js";
+import {isolatedCacheEnv} from "../engine/testing/isolatedCacheEnv.js";
 
 const missing = requiredOrSkip("HostService tests", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 
@@ -44,7 +46,7 @@ describe.skipIf(missing != null)("HostService with the real engine and a tiny mo
         await mkdir(path.join(dir, "models"));
         await makeSyntheticModel(path.join(dir, "models", "tiny.gguf"), {preset: "tiny"});
         // a profile cache of this run's own: the first auto-offload measures this machine, later ones reuse it
-        engine = new EngineClient({env: {...process.env, TENSORWISE_THREADS: "2", XDG_CACHE_HOME: path.join(dir, "cache")}});
+        engine = new EngineClient({env: {...process.env, TENSORWISE_THREADS: "2", ...isolatedCacheEnv(path.join(dir, "cache"))}});
         host = new HostService(await ConversationStore.open(dir), engine);
         host.attach(client);
         await engine.start();

@@ -1,53 +1,39 @@
 /**
  * The engine host behind the contract: checks every request of the contract (checkRequest.ts), serves it through the
- * handlers of its domain (model/, conversations/, chat/, bench/, dialogs/), and pushes events to the clients (Electron
+ * handlers of its domain (model/, conversations/, chat/, bench/, dialogs/, rpc/, server/), and pushes events to the clients (Electron
  * windows, web-mode event streams) attached to it. Owns the state the domains share (see {@link HostContext}).
  * Shared by Electron main and web mode; imports nothing from `electron`.
  */
 import path from "node:path";
 import type {ChatMessage, EngineState, EventName, Events, LoadedModelState, RequestName, RequestResult} from "../contract/ipc.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
-import type {EngineEvents} from "../engine/service/engineProtocol.js";
+import type {EngineEvents} from "../contract/engineProtocol.js";
 import {BenchRunner} from "./bench/BenchRunner.js";
 import {benchRequests} from "./bench/benchRequests.js";
 import {BenchStore} from "./bench/BenchStore.js";
 import {chatRequests} from "./chat/chatRequests.js";
-import {ChatStream, type ChatStreamSink} from "./ChatStream.js";
+import {ChatStream, type ChatStreamSink} from "./chat/ChatStream.js";
 import {checkRequest} from "./checkRequest.js";
 import {conversationRequests} from "./conversations/conversationRequests.js";
-import type {ConversationStore} from "./ConversationStore.js";
+import type {ConversationStore} from "./conversations/ConversationStore.js";
 import {dialogRequests} from "./dialogs/dialogRequests.js";
-import type {EngineClient, EngineClientState} from "./EngineClient.js";
+import type {EngineClient, EngineClientState} from "./engineChild/EngineClient.js";
 import {
-    REPLY_RUNNING_MESSAGE, toLibraryLoad, type HostContext, type LoadRequest, type ReplyRequest, type ReplySlot, type RequestHandlers,
+    REPLY_RUNNING_MESSAGE, toLibraryLoad, type HostClient, type HostContext, type HostPlatform, type LoadRequest, type ReplyRequest, type ReplySlot, type RequestHandlers,
     type SharedHostState
 } from "./HostContext.js";
 import {modelRequests} from "./model/modelRequests.js";
-import {ModelAccess, type ModelAccessOptions} from "./ModelAccess.js";
+import {ModelAccess, type ModelAccessOptions} from "./model/ModelAccess.js";
 import {serverRequests} from "./server/serverRequests.js";
 import {SERVER_SETTINGS_FILE, ServerControl} from "./server/ServerControl.js";
-import {ModelFolders} from "./ModelFolders.js";
-import {LIBRARY_FILE, ModelLibrary} from "./ModelLibrary.js";
+import {ModelFolders} from "./model/ModelFolders.js";
+import {LIBRARY_FILE, ModelLibrary} from "./model/ModelLibrary.js";
 import {libraryRequests} from "./model/libraryRequests.js";
 import {hubRequests} from "./model/hubRequests.js";
 import {UploadedCopies} from "./model/UploadedCopies.js";
 import {rpcRequests} from "./rpc/rpcRequests.js";
 import {RpcServers} from "./rpc/RpcServers.js";
 import {RPC_SERVERS_FILE} from "./rpc/RpcServerList.js";
-
-/** One window or browser tab: where its events go. Chat streams die with their client. */
-export type HostClient = {
-    readonly id: string;
-    emit<Name extends EventName>(name: Name, payload: Events[Name]): void;
-};
-
-/** What only the shell (Electron or web) can do. */
-export type HostPlatform = {
-    /** Native file dialog; absent in web mode (the page offers upload and a path field instead). */
-    openModelDialog?: () => Promise<string | null>;
-    /** Native save dialog for a file named `defaultName`; the chosen path or `null`. Absent in web mode. */
-    saveFileDialog?: (defaultName: string) => Promise<string | null>;
-};
 
 export type HostServiceOptions = {
     /** Where benchmarks are kept. Defaults to `bench/` beside the conversation store's folder. */

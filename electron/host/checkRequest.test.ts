@@ -213,3 +213,13 @@ describe("checkRequest: every request is checked at the trust boundary", () => {
                 expect(rejects("server.set", {[key]: bad}), `${key} ${JSON.stringify(bad)}`).toMatch(new RegExp(`"${key}"`));
     });
 });
+
+describe("checkRequest: the server's allow-list of web origins", () => {
+    it("the Server screen's change takes origins in canonical form and refuses the same shapes by name", () => {
+        expect(checkRequest("server.set", {corsOrigins: ["HTTP://LocalHost:5173", "https://chat.example.org/"]}))
+            .toEqual({corsOrigins: ["http://localhost:5173", "https://chat.example.org"]});
+        expect(checkRequest("server.set", {corsOrigins: []})).toEqual({corsOrigins: []});
+        for (const bad of [["*"], ["null"], ["http://a.example/path"], "http://a.example", [42], ["ftp://a.example"], Array(33).fill("http://a.example")])
+            expect(() => checkRequest("server.set", {corsOrigins: bad}), JSON.stringify(bad).slice(0, 40)).toThrow(/"corsOrigins/);
+    });
+});

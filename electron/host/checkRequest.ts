@@ -23,7 +23,7 @@ import {isKvCacheType, KV_CACHE_TYPES, settingsConflict, type Budget, type Fixed
 import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAMES} from "../contract/strategies.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 import {CONTEXT_OVERFLOW_POLICIES, isContextOverflowPolicy} from "../contract/contextOverflow.js";
-import {CHAT_SETTING_KEYS} from "./replySettings.js";
+import {CHAT_SETTING_KEYS} from "./chat/replySettings.js";
 
 export type Fields = Record<string, unknown>;
 

@@ -4,11 +4,12 @@
  * why nothing is saved.
  */
 import path from "node:path";
-import {ConversationStore} from "./ConversationStore.js";
-import {EngineClient, type EngineClientOptions} from "./EngineClient.js";
-import {HostService, type HostPlatform} from "./HostService.js";
-import type {ModelAccessOptions} from "./ModelAccess.js";
-import {makeDataDirPrivate} from "./privateDataDir.js";
+import {ConversationStore} from "./conversations/ConversationStore.js";
+import {EngineClient, type EngineClientOptions} from "./engineChild/EngineClient.js";
+import type {HostPlatform} from "./HostContext.js";
+import {HostService} from "./HostService.js";
+import type {ModelAccessOptions} from "./model/ModelAccess.js";
+import {makeDataDirPrivate} from "./storage/privateDataDir.js";
 
 export type StartedHost = {service: HostService; engine: EngineClient; store: ConversationStore; dispose(): Promise<void>};
 

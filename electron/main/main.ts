@@ -9,7 +9,7 @@ import {fileURLToPath} from "node:url";
 import type {EventName, Events} from "../contract/ipc.js";
 import {eventEnvelope} from "../contract/envelope.js";
 import {eventChannel} from "../contract/bridge.js";
-import type {HostClient} from "../host/HostService.js";
+import type {HostClient} from "../host/HostContext.js";
 import {startHost, type StartedHost} from "../host/startHost.js";
 import {APP_ORIGIN, registerAppScheme, serveRenderer} from "./appProtocol.js";
 import {isAppUrl} from "./appUrl.js";

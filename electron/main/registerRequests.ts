@@ -7,7 +7,8 @@ import {requestChannel} from "../contract/bridge.js";
 import type {Reply} from "../contract/envelope.js";
 import {requestNames} from "../contract/requestNames.js";
 import {toContractError} from "../contract/TensorwiseError.js";
-import type {HostClient, HostService} from "../host/HostService.js";
+import type {HostClient} from "../host/HostContext.js";
+import type {HostService} from "../host/HostService.js";
 import {isAppUrl} from "./appUrl.js";
 
 export function isTrustedSender(event: IpcMainInvokeEvent, clientOf: (contents: WebContents) => HostClient | undefined): boolean {

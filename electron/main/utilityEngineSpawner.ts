@@ -1,10 +1,10 @@
 /**
  * The engine as an Electron utility process (`utilityProcess.fork`): a Node environment in its own OS process that
  * needs no RunAsNode fuse (scripts/flipFuses.mjs turns it off). The engine talks over `process.parentPort` there
- * (electron/engine/service/engineMain.ts). Call only after the app's `ready` event.
+ * (electron/engineProcess/engineMain.ts). Call only after the app's `ready` event.
  */
 import {utilityProcess} from "electron";
-import type {EngineSpawner} from "../host/forkEngineProcess.js";
+import type {EngineSpawner} from "../host/engineChild/forkEngineProcess.js";
 
 /** An {@link EngineSpawner} for EngineClient that starts the engine with `utilityProcess.fork`. */
 export const utilityEngineSpawner: EngineSpawner = (entry, {env}) => {

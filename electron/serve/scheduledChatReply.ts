@@ -11,10 +11,10 @@ import {TokenClock} from "../engine/runtime/generationTiming.js";
 import {fitConversation} from "../engine/runtime/fitConversation.js";
 import {DEFAULT_CONTEXT_OVERFLOW} from "../contract/contextOverflow.js";
 import type {ChatReply, ChatReplyOptions, ChatTurn} from "../engine/runtime/streamChatReply.js";
-import type {ChatMessage} from "./parseGenerationRequest.js";
-import {APP_TENANT, namedConversationKey} from "./conversationKey.js";
-import {chatPromptTokens} from "./ServeSlot.js";
-import {DEFAULT_REASONING} from "./chatReasoning.js";
+import {DEFAULT_REASONING, type ChatMessage} from "./common/GenerationRequest.js";
+import {APP_TENANT, namedConversationKey} from "./common/conversationKey.js";
+import {runOnSequence} from "./generation/runOnSequence.js";
+import {chatPromptTokens} from "./generation/ServeSlot.js";
 import type {OpenAiServer} from "./serveOpenAi.js";
 
 /** The app's replies default to this many tokens, as its single-sequence path does (streamChatReply.ts). */
@@ -59,8 +59,8 @@ export async function scheduledChatReply(server: OpenAiServer, model: Parameters
     try {
         if (signal?.aborted === true)
             return stopped(undefined);
-        return await server.scheduler.run({promptTokens, signal: controller.signal, affinity: server.kv.affinity(key), priority: true}, async (slot) => {
-            const prepared = await server.kv.prepare(slot, key);
+        const job = {promptTokens, signal: controller.signal, affinity: server.kv.affinity(key), priority: true};
+        return await runOnSequence(server.scheduler, server.kv, job, key, async ({slot, restored: prepared}) => {
             const restore = {path: prepared.path, ms: prepared.restoreMs};
             try {
                 const generation = await slot.generate({
@@ -93,8 +93,6 @@ export async function scheduledChatReply(server: OpenAiServer, model: Parameters
                 if (controller.signal.aborted)
                     return stopped(restore);
                 throw error;
-            } finally {
-                server.kv.finished(slot, key);
             }
         });
     } catch (error) {

@@ -10,10 +10,10 @@ import {PlacedModel} from "../engine/runtime/PlacedModel.js";
 import {probeEngine} from "../engine/testing/probeEngine.js";
 import {makeTestModel} from "../engine/testing/testModels.js";
 import {TEXT_LIMITS} from "../contract/limits.js";
-import type {KvCostModel} from "./KvCostModel.js";
+import type {KvCostModel} from "./kv/KvCostModel.js";
 import {scheduledChatReply} from "./scheduledChatReply.js";
-import {fifoPolicy} from "./schedulingPolicies.js";
-import {longestTokenBytes} from "./promptBound.js";
+import {fifoPolicy} from "./scheduling/schedulingPolicies.js";
+import {longestTokenBytes} from "./generation/promptBound.js";
 import {serveOpenAi, type OpenAiServer} from "./serveOpenAi.js";
 
 const probe = await probeEngine("cpu", {maxThreads: 1});

@@ -9,7 +9,7 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
 import {probeEngine} from "../engine/testing/probeEngine.js";
 import type {OpenAiServer} from "./serveOpenAi.js";
-import {rawRequest} from "./testing/rawRequest.js";
+import {rawRequest} from "../engine/testing/rawRequest.js";
 import {loadTestModel, serveTestModel} from "./testing/servedTestModel.js";
 
 const probe = await probeEngine("cpu", {maxThreads: 1});

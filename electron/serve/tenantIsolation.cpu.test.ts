@@ -10,9 +10,9 @@ import type {EngineLlama} from "../engine/native/getEngineLlama.js";
 import {PlacedModel} from "../engine/runtime/PlacedModel.js";
 import {probeEngine} from "../engine/testing/probeEngine.js";
 import {makeTestModel} from "../engine/testing/testModels.js";
-import type {KvCostModel} from "./KvCostModel.js";
-import type {Timings} from "./openAiResponses.js";
-import {fifoPolicy} from "./schedulingPolicies.js";
+import type {KvCostModel} from "./kv/KvCostModel.js";
+import type {Timings} from "./protocols/openai/replyBodies.js";
+import {fifoPolicy} from "./scheduling/schedulingPolicies.js";
 import {serveOpenAi, type OpenAiServer} from "./serveOpenAi.js";
 
 const probe = await probeEngine("cpu", {maxThreads: 1});

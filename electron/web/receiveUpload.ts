@@ -12,8 +12,8 @@ import {Transform, type TransformCallback} from "node:stream";
 import {pipeline} from "node:stream/promises";
 import type {ErrorCode} from "../contract/errorCodes.js";
 import type {Reply} from "../contract/envelope.js";
-import {PRIVATE_DIR_MODE, PRIVATE_FILE_MODE} from "../host/privateDataDir.js";
-import {storageFailure} from "../host/storageFailure.js";
+import {PRIVATE_DIR_MODE, PRIVATE_FILE_MODE} from "../host/storage/privateDataDir.js";
+import {storageFailure} from "../host/storage/storageFailure.js";
 
 export type UploadResult = {
     status: number;

@@ -7,7 +7,7 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {parseEventEnvelope} from "../contract/envelope.js";
 import {isEventName} from "../contract/requestNames.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
-import type {HostClient} from "../host/HostService.js";
+import type {HostClient} from "../host/HostContext.js";
 import {CONTENT_SECURITY_POLICY, serveWeb, type WebServer} from "./serveWeb.js";
 
 // The transport is under test here, not the engine: the host answers with what it was asked.

@@ -23,7 +23,7 @@ import type {EventName, Events, RequestName} from "../contract/ipc.js";
 import {CONVERSATION_IMPORT_MAX_CHARS} from "../contract/conversationFile.js";
 import {isRequestName} from "../contract/requestNames.js";
 import {toContractError, TensorwiseError, type ContractError} from "../contract/TensorwiseError.js";
-import type {HostClient} from "../host/HostService.js";
+import type {HostClient} from "../host/HostContext.js";
 import {cleanStaleUploads, receiveUpload, type ReceiveUploadOptions} from "./receiveUpload.js";
 
 /** What the server needs from the host: the same surface Electron main uses. */

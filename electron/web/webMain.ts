@@ -14,7 +14,7 @@ import {parseArgs} from "node:util";
 import {startHost} from "../host/startHost.js";
 import {withinLimit} from "../contract/limits.js";
 import {serveWeb} from "./serveWeb.js";
-import {defaultDataDir, modelsDirOf} from "../host/dataDir.js";
+import {defaultDataDir, modelsDirOf} from "../host/storage/dataDir.js";
 
 const {values} = parseArgs({
     options: {

@@ -2,7 +2,7 @@
 // Reads the router's choice (the "ffn_moe_topk-<layer>" tensor, [n_expert_used, n_tokens] I32, named in
 // llm_graph_context::build_moe_ffn) through llama.cpp's graph eval callback (llama_context_params.cb_eval) and prints
 // one JSON line per micro-batch and layer: {"ubatch":U,"layer":L,"tokens":T,"distinct":D,"experts":N}.
-// Built and run by scripts/moe-routing.mjs against the same prebuilt libraries the app loads.
+// Built and run by bench/drivers/moe-routing.mjs against the same prebuilt libraries the app loads.
 //
 // usage: moe-routing <model.gguf> <ubatch> <prompt-file> <backend-dir> [threads]
 // (backend-dir: the folder of the dlopen'ed ggml backends, libggml-cpu-*.so)

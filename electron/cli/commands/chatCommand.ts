@@ -3,7 +3,7 @@ import type {RuntimeSettings} from "../../contract/settings.js";
 import {formatBytes, formatMs} from "../../engine/format/formatBytes.js";
 import {terminalSafe} from "../../engine/format/terminalSafe.js";
 import {LlamaLogLevel, type EngineGpu} from "../../engine/native/getEngineLlama.js";
-import {EngineService} from "../../engine/service/EngineService.js";
+import {EngineService} from "../../engineProcess/EngineService.js";
 import {UsageError} from "../UsageError.js";
 import {progressLines, type CliIo} from "../CliIo.js";
 import {loadFromFlags} from "../loadFromFlags.js";

@@ -1,6 +1,6 @@
 import path from "node:path";
 import {formatBytes, formatTable} from "../../engine/format/formatBytes.js";
-import {inspectModelFile} from "../../engine/service/modelCard.js";
+import {inspectModelFile} from "../../engineProcess/modelCard.js";
 import type {CliIo} from "../CliIo.js";
 
 /** `tensorwise inspect <gguf> [--tensors] [--json]`: validate (out of process, bounded) and describe a model. */

@@ -1,11 +1,11 @@
 import path from "node:path";
 import {progressLines, type CliIo} from "../CliIo.js";
 import {UsageError} from "../UsageError.js";
-import {defaultDataDir, modelsDirOf} from "../../host/dataDir.js";
-import {LIBRARY_FILE, ModelLibrary} from "../../host/ModelLibrary.js";
+import {defaultDataDir, modelsDirOf} from "../../host/storage/dataDir.js";
+import {LIBRARY_FILE, ModelLibrary} from "../../host/model/ModelLibrary.js";
 import {inspectGguf} from "../../engine/gguf/inspectGguf.js";
 import {validateGgufOutOfProcess} from "../../engine/gguf/validateGgufOutOfProcess.js";
-import {toModelCard} from "../../engine/service/modelCard.js";
+import {toModelCard} from "../../engineProcess/modelCard.js";
 import {getEngineLlama, type EngineGpu} from "../../engine/native/getEngineLlama.js";
 import type {DownloadProgress} from "../../engine/hub/downloadFile.js";
 import {pullModel} from "../../engine/hub/pullModel.js";

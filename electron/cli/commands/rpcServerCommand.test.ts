@@ -1,23 +1,15 @@
 // `tensorwise rpc-server` as the CLI runs it, with the real stock worker (native/buildRpc.mjs); skipped, with the
 // reason, without the CPU RPC build.
 import fs from "node:fs";
-import net from "node:net";
 import {describe, expect, it} from "vitest";
 import {rpcBuildPaths} from "../../engine/rpc/rpcBuildPaths.js";
 import {requiredOrSkip} from "../../engine/testing/requiredOrSkip.js";
 import {flagMaxMessageMib} from "../rpcFlags.js";
 import {rpcServerCommand} from "./rpcServerCommand.js";
+import {freePort} from "../../engine/testing/freePort.js";
 
 const server = rpcBuildPaths("cpu").server;
 const skip = requiredOrSkip("the rpc-server command test", fs.existsSync(server) ? null : `${server} is not built (npm run native)`);
-
-async function freePort(): Promise<number> {
-    const probe = net.createServer();
-    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-    const port = (probe.address() as net.AddressInfo).port;
-    await new Promise((resolve) => probe.close(resolve));
-    return port;
-}
 
 describe.skipIf(skip != null)("tensorwise rpc-server: how it ends", () => {
     it("exits non-zero with a sentence naming the signal when its worker is killed (it exited 0)", async () => {

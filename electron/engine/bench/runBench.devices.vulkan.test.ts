@@ -1,7 +1,6 @@
 // The benchmark over three real devices on one machine: the CPU, Mesa's software Vulkan device (llvmpipe) and an
 // rpc-server on 127.0.0.1 started here (killed after). Needs the RPC build (native/buildRpc.mjs); skipped without it.
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, describe, expect, it} from "vitest";
@@ -12,14 +11,7 @@ import {probeEngine, type EngineProbe} from "../testing/probeEngine.js";
 import {requiredOrSkip} from "../testing/requiredOrSkip.js";
 import {makeTestModel} from "../testing/testModels.js";
 import {deviceVariant, runBench} from "./runBench.js";
-
-async function freePort(): Promise<number> {
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const {port} = server.address() as net.AddressInfo;
-    await new Promise((resolve) => server.close(resolve));
-    return port;
-}
+import {freePort} from "../testing/freePort.js";
 
 const missing = [rpcBuildPaths("cpu").server, rpcBuildPaths("vulkan").library].find((file) => !fs.existsSync(file));
 const buildReason = requiredOrSkip("the multi-device bench test", missing == null ? rpcServerProcessMissing() : `${missing} is not built (npm run native)`);

@@ -1,7 +1,7 @@
 /**
  * What a measurement cached on disk was measured on: this machine, its GPU driver and the llama.cpp build. A cache
  * keyed on these is measured again after a new CPU or GPU, a driver update or another build (the operator profile,
- * electron/engine/profiler/profileMachine.ts; the server's KV costs, electron/serve/kvCostCache.ts).
+ * electron/engine/profiler/profileMachine.ts; the server's KV costs, electron/serve/kv/kvCostCache.ts).
  */
 import fs from "node:fs/promises";
 import os from "node:os";

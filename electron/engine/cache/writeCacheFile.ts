@@ -1,6 +1,6 @@
 /**
  * Writes a file of the measurement cache (electron/engine/profiler/profileMachine.ts defaultProfileCacheDir): private
- * to its owner as the app's data folder is (electron/host/privateDataDir.ts: 0600 files in a 0700 folder), and whole
+ * to its owner as the app's data folder is (electron/host/storage/privateDataDir.ts: 0600 files in a 0700 folder), and whole
  * or not at all (a temporary file renamed over the old one), so a crash mid-write leaves no half file to be read.
  */
 import fs from "node:fs/promises";

@@ -2,12 +2,12 @@
 // An Auto-offload profiles the machine in several passes (every device; the CPU as a load without the GPU; the CPU at
 // each other thread count). The app shows one bar per step: each bar must only move forward, and a step must not
 // come back after the next one began (a newcomer saw the profile bar fill, empty and fill again four times, and a
-// finished step counting down again: e2e/walk/newcomerWalk.walk.ts).
+// finished step counting down again: bench/walk/newcomerWalk.walk.ts).
 import {mkdtempSync} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {afterAll, describe, expect, it} from "vitest";
-import {progressStep} from "../service/progressStep.js";
+import {progressStep} from "./progressStep.js";
 import {probeEngine} from "../testing/probeEngine.js";
 import {makeTestModel} from "../testing/testModels.js";
 import {autoPlan} from "./autoPlan.js";

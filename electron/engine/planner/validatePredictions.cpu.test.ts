@@ -1,6 +1,6 @@
 // The prediction check on the CPU: predicted vs measured TTFT and TPOT of a CPU-only plan, from this machine's own
 // profile, against a stated bound. Not part of the default run (set TENSORWISE_PREDICTION_CHECK=1): on the shared
-// 2-core VM (load average 7–9) the cost model missed TPOT by −46% to −67% and TTFT by +44% to +65% (TESTING.md), so
+// 2-core VM (load average 7–9) the cost model missed TPOT by −46% to −67% and TTFT by +44% to +65% (docs/testing.md), so
 // today this is a benchmark that records the error, and the bound is the target the cost model has to meet.
 import {mkdtempSync} from "node:fs";
 import os from "node:os";

@@ -125,7 +125,7 @@ export type ProfileMachineOptions = {
     onProgress?: (message: string, fraction?: number) => void;
     /** This profile's place among the passes of one plan: progress and time left run across all of them. */
     pass?: ProfilePass;
-    /** What starts every progress message; `"profile: "` (the Profile step, electron/engine/service/EngineService.ts) unless set. */
+    /** What starts every progress message; `"profile: "` (the Profile step, electron/engineProcess/EngineService.ts) unless set. */
     progressPrefix?: string;
 };
 

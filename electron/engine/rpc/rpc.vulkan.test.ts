@@ -2,7 +2,6 @@
 // started here (killed after). Needs the RPC build (native/buildRpc.mjs); skipped, with the reason, without it.
 import {spawn} from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import {fileURLToPath} from "node:url";
@@ -23,18 +22,11 @@ import {rpcBuildPaths} from "./rpcBuildPaths.js";
 import {startRpcServer} from "./startRpcServer.js";
 import {rpcServerProcessMissing, startRpcServerProcess, type RpcServerProcess} from "./testing/rpcServerProcess.js";
 import type {GenerateInChildRequest} from "./testing/generateInChild.js";
+import {freePort} from "../testing/freePort.js";
 
 const PROMPT = "The quick brown fox jumps over the lazy dog";
 const rootDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const childScript = path.join(rootDir, "dist", "electron", "engine", "rpc", "testing", "generateInChild.js");
-
-async function freePort(): Promise<number> {
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const {port} = server.address() as net.AddressInfo;
-    await new Promise((resolve) => server.close(resolve));
-    return port;
-}
 
 const missing = [rpcBuildPaths("cpu").server, rpcBuildPaths("vulkan").library].find((file) => !fs.existsSync(file));
 const buildReason = requiredOrSkip("the RPC tests", missing == null ? rpcServerProcessMissing() : `${missing} is not built (npm run native)`);

@@ -1,15 +1,13 @@
 import {PROMPT_CHUNK_TARGET_MS} from "./evaluatePromptInChunks.js";
 import type {ChatHistoryItem, Token} from "node-llama-cpp";
 import type {PlacedModel} from "./PlacedModel.js";
-import type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings} from "../../contract/chat.js";
+import type {ChatReply, ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings} from "../../contract/chat.js";
 import {TokenClock} from "./generationTiming.js";
 import {ReplyText} from "./ReplyText.js";
-import type {GenerationTiming} from "../../contract/timing.js";
-import type {ChatMessage} from "../../contract/ipc.js";
 import {DEFAULT_CONTEXT_OVERFLOW, type ContextOverflowPolicy} from "../../contract/contextOverflow.js";
 import {fitConversation} from "./fitConversation.js";
 
-export type {ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings};
+export type {ChatReply, ChatTurn, PromptProgress, ReplyStopReason, SamplingSettings};
 
 export type ChatReplyOptions = SamplingSettings & {
     /** The conversation so far (without the new message). Defaults to a fresh conversation. */
@@ -30,24 +28,6 @@ export type ChatReplyOptions = SamplingSettings & {
     onPromptProgress?: (progress: PromptProgress) => void;
     /** Also return the prompt's and the reply's token ids ({@link ChatReply.tokenIds}), for scripts. Defaults to `false`. */
     withTokenIds?: boolean;
-};
-
-export type ChatReply = {
-    text: string;
-    timing: GenerationTiming;
-    /** `true` when the signal stopped the reply; `text` then holds what was generated so far. */
-    aborted: boolean;
-    stopReason: ReplyStopReason;
-    /** The whole prompt (template + history + message) in tokens, and how many of them the KV cache already held. */
-    prompt: {tokens: number; reused: number};
-    /** Tokens in the context after the reply, of `size`. */
-    context: {usedTokens: number; size: number};
-    /** How many earlier messages of the conversation were left out of the prompt so that it fits the context. */
-    leftOutMessages: number;
-    /** How the conversation's KV cache got into its sequence, when the reply ran on the server's scheduler. */
-    restore?: ChatMessage["restore"];
-    /** The whole prompt and every generated token as ids, when asked for (`withTokenIds`; `chat --json`). */
-    tokenIds?: {prompt: number[]; reply: number[]};
 };
 
 /** Temperature of a reply when none is given (0 is greedy). */

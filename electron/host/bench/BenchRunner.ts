@@ -5,8 +5,8 @@
  */
 import path from "node:path";
 import type {EventName, Events} from "../../contract/ipc.js";
-import type {EngineBenchProgress, EngineBenchRequest} from "../../engine/service/engineProtocol.js";
-import type {EngineClient} from "../EngineClient.js";
+import type {EngineBenchProgress, EngineBenchRequest} from "../../contract/engineProtocol.js";
+import type {EngineClient} from "../engineChild/EngineClient.js";
 import {toContractError, TensorwiseError} from "../../contract/TensorwiseError.js";
 import type {BenchStore} from "./BenchStore.js";
 

@@ -3,7 +3,7 @@ import type {BenchStartRequest} from "../../contract/bench.js";
 import type {FixedBudget} from "../../contract/settings.js";
 import {STRATEGY_NAMES} from "../../contract/strategies.js";
 import type {BenchVariant} from "../../contract/bench.js";
-import type {EngineBenchRequest} from "../../engine/service/engineProtocol.js";
+import type {EngineBenchRequest} from "../../contract/engineProtocol.js";
 
 /** `"50%"` / `"2048MiB"`: the labels the CLI uses, so reports from both read the same. */
 export function budgetLabel(budget: FixedBudget): string {

@@ -2,9 +2,10 @@ import {promises as fs} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {afterEach, beforeEach, describe, expect, it} from "vitest";
-import {ConversationStore} from "../ConversationStore.js";
-import {EngineClient} from "../EngineClient.js";
-import {HostService, type HostClient} from "../HostService.js";
+import {ConversationStore} from "../conversations/ConversationStore.js";
+import {EngineClient} from "../engineChild/EngineClient.js";
+import type {HostClient} from "../HostContext.js";
+import {HostService} from "../HostService.js";
 
 // Replies as a hostile or hasty client starts them. No model is needed: every check here comes before the engine
 // (whose client is real but never started, so a request that gets that far is refused with "no-model").

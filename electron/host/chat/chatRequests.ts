@@ -6,9 +6,8 @@
 import {randomUUID} from "node:crypto";
 import type {ChatMessage} from "../../contract/ipc.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
-import type {HostClient} from "../HostService.js";
-import type {HostContext, ReplyRequest, ReplySlot, RequestHandlers} from "../HostContext.js";
-import {replySettings} from "../replySettings.js";
+import type {HostClient, HostContext, ReplyRequest, ReplySlot, RequestHandlers} from "../HostContext.js";
+import {replySettings} from "./replySettings.js";
 
 type ChatRequestName = "chat.send" | "chat.regenerate" | "chat.edit" | "chat.stop";
 

@@ -7,9 +7,9 @@ import type {ChatMessage, Conversation, RequestArg, RequestName, RequestResult} 
 import {TEXT_LIMITS} from "../../contract/limits.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import {checkRequest} from "../checkRequest.js";
-import {ConversationStore} from "../ConversationStore.js";
+import {ConversationStore} from "./ConversationStore.js";
 import type {HostContext} from "../HostContext.js";
-import type {HostClient} from "../HostService.js";
+import type {HostClient} from "../HostContext.js";
 import {conversationRequests} from "./conversationRequests.js";
 
 // Export, import and search through the requests' own checks and handlers, on a real store in a temp folder.

@@ -7,7 +7,7 @@ import {promises as fs} from "node:fs";
 import path from "node:path";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import {makeSyntheticModel} from "../../engine/writer/makeSyntheticModel.js";
-import {PRIVATE_DIR_MODE} from "../privateDataDir.js";
+import {PRIVATE_DIR_MODE} from "../storage/privateDataDir.js";
 import {groupGgufQuants, pickQuant} from "../../engine/hub/ggufQuants.js";
 import {hubAccessFromEnv} from "../../engine/hub/hubAccess.js";
 import {listRepoFiles} from "../../engine/hub/listRepoFiles.js";

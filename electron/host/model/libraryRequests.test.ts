@@ -6,9 +6,10 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import {requiredOrSkip} from "../../engine/testing/requiredOrSkip.js";
 import {makeSyntheticModel} from "../../engine/writer/makeSyntheticModel.js";
-import {ConversationStore} from "../ConversationStore.js";
-import {defaultEngineEntry, EngineClient} from "../EngineClient.js";
-import {HostService, type HostClient} from "../HostService.js";
+import {ConversationStore} from "../conversations/ConversationStore.js";
+import {defaultEngineEntry, EngineClient} from "../engineChild/EngineClient.js";
+import type {HostClient} from "../HostContext.js";
+import {HostService} from "../HostService.js";
 
 const missing = requiredOrSkip("model library tests", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 

@@ -1,12 +1,11 @@
 /**
  * The rpc-servers the user added in the settings, kept in one JSON file in the app's data folder (beside
- * `conversations/`), every write atomic ({@link writeFileAtomic}), like the model library (ModelLibrary.ts). A file that
+ * `conversations/`), every write atomic (storage/JsonFileStore.ts), like the model library (ModelLibrary.ts). A file that
  * cannot be read as a list is moved aside (never overwritten) and the list starts empty.
  */
-import {promises as fs} from "node:fs";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import {MAX_RPC_SERVERS, parseRpcEndpoint} from "../../engine/rpc/parseRpcEndpoint.js";
-import {moveAsideUnreadable, writeFileAtomic} from "../ConversationStore.js";
+import {readJsonFile, writeJsonFile} from "../storage/JsonFileStore.js";
 
 /** The list's file name in the data folder. */
 export const RPC_SERVERS_FILE = "rpc-servers.json";
@@ -56,7 +55,7 @@ export class RpcServerList {
         await this.ready();
         const write = this.writes.catch(() => {}).then(async () => {
             const next = update(this.endpoints);
-            await writeFileAtomic(this.file, JSON.stringify({version: FORMAT_VERSION, servers: next}, null, 1));
+            await writeJsonFile(this.file, FORMAT_VERSION, {servers: next});
             this.endpoints = next;
         });
         this.writes = write;
@@ -69,26 +68,11 @@ export class RpcServerList {
     }
 
     private async read(): Promise<void> {
-        let text: string;
-        try {
-            text = await fs.readFile(this.file, "utf8");
-        } catch (error) {
-            if ((error as NodeJS.ErrnoException).code === "ENOENT")
-                return;
-            throw new TensorwiseError("io-error", `the rpc-server list ${this.file} cannot be read: ${(error as Error).message}`);
-        }
-        let parsed: unknown;
-        try {
-            parsed = JSON.parse(text);
-        } catch {
-            parsed = null;
-        }
-        const servers = (parsed as {servers?: unknown} | null)?.servers;
-        if (isEndpointList(servers)) {
+        const servers = await readJsonFile(this.file, "the rpc-server list", (parsed) => {
+            const kept = (parsed as {servers?: unknown} | null)?.servers;
+            return isEndpointList(kept) ? kept : null;
+        });
+        if (servers != null)
             this.endpoints = servers.slice(0, MAX_RPC_SERVERS);
-            return;
-        }
-        // not written by this code: keep it for the user to look at, and start an empty list beside it
-        await moveAsideUnreadable(this.file);
     }
 }

@@ -9,7 +9,7 @@ import type {RpcServerEntry, RpcServersState} from "../../contract/rpc.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
 import {parseRpcEndpoint} from "../../engine/rpc/parseRpcEndpoint.js";
 import {probeRpcServer} from "../../engine/rpc/probeRpcServer.js";
-import type {EngineClient} from "../EngineClient.js";
+import type {EngineClient} from "../engineChild/EngineClient.js";
 import {RpcServerList} from "./RpcServerList.js";
 
 export class RpcServers {

@@ -7,16 +7,15 @@
  * working after a restart, and a server left on comes back on with the next model.
  */
 import {randomBytes} from "node:crypto";
-import {promises as fs} from "node:fs";
 import type {LoadedModelState} from "../../contract/ipc.js";
 import {
     CLIENT_KEY_NAME_PATTERN, DEFAULT_SERVER_SETTINGS, MAX_CLIENT_KEYS, RECENT_SERVED_REQUESTS, refuseOpenHost, type ClientKey, type ServedRequest, type ServerChange, type ServerSettings, type ServerStartup, type ServerStartupStep, type ServerState, type ServerStatus
 } from "../../contract/server.js";
 import {TensorwiseError} from "../../contract/TensorwiseError.js";
-import type {EngineServeRequest} from "../../engine/service/engineProtocol.js";
-import type {EngineClient} from "../EngineClient.js";
+import type {EngineServeRequest} from "../../contract/engineProtocol.js";
+import type {EngineClient} from "../engineChild/EngineClient.js";
 import {checkRequest} from "../checkRequest.js";
-import {moveAsideUnreadable, writeFileAtomic} from "../ConversationStore.js";
+import {readJsonFile, writeJsonFile} from "../storage/JsonFileStore.js";
 
 /** The settings file's name in the data folder. */
 export const SERVER_SETTINGS_FILE = "server.json";
@@ -184,7 +183,7 @@ export class ServerControl {
     private async save(settings: ServerSettings, apiKey: string, clientKeys: ClientKey[]): Promise<void> {
         if (this.options.file == null) return;
         try {
-            await writeFileAtomic(this.options.file, JSON.stringify({version: FORMAT_VERSION, settings, apiKey, clientKeys}, null, 1));
+            await writeJsonFile(this.options.file, FORMAT_VERSION, {settings, apiKey, clientKeys});
         } catch (error) {
             throw new TensorwiseError("io-error", `the server settings cannot be saved to ${this.options.file}: ${(error as Error).message}`);
         }
@@ -193,36 +192,29 @@ export class ServerControl {
     private async read(): Promise<void> {
         const file = this.options.file;
         if (file == null) return;
-        let text: string;
-        try {
-            text = await fs.readFile(file, "utf8");
-        } catch (error) {
-            // none yet: the defaults and a new key; the first change writes it
-            if ((error as NodeJS.ErrnoException).code === "ENOENT")
-                return;
-            throw new TensorwiseError("io-error", `the server settings ${file} cannot be read: ${(error as Error).message}`);
-        }
-        try {
-            const kept = JSON.parse(text) as {version?: unknown; settings?: unknown; apiKey?: unknown; clientKeys?: unknown};
+        // none yet: the defaults and a new key; the first change writes it
+        const kept = await readJsonFile(file, "the server settings", (parsed) => {
+            const stored = parsed as {version?: unknown; settings?: unknown; apiKey?: unknown; clientKeys?: unknown};
             // the same checks as a change from the Server screen
-            const settings = checkRequest("server.set", kept.settings);
+            const settings = checkRequest("server.set", stored.settings);
             const complete = {...DEFAULT_SERVER_SETTINGS, ...settings};
-            if (kept.version !== FORMAT_VERSION || typeof kept.apiKey !== "string" || !API_KEY_PATTERN.test(kept.apiKey) ||
+            if (stored.version !== FORMAT_VERSION || typeof stored.apiKey !== "string" || !API_KEY_PATTERN.test(stored.apiKey) ||
                 refuseOpenHost(complete.bindAddress, complete.requireKey, "") != null)
-                throw new Error("not a server settings file of this version");
+                return null;
             // a file from before client keys has none
-            const clientKeys = kept.clientKeys === undefined ? [] : readClientKeys(kept.clientKeys);
-            this.settings = {
-                enabled: complete.enabled, port: complete.port, bindAddress: complete.bindAddress, requireKey: complete.requireKey, parallel: complete.parallel,
-                kvDiskBudgetMiB: complete.kvDiskBudgetMiB, corsOrigins: [...complete.corsOrigins]
-            };
-            this.apiKey = kept.apiKey;
-            this.clientKeys = clientKeys;
-        } catch {
-            // not written by this code: keep it for the user to look at, and start from the defaults beside it
-            await moveAsideUnreadable(file);
-        }
+            return {complete, apiKey: stored.apiKey, clientKeys: stored.clientKeys === undefined ? [] : readClientKeys(stored.clientKeys)};
+        });
+        if (kept == null)
+            return;
+        const {complete} = kept;
+        this.settings = {
+            enabled: complete.enabled, port: complete.port, bindAddress: complete.bindAddress, requireKey: complete.requireKey, parallel: complete.parallel,
+            kvDiskBudgetMiB: complete.kvDiskBudgetMiB, corsOrigins: [...complete.corsOrigins]
+        };
+        this.apiKey = kept.apiKey;
+        this.clientKeys = kept.clientKeys;
     }
+
 
     private request(): EngineServeRequest {
         return {

@@ -12,12 +12,13 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {ServerState} from "../../contract/ipc.js";
 import {requiredOrSkip} from "../../engine/testing/requiredOrSkip.js";
 import {makeSyntheticModel} from "../../engine/writer/makeSyntheticModel.js";
-import {ConversationStore} from "../ConversationStore.js";
-import {defaultEngineEntry, EngineClient} from "../EngineClient.js";
+import {ConversationStore} from "../conversations/ConversationStore.js";
+import {defaultEngineEntry, EngineClient} from "../engineChild/EngineClient.js";
 import {HostService} from "../HostService.js";
 import {hostEventRecorder} from "../testing/hostEventRecorder.js";
 import {SERVER_SETTINGS_FILE} from "./ServerControl.js";
-import {rawRequest} from "../../serve/testing/rawRequest.js";
+import {rawRequest} from "../../engine/testing/rawRequest.js";
+import {isolatedCacheEnv} from "../../engine/testing/isolatedCacheEnv.js";
 
 const missing = requiredOrSkip("app server tests", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 if (missing != null)
@@ -37,7 +38,7 @@ describe.skipIf(missing != null)("the app's OpenAI-compatible server through the
         dir = await mkdtemp(path.join(os.tmpdir(), "tensorwise-app-server-"));
         await mkdir(path.join(dir, "models"));
         await makeSyntheticModel(path.join(dir, "models", "tiny.gguf"), {preset: "tiny"});
-        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1", XDG_CACHE_HOME: path.join(dir, "cache")}});
+        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1", ...isolatedCacheEnv(path.join(dir, "cache"))}});
         host = new HostService(await ConversationStore.open(dir), engine);
         host.attach(client);
         await engine.start();

@@ -1,7 +1,7 @@
 /**
  * A server start through the host as the Server screen drives it (the real engine child on a generated model): the
  * `server.state` pushes carry each start-up step in order while the status is `starting`, with the KV measurement's
- * progress; the KV costs measured at the first start are kept (electron/serve/kvCostCache.ts) so a second start with
+ * progress; the KV costs measured at the first start are kept (electron/serve/kv/kvCostCache.ts) so a second start with
  * the same model and settings has no measuring step; other settings measure again; a kept file that is corrupt or
  * edited is measured again and replaced; a reply being written when the server starts is a step of its own.
  */
@@ -13,10 +13,11 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {ServerStartupStep, ServerState} from "../../contract/ipc.js";
 import {requiredOrSkip} from "../../engine/testing/requiredOrSkip.js";
 import {makeSyntheticModel} from "../../engine/writer/makeSyntheticModel.js";
-import {ConversationStore} from "../ConversationStore.js";
-import {defaultEngineEntry, EngineClient} from "../EngineClient.js";
+import {ConversationStore} from "../conversations/ConversationStore.js";
+import {defaultEngineEntry, EngineClient} from "../engineChild/EngineClient.js";
 import {HostService} from "../HostService.js";
 import {hostEventRecorder} from "../testing/hostEventRecorder.js";
+import {isolatedCacheEnv} from "../../engine/testing/isolatedCacheEnv.js";
 
 const missing = requiredOrSkip("server start-up tests", existsSync(defaultEngineEntry()) ? null : "the engine is not built; run `npm run build`");
 if (missing != null)
@@ -67,7 +68,7 @@ describe.skipIf(missing != null)("the server's start-up steps and its kept KV co
         await mkdir(path.join(dir, "models"));
         // wider than the tiny preset, so a long prompt takes long enough to read that a server start finds the reply in flight
         await makeSyntheticModel(path.join(dir, "models", "tiny.gguf"), {preset: "tiny", embd: 512, ff: 1536});
-        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1", XDG_CACHE_HOME: path.join(dir, "cache")}});
+        engine = new EngineClient({env: {...process.env, TENSORWISE_GPU: "cpu", TENSORWISE_THREADS: "1", ...isolatedCacheEnv(path.join(dir, "cache"))}});
         host = new HostService(await ConversationStore.open(dir), engine);
         host.attach(client);
         await engine.start();

@@ -2,7 +2,7 @@
  * Test helper process: appends to one conversation and checkpoints a growing assistant reply as fast as it can,
  * forever, printing "writing" once started. ConversationStore.test.ts SIGKILLs it mid-write and reopens the store.
  */
-import {ConversationStore} from "../ConversationStore.js";
+import {ConversationStore} from "../conversations/ConversationStore.js";
 
 const dataDir = process.argv[2];
 if (dataDir == null)

@@ -1,5 +1,5 @@
 import type {EventName, Events} from "../../contract/ipc.js";
-import type {HostClient} from "../HostService.js";
+import type {HostClient} from "../HostContext.js";
 
 /** One event a host pushed to a client, with its name. */
 export type ReceivedEvent = {[Name in EventName]: {name: Name; payload: Events[Name]}}[EventName];

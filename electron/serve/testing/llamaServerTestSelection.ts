@@ -124,6 +124,6 @@ export const LLAMA_EXCLUDED_TESTS: readonly {test: string; reason: string}[] = [
 
 /** Skip reasons a selected test may give (anything else is a failure of the run). */
 export const LLAMA_TESTS_ALLOWED_SKIPS: readonly string[] = [
-    // scripts/llamaServerTests/openai_missing/openai/__init__.py, only where the Python openai package is missing
+    // scripts/check/llamaServerTests/openai_missing/openai/__init__.py, only where the Python openai package is missing
     "Skipped: the Python openai package is not in Debian 12; the same calls are covered by the npm openai client tests in electron/serve/"
 ];

@@ -1,8 +1,8 @@
 import type {EngineLlama} from "../../engine/native/getEngineLlama.js";
 import {PlacedModel} from "../../engine/runtime/PlacedModel.js";
 import {makeTestModel} from "../../engine/testing/testModels.js";
-import type {KvCostModel} from "../KvCostModel.js";
-import {fifoPolicy} from "../schedulingPolicies.js";
+import type {KvCostModel} from "../kv/KvCostModel.js";
+import {fifoPolicy} from "../scheduling/schedulingPolicies.js";
 import {serveOpenAi, type OpenAiServer, type OpenAiServerOptions} from "../serveOpenAi.js";
 
 /** A fixed cost model, so a test server starts without calibrating (its decisions are not what these tests look at). */

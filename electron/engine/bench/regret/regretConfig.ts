@@ -1,6 +1,6 @@
 /**
  * One configuration a user could type into stock `llama-bench`, as the planner-regret benchmark enumerates and runs it
- * (scripts/bench-regret.mjs): the placement (`-dev none`, `-ngl`, `-ot`, `-ncmoe`) and the settings that change speed
+ * (bench/drivers/bench-regret.mjs): the placement (`-dev none`, `-ngl`, `-ot`, `-ncmoe`) and the settings that change speed
  * (`-ub`/`-b`, `--no-op-offload`, `-ctk`/`-ctv`, `-fa`, `-nkvo`, `-t`, `-lm`).
  *
  * source: tools/llama-bench/llama-bench.cpp of the bundled llama.cpp — print_usage and parse_cmd_params (`-ot` takes

@@ -1,5 +1,5 @@
 /**
- * The planner-regret verdict per cell, from the measurements scripts/bench-regret.mjs made: the fastest configuration
+ * The planner-regret verdict per cell, from the measurements bench/drivers/bench-regret.mjs made: the fastest configuration
  * of the brute force (confirmed in interleaved rounds), tensorwise's plan run by stock llama-bench with the plan's
  * flags, and tensorwise's own runtime on the same plan — plus, where the plan misses by more than the tolerance, which
  * of its flags differ from the best and what the grid measured for the plan with that one flag changed.

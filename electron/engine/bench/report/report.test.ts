@@ -1,5 +1,4 @@
 import {describe, expect, it} from "vitest";
-import {parseBudgetList, parseVariants} from "../../../cli/commands/benchCommand.js";
 import {parseNvidiaSmiCsv} from "../benchEnvironment.js";
 import {llamaBenchArgv} from "../benchFlags.js";
 import {bestPerPoint, benchContextSize} from "../runBench.js";
@@ -158,22 +157,6 @@ describe("bench helpers", () => {
         expect(median([4, 1, 2, 3])).toBe(2.5);
         expect(summariseSamples([9, 10, 11])).toEqual({medianMs: 10, minMs: 9, maxMs: 11, spreadPct: 20});
         expect(() => median([])).toThrow();
-    });
-
-    it("budgets: a trailing % applies to the list; MiB otherwise", () => {
-        expect(parseBudgetList("25,50,75%").map((b) => b.label)).toEqual(["25%", "50%", "75%"]);
-        expect(parseBudgetList("25,50,75%")[1]!.budget).toEqual({kind: "percent", percent: 50});
-        expect(parseBudgetList("2048,4096")[0]!.budget).toEqual({kind: "mib", mib: 2048});
-        expect(() => parseBudgetList("150%")).toThrow(/at most 100%/);
-        expect(() => parseBudgetList("x")).toThrow();
-    });
-
-    it("variants: --hand-tuned adds layers-tuned / fit-tuned for the baselines present", () => {
-        expect(parseVariants("cpu,layers,fit,optimal", true).map((v) => v.label)).toEqual(["cpu", "layers", "fit", "optimal", "layers-tuned", "fit-tuned"]);
-        expect(parseVariants("layers", false)).toEqual([{label: "layers", strategy: "layers", handTuned: false}]);
-        expect(parseVariants("fit-tuned", false)).toEqual([{label: "fit-tuned", strategy: "fit", handTuned: true}]);
-        expect(() => parseVariants("oato-tuned", false)).toThrow();
-        expect(() => parseVariants("fast", false)).toThrow();
     });
 
     it("llama-bench flags: one -ot value with ;-separated pairs, host buffer types as CPU, no mmap as -lm none", () => {

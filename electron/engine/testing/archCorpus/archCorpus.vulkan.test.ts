@@ -1,5 +1,5 @@
 /**
- * The architecture corpus in CI (the whole corpus is `node scripts/arch-corpus.mjs`): llama.cpp's own
+ * The architecture corpus in CI (the whole corpus is `node scripts/check/arch-corpus.mjs`): llama.cpp's own
  * test-llama-archs writes a representative set — MLA with shared experts (deepseek2), SSM/attention hybrid (jamba),
  * MoE with a gated shared expert (qwen2moe), gemma3, phi3, gpt-oss and gpt-oss quantized to MXFP4 by llama-quantize —
  * and each model must do what a user notices, through the built CLI: inspect, plan, load,
