@@ -545,6 +545,33 @@ Napi::Value generate(const Napi::CallbackInfo& info) {
         state->promptChunkTargetMs = options.Get("promptChunkTargetMs").As<Napi::Number>().DoubleValue();
     if (options.Has("repeatPenaltyLastTokens") && options.Get("repeatPenaltyLastTokens").IsNumber())
         state->repeatPenaltyLastTokens = options.Get("repeatPenaltyLastTokens").As<Napi::Number>().Int32Value();
+    // speculative: {type, nMax, nMin?, draftContext?} (TensorwiseSpeculative.h); checked in JS, checked again here
+    if (options.Has("speculative") && options.Get("speculative").IsObject()) {
+        Napi::Object spec = options.Get("speculative").As<Napi::Object>();
+        if (!spec.Get("type").IsString() || !spec.Get("nMax").IsNumber()) {
+            Napi::TypeError::New(env, "speculative needs a type and nMax").ThrowAsJavaScriptException();
+            return env.Undefined();
+        }
+        state->spec.type = spec.Get("type").As<Napi::String>().Utf8Value();
+        state->spec.nMax = spec.Get("nMax").As<Napi::Number>().Int32Value();
+        if (spec.Has("nMin") && spec.Get("nMin").IsNumber()) state->spec.nMin = spec.Get("nMin").As<Napi::Number>().Int32Value();
+        if (spec.Has("ngramSizeN") && spec.Get("ngramSizeN").IsNumber()) state->spec.ngramSizeN = spec.Get("ngramSizeN").As<Napi::Number>().Int32Value();
+        if (spec.Has("ngramSizeM") && spec.Get("ngramSizeM").IsNumber()) state->spec.ngramSizeM = spec.Get("ngramSizeM").As<Napi::Number>().Int32Value();
+        if (state->spec.type.size() > 32 || state->spec.nMax < 1 || state->spec.nMax > 64 || state->spec.nMin < 0 || state->spec.nMin > state->spec.nMax ||
+            state->spec.ngramSizeN < 0 || state->spec.ngramSizeN > 64 || state->spec.ngramSizeM < 0 || state->spec.ngramSizeM > 64) {
+            Napi::RangeError::New(env, "speculative: type at most 32 characters, nMax 1–64, nMin 0–nMax, n-gram sizes 0–64").ThrowAsJavaScriptException();
+            return env.Undefined();
+        }
+        if (spec.Has("draftContext") && spec.Get("draftContext").IsObject()) {
+            AddonContext* draft = Napi::ObjectWrap<AddonContext>::Unwrap(spec.Get("draftContext").As<Napi::Object>());
+            if (draft == nullptr || draft->ctx == nullptr || draft->disposed || draft->ctx == context->ctx) {
+                Napi::Error::New(env, "the draft context is not loaded").ThrowAsJavaScriptException();
+                return env.Undefined();
+            }
+            state->spec.draftCtx = draft->ctx;
+            state->draftContextRef = Napi::Persistent(spec.Get("draftContext").As<Napi::Object>());
+        }
+    }
     if (state->prompt.empty() && state->startPosition == 0) {
         Napi::Error::New(env, "the prompt is empty").ThrowAsJavaScriptException();
         return env.Undefined();
@@ -571,6 +598,16 @@ void tensorwiseReleaseContextThreadpool(llama_context* ctx) {
     ggml_threadpool* threadpool = nullptr;
     {
         std::lock_guard<std::mutex> lock(threadpoolsMutex);
+        // a draft context that ran on this one's pool (it is the draft being freed, or it must not keep the pool)
+        borrowedThreadpools.erase(ctx);
+        for (auto it = borrowedThreadpools.begin(); it != borrowedThreadpools.end();) {
+            if (it->second == ctx) {
+                llama_detach_threadpool(it->first);
+                it = borrowedThreadpools.erase(it);
+            } else {
+                ++it;
+            }
+        }
         auto found = threadpools.find(ctx);
         if (found == threadpools.end()) return;
         threadpool = found->second;

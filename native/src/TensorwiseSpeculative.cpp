@@ -59,6 +59,10 @@ TensorwiseSpecSession::TensorwiseSpecSession(llama_context* target, const Tensor
     impl_->params.draft.n_min = std::max(0, request.nMin);
     impl_->params.draft.ctx_tgt = target;
     impl_->params.draft.ctx_dft = request.draftCtx;
+    for (common_params_speculative_ngram_map* ngram : {&impl_->params.ngram_simple, &impl_->params.ngram_map_k, &impl_->params.ngram_map_k4v}) {
+        if (request.ngramSizeN > 0) ngram->size_n = (uint16_t) request.ngramSizeN;
+        if (request.ngramSizeM > 0) ngram->size_m = (uint16_t) request.ngramSizeM;
+    }
     impl_->spec = common_speculative_init(impl_->params, llama_n_seq_max(target));
     if (impl_->spec == nullptr) throw std::runtime_error("llama.cpp could not start speculative decoding of type " + request.type);
 }
@@ -67,7 +71,7 @@ TensorwiseSpecSession::~TensorwiseSpecSession() = default;
 
 bool TensorwiseSpecSession::serves(llama_context* target, const TensorwiseSpecRequest& request) const {
     return target == target_ && request.type == request_.type && request.nMax == request_.nMax && request.nMin == request_.nMin &&
-        request.draftCtx == request_.draftCtx;
+        request.draftCtx == request_.draftCtx && request.ngramSizeN == request_.ngramSizeN && request.ngramSizeM == request_.ngramSizeM;
 }
 
 bool TensorwiseSpecSession::sync(llama_seq_id seq, int32_t startPosition, const std::vector<llama_token>& history) {

@@ -18,6 +18,9 @@ struct TensorwiseSpecRequest {
     int32_t nMax = 3;
     int32_t nMin = 0;
     llama_context* draftCtx = nullptr;
+    // n-gram lookup: the n-gram looked up and the m-gram drafted after it (--spec-ngram-*-size-n / -size-m); 0: llama.cpp's
+    int32_t ngramSizeN = 0;
+    int32_t ngramSizeM = 0;
 };
 
 // Counters of one generation: target steps that verified a draft, tokens drafted, tokens accepted.
