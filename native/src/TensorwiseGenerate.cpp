@@ -322,11 +322,15 @@ void run(const std::shared_ptr<GenerationState>& state) {
     // backends do not call llama.cpp's abort callback inside a graph. 32 = the smallest batch for which a GPU backend
     // runs host-resident weights itself (GGML_OP_OFFLOAD_MIN_BATCH's default): smaller chunks would move that work to
     // the CPU and multiply the per-decode cost.
+    // with speculation the prompt's last token goes with the first draft, as llama.cpp's speculative loop does
+    // (examples/speculative-simple/speculative-simple.cpp): the same decodes as stock llama.cpp, so the same tokens
+    const bool lastPromptTokenWithDraft = spec != nullptr && !s.prompt.empty();
+    const size_t promptEnd = s.prompt.size() - (lastPromptTokenWithDraft ? 1 : 0);
     const bool adaptive = s.promptChunkTargetMs > 0;
     const int32_t minChunk = std::min<int32_t>(32, nBatch);
     int32_t chunk = adaptive ? minChunk : nBatch;
-    for (size_t done = 0; done < s.prompt.size() && reason == "maxTokens";) {
-        int32_t count = (int32_t) std::min<size_t>(chunk, s.prompt.size() - done);
+    for (size_t done = 0; done < promptEnd && reason == "maxTokens";) {
+        int32_t count = (int32_t) std::min<size_t>(chunk, promptEnd - done);
         const auto chunkStarted = std::chrono::steady_clock::now();
         const bool decoded = decodeChunk(s, batch, s.prompt.data() + done, count, pos, rc);
         if (adaptive) {
@@ -354,11 +358,16 @@ void run(const std::shared_ptr<GenerationState>& state) {
     }
 
     if (spec != nullptr && reason == "maxTokens") spec->start(s.seq, history.tokens);
-    // the first token comes from the prompt's logits; then each step decodes the last token (not yet in the cache)
-    // with a draft behind it when one was made: source: examples/speculative-simple/speculative-simple.cpp
+    // the first token comes from the prompt's logits (with speculation: from the first step's, which decodes the
+    // prompt's last token); then each step decodes the last token (not yet in the cache) with a draft behind it when
+    // one was made: source: examples/speculative-simple/speculative-simple.cpp
     int32_t generated = 0;
     llama_token last = -1;
-    if (reason == "maxTokens" && s.maxTokens > 0) {
+    bool promptLastPending = false;
+    if (lastPromptTokenWithDraft) {
+        last = s.prompt.back();
+        promptLastPending = true;
+    } else if (reason == "maxTokens" && s.maxTokens > 0) {
         last = sampling.sample(llama_get_logits_ith(s.ctx, -1));
         generated++;
         if (emit(state, last, generated)) reason = "eog";
@@ -387,6 +396,11 @@ void run(const std::shared_ptr<GenerationState>& state) {
         }
         history.tokens.push_back(last);
         pos++;
+        if (promptLastPending) {
+            promptLastPending = false;
+            std::lock_guard<std::mutex> lock(s.mutex);
+            s.promptDecoded = (int32_t) s.prompt.size();
+        }
         // the target's token after each position: each draft token it agrees with is accepted, and the first
         // disagreement (or the token after a whole accepted draft) is the target's own, the next step's `last`
         int32_t accepted = 0;

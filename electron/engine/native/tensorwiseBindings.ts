@@ -169,7 +169,7 @@ export type NativeGenerateRequest = {
      * fewest tokens a draft holds, and for `draft-simple` / `draft-mtp` the draft's addon context (the draft model's,
      * or the target model's MTP context), made with as many sequences as this one. Absent: none.
      */
-    speculative?: {type: string; nMax: number; nMin?: number; draftContext?: object};
+    speculative?: {type: string; nMax: number; nMin?: number; ngramSizeN?: number; ngramSizeM?: number; draftContext?: object};
 };
 
 /** How a native generation ended. */

@@ -5,6 +5,7 @@ import {toMemoryReport} from "./memoryReport.js";
 import type {MemoryReport} from "../../contract/memory.js";
 import {defaultContextSize, resolveSettings, type KvCacheType, type ResolvedSettings} from "../../contract/settings.js";
 import {runNativeGeneration, type NativeGenerationResult} from "./runNativeGeneration.js";
+import type {NativeGenerateRequest} from "../native/tensorwiseBindings.js";
 import {DEFAULT_DRAFT_MAX, DRAFT_MAX_LIMIT, LLAMA_SPECULATIVE_TYPE, type SpeculativeKind, type SpeculativeStats} from "../../contract/speculative.js";
 
 /** Options of {@link PlacedModel.generate}. */
@@ -63,6 +64,12 @@ export type SpeculativeLoad = {
     readonly nMin?: number;
     /** The draft model (kind `"draft"`): its file and its placement, as the target's options name them. */
     readonly draft?: Pick<PlacedModelOptions, "modelPath" | "gpuLayers" | "overrides" | "useMmap">;
+    /**
+     * n-gram lookup (kind `"ngram"`): the n-gram looked up and the most tokens drafted after it (llama.cpp's
+     * `--spec-ngram-map-k-size-n` / `-size-m`). Default to llama.cpp's (12 and 48).
+     */
+    readonly ngramSizeN?: number;
+    readonly ngramSizeM?: number;
 };
 
 /**
@@ -341,11 +348,12 @@ export class PlacedModel {
     }
 
     /** The native request's speculative decoding, as loaded. */
-    private nativeSpeculative(): {speculative?: {type: string; nMax: number; nMin: number; draftContext?: object}} {
+    private nativeSpeculative(): {speculative?: NonNullable<NativeGenerateRequest["speculative"]>} {
         const spec = this.options.speculative;
         if (spec == null) return {};
         const draftContext = this.draft == null ? undefined : (this.draft.context as unknown as {_ctx: object})._ctx;
         return {speculative: {type: LLAMA_SPECULATIVE_TYPE[spec.kind], nMax: spec.nMax ?? DEFAULT_DRAFT_MAX, nMin: spec.nMin ?? 0,
+            ...(spec.ngramSizeN != null ? {ngramSizeN: spec.ngramSizeN} : {}), ...(spec.ngramSizeM != null ? {ngramSizeM: spec.ngramSizeM} : {}),
             ...(draftContext != null ? {draftContext} : {})}};
     }
 
@@ -388,6 +396,13 @@ function checkSpeculative(spec: SpeculativeLoad | undefined): void {
     const nMin = spec.nMin ?? 0;
     if (!Number.isInteger(nMin) || nMin < 0 || nMin > nMax)
         throw new RangeError(`the fewest tokens to draft (--spec-draft-n-min) must be an integer from 0 to the most (${nMax}), not ${nMin}`);
+    for (const [name, flag] of [["ngramSizeN", "--spec-ngram-map-k-size-n"], ["ngramSizeM", "--spec-ngram-map-k-size-m"]] as const) {
+        const value = spec[name];
+        if (value == null) continue;
+        if (spec.kind !== "ngram") throw new Error(`speculative decoding of kind ${spec.kind} takes no n-gram size (${flag})`);
+        if (!Number.isInteger(value) || value < 1 || value > DRAFT_MAX_LIMIT)
+            throw new RangeError(`the n-gram size (${flag}) must be an integer from 1 to ${DRAFT_MAX_LIMIT}, not ${value}`);
+    }
     if (spec.kind === "draft" && spec.draft == null) throw new Error("speculative decoding with a draft model needs the draft model (--model-draft)");
     if (spec.kind !== "draft" && spec.draft != null) throw new Error(`speculative decoding of kind ${spec.kind} takes no draft model`);
 }
