@@ -1,3 +1,4 @@
+import type {SpeculativeStats} from "./speculative.js";
 import type {GenerationTiming} from "./timing.js";
 
 /** One conversation turn as the app stores it. */
@@ -46,4 +47,6 @@ export type ChatReply = {
     restore?: KvRestore;
     /** The whole prompt and every generated token as ids, when asked for (`withTokenIds`; `chat --json`). */
     tokenIds?: {prompt: number[]; reply: number[]};
+    /** What speculative decoding did in this reply, when the model speculates. */
+    speculative?: SpeculativeStats;
 };

@@ -96,6 +96,7 @@ export const ERROR_SENTENCES = {
     "not-enough-memory": "There is not enough free memory for this placement's weights, KV cache and scratch.",
     "conversation-too-long": "The conversation does not fit in the model's context.",
     "load-failed": "The model could not be loaded with this placement.",
+    "bad-draft": "This speculative decoding cannot run with this model.",
     "bench-running": "A benchmark is running.",
     "server-failed": "The OpenAI-compatible server could not start.",
     "rpc-unreachable": "No rpc-server answers at that address.",
@@ -172,6 +173,7 @@ export const ERROR_FIXES: {readonly [Code in ErrorCode]?: string} = {
     "conversation-too-long": "Start a new chat, let the chat leave out earlier messages (\"When the context is full\" in its settings), or load the model with a larger context.",
     "not-enough-memory": "Lower the memory budget or the context size on the Auto-offload screen, or close programs that use the GPU, then load again.",
     "load-failed": "Try a smaller memory budget or context size; if it fails again, the file may be damaged: download it again.",
+    "bad-draft": "Choose another kind of speculative decoding (or none), or a draft model of the model's family that is smaller than it.",
     "bench-running": "Wait for the benchmark to finish, or stop it on the Benchmark screen.",
     "rpc-unreachable": "Start `tensorwise rpc-server --host 0.0.0.0` on that machine, check the address and port, then add it again."
 };

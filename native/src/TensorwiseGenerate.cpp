@@ -113,6 +113,7 @@ void deliver(Napi::Env env, Napi::Function callback, const std::shared_ptr<Gener
             Napi::Object spec = Napi::Object::New(env);
             spec.Set("type", Napi::String::New(env, state->spec.type));
             spec.Set("steps", Napi::Number::New(env, state->specStats.steps));
+            spec.Set("fullyAccepted", Napi::Number::New(env, state->specStats.fullyAccepted));
             spec.Set("drafted", Napi::Number::New(env, state->specStats.drafted));
             spec.Set("accepted", Napi::Number::New(env, state->specStats.accepted));
             spec.Set("note", state->specNote.empty() ? env.Null() : Napi::Value(Napi::String::New(env, state->specNote)));
@@ -421,6 +422,7 @@ void run(const std::shared_ptr<GenerationState>& state) {
             }
         }
         if (step.size() > 1) {
+            if (accepted == (int32_t) draft.size()) s.specStats.fullyAccepted++;
             s.specStats.steps++;
             s.specStats.drafted += (int32_t) draft.size();
             s.specStats.accepted += accepted;

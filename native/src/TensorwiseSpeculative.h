@@ -23,9 +23,10 @@ struct TensorwiseSpecRequest {
     int32_t ngramSizeM = 0;
 };
 
-// Counters of one generation: target steps that verified a draft, tokens drafted, tokens accepted.
+// Counters of one generation: target steps that verified a draft, those that kept all of it, tokens drafted and accepted.
 struct TensorwiseSpecStats {
     int32_t steps = 0;
+    int32_t fullyAccepted = 0;  // steps that kept their whole draft (no rejection seen: how α is estimated)
     int32_t drafted = 0;
     int32_t accepted = 0;
 };

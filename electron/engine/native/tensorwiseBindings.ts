@@ -179,7 +179,7 @@ export type NativeGenerateEnd = {
     decodedTokens: number;
     error: string | null;
     /** What speculative decoding did, when the request asked for it. */
-    speculative?: {type: string; steps: number; drafted: number; accepted: number; note: string | null};
+    speculative?: {type: string; steps: number; fullyAccepted: number; drafted: number; accepted: number; note: string | null};
 };
 
 /** Request of `tensorwiseChatApply` (native/src/TensorwiseChat.cpp: common_chat_templates_apply). */

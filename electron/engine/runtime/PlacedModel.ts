@@ -1,4 +1,7 @@
-import {LlamaChatSession, resolveChatWrapper, type ChatWrapper, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token} from "node-llama-cpp";
+import {
+    DraftSequenceTokenPredictor, InputLookupTokenPredictor, LlamaChatSession, resolveChatWrapper, type ChatWrapper, type LlamaContext, type LlamaContextSequence,
+    type LlamaModel, type Token, type TokenPredictor
+} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {checkContextSize} from "./checkContextSize.js";
 import {toMemoryReport} from "./memoryReport.js";
@@ -64,6 +67,11 @@ export type SpeculativeLoad = {
     readonly nMin?: number;
     /** The draft model (kind `"draft"`): its file and its placement, as the target's options name them. */
     readonly draft?: Pick<PlacedModelOptions, "modelPath" | "gpuLayers" | "overrides" | "useMmap">;
+    /**
+     * Overrides the speculation's own weights need, tried before the plan's (first match wins): an MTP head's block kept
+     * where the planner priced it (speculative/mtpStep.ts). Defaults to none.
+     */
+    readonly overrides?: readonly TensorBufferOverride[];
     /**
      * n-gram lookup (kind `"ngram"`): the n-gram looked up and the most tokens drafted after it (llama.cpp's
      * `--spec-ngram-map-k-size-n` / `-size-m`). Default to llama.cpp's (12 and 48).
@@ -154,7 +162,8 @@ export class PlacedModel {
     /** Loads the model and creates its context. Bad overrides are rejected before anything native is built. */
     static async load(engine: EngineLlama, options: PlacedModelOptions): Promise<PlacedModel> {
         const {llama, bindings} = engine;
-        const overrides = options.overrides ?? [];
+        // a speculation's own overrides first: the first match wins
+        const overrides = [...(options.speculative?.overrides ?? []), ...(options.overrides ?? [])];
         // Validate first: a clear error for an unknown buffer type or a pattern std::regex rejects.
         if (overrides.length > 0)
             bindings.tensorwiseValidateTensorBufferOverrides(overrides.map((entry) => [entry.pattern, entry.bufferType]));
@@ -285,6 +294,25 @@ export class PlacedModel {
         return new PlacedModel(this.engine, this.model, context, options, this.loadMs, draft);
     }
 
+    /**
+     * A token predictor for one more of node-llama-cpp's sequences on this context (the server's slots generate through
+     * node-llama-cpp, not the native loop), as the load's speculation asks: n-gram lookup as node-llama-cpp's
+     * InputLookupTokenPredictor (the input's own tokens; not llama.cpp's ngram-map-k, so its drafts differ, while its
+     * verified output is the same), a draft model as its DraftSequenceTokenPredictor on the draft context's next
+     * sequence. `null` where there is no speculation; throws for an MTP head, which node-llama-cpp cannot drive.
+     */
+    servedTokenPredictor(): TokenPredictor | null {
+        const spec = this.options.speculative;
+        if (spec == null) return null;
+        const nMax = spec.nMax ?? DEFAULT_DRAFT_MAX;
+        if (spec.kind === "ngram")
+            return new InputLookupTokenPredictor({patternLength: {min: 1, ...(spec.ngramSizeN != null ? {max: spec.ngramSizeN} : {})}, predictionLength: {max: nMax}});
+        if (spec.kind === "draft" && this.draft != null)
+            return new DraftSequenceTokenPredictor(this.draft.context.getSequence(), {minTokens: spec.nMin ?? 0, maxTokens: nMax});
+        throw new Error("the server cannot speculate with an MTP head (its sequences generate through node-llama-cpp, which has no MTP predictor): " +
+            "load the model with n-gram lookup or a draft model to serve it with speculation");
+    }
+
     /** The context's one sequence, for node-llama-cpp's own evaluation (what the native loop cached is dropped first). */
     get sequence(): LlamaContextSequence {
         this.dropNativeCache();
@@ -410,5 +438,5 @@ function checkSpeculative(spec: SpeculativeLoad | undefined): void {
 /** A reply's speculation as the contract reports it. */
 function speculativeStats(spec: SpeculativeLoad | undefined, native: NativeGenerationResult["end"]["speculative"]): SpeculativeStats | null {
     if (spec == null || native == null) return null;
-    return {kind: spec.kind, steps: native.steps, drafted: native.drafted, accepted: native.accepted, note: native.note};
+    return {kind: spec.kind, steps: native.steps, fullyAccepted: native.fullyAccepted, drafted: native.drafted, accepted: native.accepted, note: native.note};
 }
