@@ -100,11 +100,13 @@ function speculative(value: unknown): SpeculativeRequest {
     const fields = object(value, ["choice", "draftPath", "nMax", "ngramSizeN", "ngramSizeM"], '"speculative"');
     if (!isSpeculativeChoice(fields.choice))
         throw bad(`"speculative.choice" must be one of ${SPECULATIVE_CHOICES.join(", ")}`);
-    const draftPath = optionalString(fields, "draftPath", TEXT_LIMITS.path);
+    // read under their full names, so a refusal names "speculative.nMax", not a field of the request itself
+    const named: Fields = Object.fromEntries(Object.entries(fields).map(([key, field]) => [`speculative.${key}`, field]));
+    const draftPath = optionalString(named, "speculative.draftPath", TEXT_LIMITS.path);
     if (draftPath === "") throw bad(`"speculative.draftPath" must be a non-empty string`);
-    const nMax = optionalNumber(fields, "nMax", "draftMax");
-    const ngramSizeN = optionalNumber(fields, "ngramSizeN", "ngramSize");
-    const ngramSizeM = optionalNumber(fields, "ngramSizeM", "ngramSize");
+    const nMax = optionalNumber(named, "speculative.nMax", "draftMax");
+    const ngramSizeN = optionalNumber(named, "speculative.ngramSizeN", "ngramSize");
+    const ngramSizeM = optionalNumber(named, "speculative.ngramSizeM", "ngramSize");
     const request: SpeculativeRequest = {choice: fields.choice, ...(draftPath != null && {draftPath}), ...(nMax != null && {nMax}),
         ...(ngramSizeN != null && {ngramSizeN}), ...(ngramSizeM != null && {ngramSizeM})};
     try {
