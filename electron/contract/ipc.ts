@@ -3,7 +3,7 @@
  * pushed event with its payload. Electron IPC and web mode (HTTP + Server-Sent Events on 127.0.0.1) both carry exactly
  * this. Like every file of electron/contract it imports nothing from outside the folder (eslint.config.js).
  */
-import type {SpeculativeRequest, SpeculativeState} from "./speculative.js";
+import type {SpeculativeKind, SpeculativeRequest, SpeculativeState} from "./speculative.js";
 import type {
     BenchDetail, BenchExportFormat, BenchProgress, BenchStartRequest, BenchSummary
 } from "./bench.js";
@@ -143,7 +143,12 @@ export type ChatMessage = {
     restore?: KvRestore;
     /** How many earlier messages were left out of this reply's prompt so that it fit the context (absent when none). */
     leftOutMessages?: number;
+    /** What speculative decoding did in this reply: its kind, draft tokens proposed and accepted (absent without it). */
+    speculative?: ReplySpeculation;
 };
+
+/** A reply's speculation as a conversation keeps it. */
+export type ReplySpeculation = {kind: SpeculativeKind; drafted: number; accepted: number};
 
 /** How a conversation's replies are generated, kept with it; unset fields take the engine's defaults. */
 export type ChatSettings = SamplingSettings & {

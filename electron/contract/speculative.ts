@@ -16,6 +16,7 @@ export function isSpeculativeChoice(value: unknown): value is SpeculativeChoice 
 
 /** A kind of speculation that runs. */
 export type SpeculativeKind = Exclude<SpeculativeChoice, "auto" | "off">;
+export const SPECULATIVE_KINDS = ["ngram", "draft", "mtp"] as const satisfies readonly SpeculativeKind[];
 
 /**
  * llama.cpp's speculator for each kind (common_speculative_type_from_name): n-gram lookup over the sequence's own

@@ -67,6 +67,7 @@ export class ChatStream {
                 stopReason: stopped != null ? "stopped" : reply.stopReason, prompt: reply.prompt, context: reply.context,
                 ...(reply.restore != null ? {restore: reply.restore} : {}),
                 ...(reply.leftOutMessages > 0 ? {leftOutMessages: reply.leftOutMessages} : {}),
+                ...(reply.speculative != null ? {speculative: {kind: reply.speculative.kind, drafted: reply.speculative.drafted, accepted: reply.speculative.accepted}} : {}),
                 ...(stopped != null ? {stopped} : {})
             });
             await this.finish(message);

@@ -6,10 +6,11 @@
  */
 import type {ChatMessage, Conversation} from "../../contract/ipc.js";
 import {TEXT_LIMITS} from "../../contract/limits.js";
+import {SPECULATIVE_KINDS} from "../../contract/speculative.js";
 import {bad, chatSettings, object, string, type Fields} from "../checkRequest.js";
 
 const CONVERSATION_FIELDS = ["id", "title", "updatedAt", "messageCount", "messages", "settings"] as const;
-const MESSAGE_FIELDS = ["id", "role", "text", "createdAt", "timing", "stopped", "stopReason", "prompt", "context", "restore", "model", "leftOutMessages"] as const;
+const MESSAGE_FIELDS = ["id", "role", "text", "createdAt", "timing", "stopped", "stopReason", "prompt", "context", "restore", "model", "leftOutMessages", "speculative"] as const;
 const STOP_REASONS = ["done", "max-tokens", "stop-string", "stopped"] as const;
 const STOPPED = ["user", "crash"] as const;
 const RESTORE_PATHS = ["resident", "new", "swap", "recompute"] as const;
@@ -78,6 +79,16 @@ function message(value: unknown, index: number): ChatMessage {
     if (fields.restore != null) {
         const restore = object(fields.restore, ["path", "ms"], `${what}"restore"`);
         checked.restore = {path: oneOf(restore, "path", RESTORE_PATHS, `${what}restore.`), ms: amount(restore, "ms", `${what}restore.`)};
+    }
+    if (fields.speculative != null) {
+        if (role !== "assistant")
+            throw bad(`${what}"speculative" belongs to replies only`);
+        const spec = object(fields.speculative, ["kind", "drafted", "accepted"], `${what}"speculative"`);
+        const counts = {drafted: amount(spec, "drafted", `${what}speculative.`), accepted: amount(spec, "accepted", `${what}speculative.`)};
+        // a draft token is accepted at most once: more accepted than proposed is a file that lies
+        if (!Number.isSafeInteger(counts.drafted) || !Number.isSafeInteger(counts.accepted) || counts.accepted > counts.drafted)
+            throw bad(`${what}"speculative" must count whole draft tokens, no more accepted than drafted`);
+        checked.speculative = {kind: oneOf(spec, "kind", SPECULATIVE_KINDS, `${what}speculative.`), ...counts};
     }
     return checked;
 }

@@ -8,6 +8,9 @@ import {useNow} from "../../../../hooks/useNow";
 import type {LiveStream} from "../../../../stores/chatStore";
 import {usePlanStore} from "../../../../stores/planStore";
 import {ContextNote} from "../ContextNote/ContextNote";
+import type {SpeculativeKind} from "../../../../../../electron/contract/speculative";
+
+const speculativeNames: Record<SpeculativeKind, string> = {ngram: "n-gram lookup", draft: "a draft model", mtp: "the model's MTP head"};
 import "./Message.css";
 
 /** What a user can do with a message; an absent action is not offered (e.g. while the conversation replies). */
@@ -88,6 +91,11 @@ export function Message({message, actions}: {message: ChatMessage; actions: Mess
                         {message.prompt != null && (
                             <span data-testid="message-prompt" title="prompt tokens of this reply (template, history and message); reused ones were already in the KV cache">
                                 prompt {message.prompt.tokens}{message.prompt.reused > 0 ? ` (${message.prompt.reused} reused)` : ""}
+                            </span>
+                        )}
+                        {message.speculative != null && message.speculative.drafted > 0 && (
+                            <span data-testid="message-speculative" title={`speculative decoding (${speculativeNames[message.speculative.kind]}): draft tokens the model accepted, of those proposed`}>
+                                drafts {message.speculative.accepted} / {message.speculative.drafted} accepted
                             </span>
                         )}
                         {(message.restore?.path === "swap" || message.restore?.path === "recompute") && (
