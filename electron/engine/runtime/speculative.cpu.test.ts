@@ -101,7 +101,8 @@ describe.skipIf(probe.reason != null)("speculative decoding in the native loop (
         expectStockReply(reference, spec.bytes);
         const itself = await greedy({kind: "draft", nMax: 4, draft: {modelPath: target, gpuLayers: 0}}, DRAFT_TOKENS);
         expect(itself.tokens).toEqual(plain.slice(0, DRAFT_TOKENS));
-        expect(itself.stats!.accepted).toBeGreaterThan(0);
+        // the model's own weights draft what it would say: nearly every draft token is kept (a tie-free model: see beforeAll)
+        expect(itself.stats!.accepted / itself.stats!.drafted).toBeGreaterThan(0.9);
     }, 300_000);
 
     it("refuses, by name and before loading, what cannot run", async () => {
