@@ -10,6 +10,9 @@ export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname)
 /** Model name → label and `make-model` arguments. */
 export const MODELS = {
     small: {label: "≈100 MiB F16 (3 layers, embd 1024)", args: ["--layers", "3", "--embd", "1024", "--ff", "2816", "--heads", "16", "--kv-heads", "16", "--vocab", "8000", "--type", "f16"]},
+    // every output row its own (F32 at 4096 × 256 is the writer's weight pool, syntheticTensorData.ts): no two tokens tie, so
+    // a batch and a single token pick the same one, and the model's own weights as its draft agree with it
+    tiefree: {label: "≈40 MiB F32 without tied tokens (8 layers, embd 256)", args: ["--layers", "8", "--embd", "256", "--ff", "768", "--heads", "8", "--kv-heads", "2", "--vocab", "4096", "--type", "f32"]},
     large: {label: "≈1 GiB Q8_0 (16 layers, embd 2048, ff 8192)", args: ["--layers", "16", "--embd", "2048", "--ff", "8192", "--heads", "16", "--kv-heads", "16", "--vocab", "32000", "--type", "q8_0"]}
 };
 

@@ -8,6 +8,7 @@ import type {Budget} from "../contract/ipc.js";
 import {isKvCacheType, KV_CACHE_TYPES, settingsConflict, type RuntimeSettings} from "../contract/settings.js";
 import {LIMITS, parseLimitText, TEXT_LIMITS, type LimitName} from "../contract/limits.js";
 import type {EngineGpu} from "../engine/native/getEngineLlama.js";
+import {isSpeculativeChoice, SPECULATIVE_CHOICES, type SpeculativeRequest} from "../contract/speculative.js";
 import {UsageError} from "./UsageError.js";
 
 /** A flag's raw value as `parseArgs` returns it. */
@@ -112,4 +113,42 @@ export function flagKnobs(values: Record<string, FlagValue>): Partial<RuntimeSet
     const conflict = settingsConflict({kvCacheType: knobs.kvCacheType ?? "f16", flashAttention: knobs.flashAttention ?? null});
     if (conflict != null) throw new UsageError(`--kv-cache-type ${knobs.kvCacheType} with --flash-attention off: ${conflict}`);
     return knobs;
+}
+
+/** Speculative decoding's flags, as llama.cpp names them (common/arg.cpp), with `--spec` for the planner's choice. */
+export const SPEC_OPTIONS = {
+    spec: {type: "string"}, "model-draft": {type: "string"}, "spec-draft-n-max": {type: "string"},
+    "spec-ngram-map-k-size-n": {type: "string"}, "spec-ngram-map-k-size-m": {type: "string"}
+} as const;
+
+/** The usage text of {@link SPEC_OPTIONS}. */
+export const SPEC_USAGE = `[--spec ${SPECULATIVE_CHOICES.join("|")}] [--model-draft FILE] [--spec-draft-n-max N] ` +
+    "[--spec-ngram-map-k-size-n N] [--spec-ngram-map-k-size-m N]";
+
+/**
+ * The speculation {@link SPEC_OPTIONS} ask for; `undefined` when none is named. `--model-draft` alone means `--spec
+ * draft` (as llama.cpp's `-md` does); a flag the chosen kind does not use is refused by name.
+ */
+export function flagSpeculative(values: Record<string, FlagValue>): SpeculativeRequest | undefined {
+    const spec = values.spec, draft = values["model-draft"];
+    const nMax = flagNumber(values["spec-draft-n-max"], "spec-draft-n-max", "draftMax");
+    const ngramSizeN = flagNumber(values["spec-ngram-map-k-size-n"], "spec-ngram-map-k-size-n", "ngramSize");
+    const ngramSizeM = flagNumber(values["spec-ngram-map-k-size-m"], "spec-ngram-map-k-size-m", "ngramSize");
+    if (spec != null && !isSpeculativeChoice(spec))
+        throw new UsageError(`--spec must be one of ${SPECULATIVE_CHOICES.join(", ")} (got "${String(spec).slice(0, 40)}")`);
+    if (draft != null && (typeof draft !== "string" || draft === "")) throw new UsageError("--model-draft needs the draft model's file");
+    const choice = spec ?? (draft != null ? "draft" : undefined);
+    if (choice == null) {
+        if (nMax != null || ngramSizeN != null || ngramSizeM != null)
+            throw new UsageError("--spec-draft-n-max and --spec-ngram-map-k-size-* apply to speculative decoding: add --spec (or --model-draft)");
+        return undefined;
+    }
+    if (draft != null && choice !== "draft" && choice !== "auto")
+        throw new UsageError(`--model-draft applies to --spec draft or auto, not --spec ${choice}`);
+    if (choice === "draft" && draft == null) throw new UsageError("--spec draft needs the draft model (--model-draft FILE)");
+    if ((ngramSizeN != null || ngramSizeM != null) && choice !== "ngram" && choice !== "auto")
+        throw new UsageError(`--spec-ngram-map-k-size-* apply to --spec ngram or auto, not --spec ${choice}`);
+    if (choice === "off" && nMax != null) throw new UsageError("--spec-draft-n-max does not apply to --spec off");
+    return {choice, ...(typeof draft === "string" ? {draftPath: draft} : {}), ...(nMax != null ? {nMax} : {}),
+        ...(ngramSizeN != null ? {ngramSizeN} : {}), ...(ngramSizeM != null ? {ngramSizeM} : {})};
 }

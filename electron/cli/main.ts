@@ -16,7 +16,10 @@ import {SERVE_OPTIONS, SERVE_USAGE, serveRun} from "./commands/serveFlags.js";
 import {STRATEGY_NAMES} from "../engine/planner/planStrategy.js";
 import type {StrategyName} from "../contract/strategies.js";
 import {TEXT_LIMITS} from "../contract/limits.js";
-import {flagKnobs, flagNumber, flagProfileTime, flagThreads, KNOB_OPTIONS, KNOB_USAGE, parseBudget, parseGpu, PROFILE_SECONDS_OPTION} from "./flags.js";
+import {
+    flagKnobs, flagNumber, flagProfileTime, flagSpeculative, flagThreads, KNOB_OPTIONS, KNOB_USAGE, parseBudget, parseGpu, PROFILE_SECONDS_OPTION, SPEC_OPTIONS, SPEC_USAGE
+} from "./flags.js";
+import type {SpeculativeRequest} from "../contract/speculative.js";
 import {flagMaxMessageMib, flagPort, flagRpc, flagRpcDevice, flagRpcHost} from "./rpcFlags.js";
 import {DEFAULT_RUNTIME_SETTINGS} from "../contract/settings.js";
 import {DEFAULT_WORKLOAD} from "../engine/planner/types.js";
@@ -80,9 +83,9 @@ const commands: Record<string, Command> = {
     plan: {
         summary: "plan where each tensor lives under a VRAM budget, with predicted TTFT/TPOT/VRAM and llama.cpp flags",
         usage: "tensorwise plan <model.gguf> --budget <MiB|N%|auto> --strategy <cpu|layers|fit|cpu-moe|n-cpu-moe|oato|optimal> [--prompt-tokens N] [--gen-tokens N] " +
-            `[--context N] [--gpu …] [--threads N] ${KNOB_USAGE} [--profile-seconds N] [--json]`,
+            `[--context N] [--gpu …] [--threads N] ${KNOB_USAGE} ${SPEC_USAGE} [--profile-seconds N] [--json]`,
         options: {
-            ...gpuOption, ...jsonOption, ...PROFILE_SECONDS_OPTION, ...KNOB_OPTIONS, budget: {type: "string", default: "auto"}, strategy: {type: "string", default: "optimal"},
+            ...gpuOption, ...jsonOption, ...PROFILE_SECONDS_OPTION, ...KNOB_OPTIONS, ...SPEC_OPTIONS, budget: {type: "string", default: "auto"}, strategy: {type: "string", default: "optimal"},
             "prompt-tokens": {type: "string"}, "gen-tokens": {type: "string"}, context: {type: "string"}, threads: {type: "string"}
         },
         run: (io, values, positionals) => {
@@ -98,6 +101,7 @@ const commands: Record<string, Command> = {
                 promptTokens, genTokens, contextSize,
                 threads: flagThreads(values.threads),
                 knobs: flagKnobs(values),
+                ...specFlag(values),
                 profile: flagProfileTime(values["profile-seconds"]),
                 json: values.json === true
             });
@@ -133,9 +137,9 @@ const commands: Record<string, Command> = {
         summary: "load a model with a placement, reply to one prompt, print TTFT/TPOT and memory per buffer type",
         usage: "tensorwise chat <model.gguf> --prompt <text> [--placement file.json | --gpu-layers N | --auto [--budget MiB|N%]] " +
             `[--gpu auto|cpu|cuda|vulkan] [--context N] [--batch N] [--threads N] ${KNOB_USAGE} [--max-tokens N] [--temperature T] [--show-overrides] ` +
-            "[--rpc host:port,…] [--json]",
+            `${SPEC_USAGE} [--rpc host:port,…] [--json]`,
         options: {
-            ...gpuOption, ...jsonOption, ...rpcOption, ...KNOB_OPTIONS, prompt: {type: "string"}, placement: {type: "string"}, "gpu-layers": {type: "string"},
+            ...gpuOption, ...jsonOption, ...rpcOption, ...KNOB_OPTIONS, ...SPEC_OPTIONS, prompt: {type: "string"}, placement: {type: "string"}, "gpu-layers": {type: "string"},
             auto: {type: "boolean", default: false}, budget: {type: "string"}, context: {type: "string"}, batch: {type: "string"},
             threads: {type: "string"}, "max-tokens": {type: "string"}, temperature: {type: "string"},
             "show-overrides": {type: "boolean", default: false}
@@ -159,6 +163,7 @@ const commands: Record<string, Command> = {
                 batchSize: flagNumber(values.batch, "batch", "batchSize") ?? DEFAULT_RUNTIME_SETTINGS.batchSize,
                 threads: flagThreads(values.threads),
                 knobs: flagKnobs(values),
+                ...specFlag(values),
                 maxTokens: flagNumber(values["max-tokens"], "max-tokens", "maxTokens") ?? 64,
                 temperature: flagNumber(values.temperature, "temperature", "temperature") ?? 0,
                 showOverrides: values["show-overrides"] === true,
@@ -168,6 +173,12 @@ const commands: Record<string, Command> = {
         }
     }
 };
+
+/** `{speculative}` where the flags name one (flagSpeculative), else nothing. */
+function specFlag(values: Record<string, string | boolean | undefined>): {speculative?: SpeculativeRequest} {
+    const speculative = flagSpeculative(values);
+    return speculative != null ? {speculative} : {};
+}
 
 function parseStrategy(value: string | boolean | undefined): StrategyName {
     const name = String(value ?? "optimal");

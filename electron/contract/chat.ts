@@ -1,3 +1,4 @@
+import type {SpeculativeStats} from "./speculative.js";
 import type {GenerationTiming} from "./timing.js";
 
 /**
@@ -59,4 +60,6 @@ export type ChatReply = {
     toolCalls?: ParsedToolCall[];
     /** Prompt tokens the tool definitions took (the prompt with them less the same prompt without); absent without tools. */
     toolTokens?: number;
+    /** What speculative decoding did in this reply, when the model speculates. */
+    speculative?: SpeculativeStats;
 };

@@ -4,7 +4,7 @@
  * the child; the host sees the exit and reports it.
  */
 import type {
-    Budget, LoadedModelState, MachineDescription, ModelCard, PlacementStrategy, RuntimeSettings, TaskProgress
+    Budget, LoadedModelState, MachineDescription, ModelCard, Requests, TaskProgress
 } from "./ipc.js";
 import type {BenchRun, BenchSample, BenchVariant} from "./bench.js";
 import type {MemoryReport} from "./memory.js";
@@ -18,12 +18,12 @@ import type {ToolChoiceSetting} from "./tools.js";
 export type EngineRequests = {
     describe: [void, MachineDescription];
     inspect: [{path: string}, ModelCard];
-    autoOffload: [{path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string; refreshProfile?: boolean}, LoadedModelState];
+    autoOffload: [Requests["model.autoOffload"][0], LoadedModelState];
     /** A hub repository's quants, each planned here from its header (electron/engine/hub/planRemoteQuants.ts); cancelTask stops it. */
     hubQuants: [{repo: string; profile: boolean; taskId: string}, HubQuantList];
     /** Stops a running autoOffload before its weights load. */
     cancelTask: [{taskId: string}, void];
-    load: [{path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string}, LoadedModelState];
+    load: [Requests["model.load"][0], LoadedModelState];
     unload: [void, void];
     current: [void, LoadedModelState | null];
     /** Streams `delta` events with the same streamId while it runs. */

@@ -3,6 +3,7 @@
  * pushed event with its payload. Electron IPC and web mode (HTTP + Server-Sent Events on 127.0.0.1) both carry exactly
  * this. Like every file of electron/contract it imports nothing from outside the folder (eslint.config.js).
  */
+import type {SpeculativeKind, SpeculativeRequest, SpeculativeState} from "./speculative.js";
 import type {
     BenchDetail, BenchExportFormat, BenchProgress, BenchStartRequest, BenchSummary
 } from "./bench.js";
@@ -112,6 +113,8 @@ export type LoadedModelState = {
     loadMs: number;
     /** Which load this is (new at every load, kept while the model stays): the state may be read again as a new object. */
     loadId: string;
+    /** Speculative decoding of this load (absent: none was asked about). */
+    speculative?: SpeculativeState;
 };
 
 export type EngineState =
@@ -152,7 +155,12 @@ export type ChatMessage = {
     toolCalls?: ToolCallRecord[];
     /** Prompt tokens of this reply taken by the tool definitions (part of `prompt.tokens`). */
     toolTokens?: number;
+    /** What speculative decoding did in this reply: its kind, draft tokens proposed and accepted (absent without it). */
+    speculative?: ReplySpeculation;
 };
+
+/** A reply's speculation as a conversation keeps it. */
+export type ReplySpeculation = {kind: SpeculativeKind; drafted: number; accepted: number};
 
 /** How a conversation's replies are generated, kept with it; unset fields take the engine's defaults. */
 export type ChatSettings = SamplingSettings & {
@@ -174,8 +182,8 @@ export type ConversationNotice = {code: "not-writable" | "disk-full" | "damaged-
 
 /** How a library model was last loaded: Load in the library repeats it (the request minus its path and task id). */
 export type LibraryLoad =
-    | {name: "autoOffload"; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy}
-    | {name: "load"; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>};
+    | {name: "autoOffload"; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; speculative?: SpeculativeRequest}
+    | {name: "load"; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; speculative?: SpeculativeRequest};
 
 /**
  * A model in the library (recently opened, newest first). Opened = validated and inspected, shown on the Model
@@ -229,10 +237,14 @@ export type Requests = {
      * Profiles this machine if its cached profile does not fit (or `refreshProfile`), plans under the budget and loads;
      * progress arrives as `task.progress` with this task id, `task.cancel` stops it before the weights load.
      */
-    "model.autoOffload": [{path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string; refreshProfile?: boolean}, LoadedModelState];
+    "model.autoOffload": [{
+        path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string; refreshProfile?: boolean;
+        /** Speculative decoding to plan with the placement; absent: none. */
+        speculative?: SpeculativeRequest;
+    }, LoadedModelState];
     /** Stops a running auto-offload at its next step (the profiler stops at its next measurement); the model loaded before stays. */
     "task.cancel": [{taskId: string}, void];
-    "model.load": [{path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string}, LoadedModelState];
+    "model.load": [{path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string; speculative?: SpeculativeRequest}, LoadedModelState];
     "model.unload": [void, void];
     /**
      * Writes a small demo model with random weights (electron/engine/writer/makeSyntheticModel.ts: it replies with

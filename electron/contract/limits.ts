@@ -50,6 +50,9 @@ export const LIMITS = {
     modelVocab: {label: "vocabulary size", integer: true, min: 262, max: 1_048_576},
     /** llama.cpp's LLAMA_MAX_EXPERTS (src/llama-hparams.h). */
     modelExperts: {label: "expert count", integer: true, min: 1, max: 1024},
+    /** Speculative decoding: tokens drafted a step (llama.cpp's --spec-draft-n-max), n-gram lookup's sizes. */
+    draftMax: {label: "draft length", integer: true, min: 1, max: 64, unit: "tokens"},
+    ngramSize: {label: "n-gram size", integer: true, min: 1, max: 64, unit: "tokens"},
     seed: {label: "seed", integer: true, min: 0, max: 4_294_967_295},
     /** `tensorwise serve`: the TCP port (0 picks a free one), parallel sequences, waiting requests, time per request. */
     port: {label: "port", integer: true, min: 0, max: 65_535},

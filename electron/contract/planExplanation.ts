@@ -17,4 +17,6 @@ export type PlanExplanation = {
     profile: string;
     /** `true` when the machine profile was read from the cache instead of measured for this plan. */
     profileReused: boolean;
+    /** Speculative decoding: what was chosen (or declined) and why, where the plan was asked to consider it. */
+    speculative?: string;
 };

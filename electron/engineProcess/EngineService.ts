@@ -25,6 +25,10 @@ import {layerSplit, toPlacement} from "../engine/planner/resolvePlacement.js";
 import {plannerModelFrom} from "../engine/planner/types.js";
 import {planForBudget} from "./planForBudget.js";
 import {planDevicesForBudget} from "./planDevicesForBudget.js";
+import {plannedSpeculative, unplannedSpeculative, type LoadSpeculative} from "./speculativeLoad.js";
+import type {SpeculativeRequest} from "../contract/speculative.js";
+import {recordAcceptance} from "../engine/speculative/acceptance.js";
+import {speculativeFlags, withSpeculativeOverrides} from "../engine/speculative/speculativeFlags.js";
 import {planDeviceCount} from "../engine/planner/devices/autoPlanDevices.js";
 import {runBenchJob} from "./runBenchJob.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
@@ -53,6 +57,8 @@ import {progressDetail, progressStep} from "../engine/planner/progressStep.js";
 type Loaded = {
     placed: PlacedModel; state: LoadedModelState; predictRequest?: RequestPredictor;
     planned: Pick<PlannedMemoryInputs, "plannedWeights" | "prediction" | "budgetBytes">; embeddings: MemoryReport | null;
+    /** Where this load's speculation records the α its replies measure (engine/speculative/acceptance.ts). */
+    acceptanceKey?: string;
 };
 
 /** Everything the engine process does, one model at a time. Owned by engineMain; callable directly in tests. */
@@ -117,17 +123,18 @@ export class EngineService {
     }
 
     /** Loads with llama.cpp's plain layer split (`-ngl`), the way other apps do. */
-    async load(request: {path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string}): Promise<LoadedModelState> {
+    async load(request: {path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string; speculative?: SpeculativeRequest}): Promise<LoadedModelState> {
         const model = await this.inspectForTask(request.path, request.taskId);
         const machine = this.describe();
         const layerCount = model.layerCount ?? 0;
         const gpuLayers = machine.gpu == null ? 0 : request.gpuLayers === "max" ? layerCount + 1 : request.gpuLayers;
+        const speculative = await unplannedSpeculative(request.path, model, request.speculative, {modelWhollyOnGpu: gpuLayers > layerCount, unpricedBecause: "a load with a layer count"});
         const plannerModel = plannerModelFrom(model);
         const placement = toPlacement(plannerModel, layerSplit(plannerModel, gpuLayers), machine.gpu?.bufferType ?? null);
         const settings = this.resolve(request.settings, gpuLayers !== 0, model);
         return await this.loadPlaced({
             path: request.path, model, taskId: request.taskId, placement, settings, strategy: "layers",
-            gpuLayers, overrides: [], prediction: null
+            gpuLayers, overrides: [], prediction: null, ...(speculative != null ? {speculative} : {})
         });
     }
 
@@ -138,6 +145,8 @@ export class EngineService {
      */
     async autoOffload(request: {
         path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string; refreshProfile?: boolean;
+        /** Speculative decoding to plan with the placement (contract/speculative.ts). Defaults to none. */
+        speculative?: SpeculativeRequest;
     }): Promise<LoadedModelState> {
         const {taskId} = request;
         const controller = new AbortController();
@@ -156,14 +165,20 @@ export class EngineService {
             const multiDevice = planDeviceCount(this.engine.bindings.tensorwiseGetDevices()) > 1 && (request.strategy ?? "optimal") === "optimal";
             const plan = multiDevice
                 ? await planDevicesForBudget(common)
-                : await planForBudget({...common, strategy: request.strategy, refreshProfile: request.refreshProfile});
+                : await planForBudget({...common, strategy: request.strategy, refreshProfile: request.refreshProfile,
+                    ...(request.speculative != null ? {speculative: request.speculative} : {})});
             controller.signal.throwIfAborted();
+            // the K-device planner does not price speculation: a kind named runs unpriced, "auto" declines
+            const speculative = plan.speculative != null ? plannedSpeculative(request.path, plan.speculative)
+                : await unplannedSpeculative(request.path, model, request.speculative,
+                    {modelWhollyOnGpu: false, unpricedBecause: "a plan across several devices", signal: controller.signal});
             const load = {
                 path: request.path, model, taskId, placement: plan.placement, settings: plan.settings,
                 strategy: plan.strategy, gpuLayers: plan.gpuLayers, overrides: plan.overrides, prediction: plan.prediction,
                 budgetBytes: "result" in plan ? plan.result.budgetBytes : undefined,
                 rpcServers: "rpcServers" in plan ? plan.rpcServers : undefined,
-                predictRequest: "predictRequest" in plan ? plan.predictRequest : undefined
+                predictRequest: "predictRequest" in plan ? plan.predictRequest : undefined,
+                ...(speculative != null ? {speculative} : {})
             };
             this.onProgress({
                 taskId, step: "plan", progress: 1, detail: `${plan.strategy}: planned, loading its weights`,
@@ -204,9 +219,11 @@ export class EngineService {
     /** Loads with an explicit per-tensor placement: every layer offloaded, then overrides move tensors back. */
     async loadWithPlacement(request: {
         path: string; placement: Placement; settings: Partial<RuntimeSettings>; taskId: string;
-        strategy?: PlacementStrategy; prediction?: LoadedModelState["prediction"];
+        strategy?: PlacementStrategy; prediction?: LoadedModelState["prediction"]; speculative?: SpeculativeRequest;
     }): Promise<LoadedModelState> {
         const model = await this.inspectForTask(request.path, request.taskId);
+        // a placement file may send any tensor back to the host: a draft model goes there too
+        const speculative = await unplannedSpeculative(request.path, model, request.speculative, {modelWhollyOnGpu: false, unpricedBecause: "a load from a placement file"});
         // every layer is offloaded to the first GPU (or stays on the CPU without one): a file naming another default
         // would be silently ignored, so it is refused
         const device = this.describe().gpu?.bufferType ?? "CPU";
@@ -218,7 +235,7 @@ export class EngineService {
         return await this.loadPlaced({
             path: request.path, model, taskId: request.taskId, placement: request.placement, settings,
             strategy: request.strategy ?? "manual", gpuLayers: "max", overrides: compiled.overrides,
-            prediction: request.prediction ?? null
+            prediction: request.prediction ?? null, ...(speculative != null ? {speculative} : {})
         });
     }
 
@@ -355,11 +372,16 @@ export class EngineService {
                 : streamChatReply(loaded.placed, {...options, signal: controller.signal, onText: onDelta, onPromptProgress});
             this.streams.set(request.streamId, {controller, settled: writing});
             const reply = await writing;
+            // α measured on the user's own replies, for the next plan (speculative/acceptance.ts)
+            if (reply.speculative != null && loaded.acceptanceKey != null)
+                await recordAcceptance(defaultProfileCacheDir(), loaded.acceptanceKey, {...reply.speculative, generated: reply.timing.generatedTokens}).catch(() => undefined);
             if (loaded.predictRequest == null)
                 return reply;
-            // priced by the tokens this reply really evaluated and generated, not the planning workload
+            // priced by the tokens this reply really evaluated and generated, not the planning workload; per token
+            // with the speculation the plan chose, where it priced one
             const {ttftMs, tpotMs} = loaded.predictRequest(reply.timing.promptTokens, reply.timing.generatedTokens);
-            return {...reply, timing: {...reply.timing, predicted: {ttftMs, tpotMs}}};
+            const spec = loaded.state.speculative?.predicted;
+            return {...reply, timing: {...reply.timing, predicted: {ttftMs, tpotMs: spec != null ? tpotMs * spec.tpotMs / spec.plainTpotMs : tpotMs}}};
         } finally {
             this.streams.delete(request.streamId);
         }
@@ -406,12 +428,13 @@ export class EngineService {
 
     /** The placement as the app shows it, with the llama.cpp command that loads the same plan. */
     private placementView(options: Parameters<EngineService["loadPlaced"]>[0]): PlacementView {
+        const spec = options.speculative?.load;
         return toPlacementView({
             strategy: options.strategy, placement: options.placement, model: options.model, overrides: options.overrides,
-            gpuLayers: options.gpuLayers, llamaCppFlags: renderLlamaCppFlags(options, {
+            gpuLayers: options.gpuLayers, llamaCppFlags: renderLlamaCppFlags(withSpeculativeOverrides(options, spec), {
                 modelPath: options.path, layerCount: options.model.layerCount ?? undefined,
                 tensorNames: options.model.tensors.map((t) => t.name), rpcServers: options.rpcServers
-            }).command
+            }).command + (spec != null ? ` ${speculativeFlags(spec)}` : "")
         });
     }
 
@@ -424,6 +447,8 @@ export class EngineService {
         /** rpc-servers the plan places tensors on (`--rpc` in the rendered llama.cpp command). */
         rpcServers?: readonly string[];
         predictRequest?: RequestPredictor;
+        /** Speculative decoding to load with, what the app shows of it, and where its α is kept. */
+        speculative?: LoadSpeculative;
     }): Promise<LoadedModelState> {
         this.refuseWhileBenching("load a model");
         return await this.exclusive(() => this.loadPlacedNow(options));
@@ -437,6 +462,7 @@ export class EngineService {
             gpuLayers: options.gpuLayers,
             overrides: options.overrides,
             ...settingsLoadOptions(options.settings),
+            ...(options.speculative?.load != null ? {speculative: options.speculative.load} : {}),
             sequences: this.sequences,
             onProgress: (progress) => this.progress(options.taskId, "load", progress, "loading weights")
         }).catch((error: unknown) => {
@@ -454,9 +480,11 @@ export class EngineService {
             memory: comparePlannedMemory({...planned, measured, machine: this.describe()}),
             settings: options.settings,
             loadMs: placed.loadMs,
-            loadId: randomUUID()
+            loadId: randomUUID(),
+            ...(options.speculative != null ? {speculative: options.speculative.state} : {})
         };
-        this.loaded = {placed, state, planned, embeddings: null, ...(options.predictRequest != null ? {predictRequest: options.predictRequest} : {})};
+        this.loaded = {placed, state, planned, embeddings: null, ...(options.predictRequest != null ? {predictRequest: options.predictRequest} : {}),
+            ...(options.speculative?.acceptanceKey != null ? {acceptanceKey: options.speculative.acceptanceKey} : {})};
         return state;
     }
 

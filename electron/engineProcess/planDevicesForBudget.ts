@@ -32,7 +32,9 @@ export async function planDevicesForBudget(options: {
         .map((d) => d.bufferType.slice(d.bufferType.indexOf("[") + 1, -1));
     return {
         placement: best.placement, gpuLayers: best.gpuLayers, overrides: best.overrides, settings: planned.settings,
-        strategy: "optimal", prediction: toDevicesPrediction(planned, best), planned, rpcServers
+        strategy: "optimal", prediction: toDevicesPrediction(planned, best), planned, rpcServers,
+        // the device planner prices no speculation: a load across several devices runs without it
+        speculative: null
     };
 }
 

@@ -12,6 +12,8 @@ import type {NativeBufferTypeMemory} from "../engine/native/tensorwiseBindings.j
 import type {PlanExplanation} from "../contract/planExplanation.js";
 import {UNPRICED_HOST_SCRATCH} from "../contract/memory.js";
 import type {RequestPredictor} from "../engine/planner/requestPredictor.js";
+import type {SpeculativeDecision} from "../engine/speculative/chooseSpeculative.js";
+import type {SpeculativeRequest} from "../contract/speculative.js";
 
 /** A plan ready to load: placement, llama.cpp parameters, settings and the prediction in the contract's shape. */
 export type BudgetPlan = {
@@ -24,6 +26,8 @@ export type BudgetPlan = {
     result: StrategyResult;
     /** Prices one request (a chat reply) of this plan at its own prompt and reply lengths. */
     predictRequest: RequestPredictor;
+    /** Speculative decoding chosen with the plan, when it was asked about. */
+    speculative: SpeculativeDecision | null;
 };
 
 /**
@@ -36,11 +40,14 @@ export async function planForBudget(options: {
     strategy?: PlacementStrategy; workload?: Workload; onProgress?: (message: string, fraction?: number) => void; signal?: AbortSignal;
     /** Measure this machine again even when a cached profile fits. Defaults to `false`. */
     refreshProfile?: boolean;
+    /** Speculative decoding to plan with the placement. Defaults to none. */
+    speculative?: SpeculativeRequest;
 }): Promise<BudgetPlan> {
     const strategy: StrategyName = options.strategy == null || options.strategy === "manual" ? "optimal" : options.strategy;
-    const {result, explanation, predictRequest} = await autoPlan(options.engine, options.modelPath, {
+    const {result, explanation, predictRequest, speculative} = await autoPlan(options.engine, options.modelPath, {
         model: options.model, budget: options.budget, strategy, workload: options.workload, settings: options.settings,
         ...(options.refreshProfile === true ? {profile: {refresh: true}} : {}),
+        ...(options.speculative != null ? {speculative: options.speculative} : {}),
         onProgress: options.onProgress, signal: options.signal
     });
     return {
@@ -51,7 +58,8 @@ export async function planForBudget(options: {
         strategy: result.strategy,
         prediction: toPrediction(result, result.placement.defaultBufferType, explanation),
         result,
-        predictRequest
+        predictRequest,
+        speculative
     };
 }
 

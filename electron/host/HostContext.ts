@@ -40,10 +40,11 @@ export type LoadRequest =
 /** `request` as the library keeps it, to repeat later (without its path and task id). */
 export function toLibraryLoad(request: LoadRequest): LibraryLoad {
     if (request.name === "autoOffload") {
-        const {budget, settings, strategy} = request.arg;
-        return {name: "autoOffload", budget, settings, ...(strategy != null && {strategy})};
+        const {budget, settings, strategy, speculative} = request.arg;
+        return {name: "autoOffload", budget, settings, ...(strategy != null && {strategy}), ...(speculative != null && {speculative})};
     }
-    return {name: "load", gpuLayers: request.arg.gpuLayers, settings: request.arg.settings};
+    const {gpuLayers, settings, speculative} = request.arg;
+    return {name: "load", gpuLayers, settings, ...(speculative != null && {speculative})};
 }
 
 /** A reply to start: the history before it, the message it answers, its system prompt, sampling options and tools. */

@@ -109,6 +109,23 @@ describe("checkRequest: every request is checked at the trust boundary", () => {
             expect(rejects("bench.start", with_(base, key, value)), `${key}=${JSON.stringify(value)}`).toMatch(message);
     });
 
+    it("model.load and model.autoOffload: a speculation by name with what goes with it, anything else refused naming the field", () => {
+        for (const name of ["model.load", "model.autoOffload"] as const) {
+            for (const speculative of [{choice: "auto"}, {choice: "ngram", nMax: 4, ngramSizeN: 3, ngramSizeM: 8}, {choice: "draft", draftPath: "/d.gguf"}])
+                expect(() => checkRequest(name, with_(valid[name], "speculative", speculative)), JSON.stringify(speculative)).not.toThrow();
+            const bad: [unknown, RegExp][] = [
+                ["ngram", /speculative/], [{}, /speculative\.choice/], [{choice: "NGRAM"}, /speculative\.choice/], [{choice: ["ngram"]}, /speculative\.choice/],
+                [{choice: "ngram", extra: 1}, /unknown fields/], [{choice: "draft", draftPath: ""}, /speculative\.draftPath/],
+                [{choice: "draft", draftPath: 7}, /speculative\.draftPath/], [{choice: "draft"}, /needs the draft model/],
+                [{choice: "ngram", draftPath: "/d.gguf"}, /does not use one/], [{choice: "ngram", nMax: 0}, /speculative\.nMax/],
+                [{choice: "ngram", nMax: "4"}, /speculative\.nMax/], [{choice: "ngram", nMax: 65}, /speculative\.nMax/], [{choice: "ngram", nMax: 2.5}, /speculative\.nMax/],
+                [{choice: "draft", draftPath: "/d.gguf", ngramSizeN: 3}, /n-gram sizes/], [{choice: "ngram", ngramSizeM: 1e6}, /speculative\.ngramSizeM/]
+            ];
+            for (const [speculative, message] of bad)
+                expect(rejects(name, with_(valid[name], "speculative", speculative)), `${name} ${JSON.stringify(speculative)}`).toMatch(message);
+        }
+    });
+
     it("rejects unknown fields and wrong field types", () => {
         for (const name of requestNames.filter((name) => valid[name] != null))
             expect(rejects(name, with_(valid[name], "__proto__x", 1)), name).toMatch(/unknown fields/);

@@ -22,6 +22,8 @@ import {
 import {isKvCacheType, KV_CACHE_TYPES, settingsConflict, type Budget, type FixedBudget, type RuntimeSettings} from "../contract/settings.js";
 import {isPlacementStrategy, isStrategyName, PLACEMENT_STRATEGIES, STRATEGY_NAMES} from "../contract/strategies.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
+import {isSpeculativeChoice, SPECULATIVE_CHOICES, type SpeculativeRequest} from "../contract/speculative.js";
+import {checkSpeculativeRequest} from "../engine/speculative/checkSpeculativeModels.js";
 import {CONTEXT_OVERFLOW_POLICIES, isContextOverflowPolicy} from "../contract/contextOverflow.js";
 import {CHAT_SETTING_KEYS} from "./chat/replySettings.js";
 import {isToolChoice, isToolDecision, MAX_CHAT_TOOLS, MCP_TOOL_NAME_CHARS, TOOL_CHOICES, TOOL_DECISIONS, type ChatToolSettings} from "../contract/tools.js";
@@ -90,6 +92,31 @@ function list<T>(fields: Fields, key: string, what: string, item: (value: unknow
     if (!Array.isArray(value) || !withinLimit("listLength", value.length))
         throw bad(`"${key}" must be a list of ${LIMITS.listLength.min} to ${LIMITS.listLength.max} ${what}`);
     return value.map(item);
+}
+
+/**
+ * A load's speculative decoding: a choice by name, a draft model's path (only with `draft` or `auto`), bounded lengths;
+ * what does not go together is refused by engine/speculative/checkSpeculativeModels.ts's checkSpeculativeRequest.
+ */
+function speculative(value: unknown): SpeculativeRequest {
+    const fields = object(value, ["choice", "draftPath", "nMax", "ngramSizeN", "ngramSizeM"], '"speculative"');
+    if (!isSpeculativeChoice(fields.choice))
+        throw bad(`"speculative.choice" must be one of ${SPECULATIVE_CHOICES.join(", ")}`);
+    // read under their full names, so a refusal names "speculative.nMax", not a field of the request itself
+    const named: Fields = Object.fromEntries(Object.entries(fields).map(([key, field]) => [`speculative.${key}`, field]));
+    const draftPath = optionalString(named, "speculative.draftPath", TEXT_LIMITS.path);
+    if (draftPath === "") throw bad(`"speculative.draftPath" must be a non-empty string`);
+    const nMax = optionalNumber(named, "speculative.nMax", "draftMax");
+    const ngramSizeN = optionalNumber(named, "speculative.ngramSizeN", "ngramSize");
+    const ngramSizeM = optionalNumber(named, "speculative.ngramSizeM", "ngramSize");
+    const request: SpeculativeRequest = {choice: fields.choice, ...(draftPath != null && {draftPath}), ...(nMax != null && {nMax}),
+        ...(ngramSizeN != null && {ngramSizeN}), ...(ngramSizeM != null && {ngramSizeM})};
+    try {
+        checkSpeculativeRequest(request);
+    } catch (error) {
+        throw bad(`"speculative": ${(error as Error).message}`);
+    }
+    return request;
 }
 
 function budget(value: unknown, what = '"budget"'): Budget {
@@ -310,7 +337,7 @@ const checks: Checks = {
     },
     "model.inspect": (arg) => ({path: string(object(arg, ["path"]), "path", TEXT_LIMITS.path)}),
     "model.autoOffload": (arg) => {
-        const fields = object(arg, ["path", "budget", "settings", "strategy", "taskId", "refreshProfile"]);
+        const fields = object(arg, ["path", "budget", "settings", "strategy", "taskId", "refreshProfile", "speculative"]);
         if (fields.strategy != null && !isPlacementStrategy(fields.strategy))
             throw bad(`"strategy" must be one of ${PLACEMENT_STRATEGIES.join(", ")}`);
         const refreshProfile = boolean(fields, "refreshProfile");
@@ -318,16 +345,18 @@ const checks: Checks = {
             path: string(fields, "path", TEXT_LIMITS.path), budget: budget(fields.budget), settings: settings(fields.settings),
             ...(fields.strategy != null && {strategy: fields.strategy as RequestArg<"model.autoOffload">["strategy"]}),
             taskId: string(fields, "taskId", TEXT_LIMITS.id),
-            ...(refreshProfile != null && {refreshProfile})
+            ...(refreshProfile != null && {refreshProfile}),
+            ...(fields.speculative != null && {speculative: speculative(fields.speculative)})
         };
     },
     "task.cancel": (arg) => ({taskId: string(object(arg, ["taskId"]), "taskId", TEXT_LIMITS.id)}),
     "model.load": (arg) => {
-        const fields = object(arg, ["path", "gpuLayers", "settings", "taskId"]);
+        const fields = object(arg, ["path", "gpuLayers", "settings", "taskId", "speculative"]);
         return {
             path: string(fields, "path", TEXT_LIMITS.path),
             gpuLayers: fields.gpuLayers === "max" ? "max" : number(fields, "gpuLayers", "gpuLayers"),
-            settings: settings(fields.settings), taskId: string(fields, "taskId", TEXT_LIMITS.id)
+            settings: settings(fields.settings), taskId: string(fields, "taskId", TEXT_LIMITS.id),
+            ...(fields.speculative != null && {speculative: speculative(fields.speculative)})
         };
     },
     "conversations.get": (arg) => ({id: string(object(arg, ["id"]), "id", TEXT_LIMITS.id)}),

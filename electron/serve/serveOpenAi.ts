@@ -142,8 +142,11 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     const chatWrapper = resolveChatWrapper(placed.model);
     const reasoning = templateReasoning(placed.model, placed.engine.bindings);
     const contextSize = placed.context.contextSize;
-    const slots = Array.from({length: placed.context.totalSequences}, (_unused, index) =>
-        new ServeSlot(index, placed.context.getSequence(), chatWrapper));
+    // each slot speculates as the model was loaded to (PlacedModel.servedTokenPredictor)
+    const slots = Array.from({length: placed.context.totalSequences}, (_unused, index) => {
+        const tokenPredictor = placed.servedTokenPredictor();
+        return new ServeSlot(index, placed.context.getSequence(tokenPredictor != null ? {tokenPredictor} : {}), chatWrapper);
+    });
     const scheduler = new SequenceScheduler(slots, {policy: options.policy, queueLength: options.queueLength, reservedForPriority: options.reservedForApp});
     const log = options.log ?? (() => {});
     const costModel = options.kv?.costModel ?? await cachedOrMeasuredKvCost(placed, slots[0]!.sequence, options.kv ?? {}, log, options.onStartup);

@@ -16,12 +16,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "AddonContext.h"
 #include "AddonModel.h"
+#include "TensorwiseSpeculative.h"
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
 #include "llama.h"
@@ -44,6 +46,10 @@ struct GenerationState {
     float minP = 0.0f;
     float repeatPenalty = 1.0f;          // 1 = off
     int32_t repeatPenaltyLastTokens = 64;
+    // speculative decoding (TensorwiseSpeculative.h); type empty: none
+    TensorwiseSpecRequest spec;
+    TensorwiseSpecStats specStats;
+    std::string specNote;  // why a requested speculation did not run (empty: it ran)
 
     // shared with the JS thread
     std::atomic<bool> abortRequested{false};
@@ -64,6 +70,7 @@ struct GenerationState {
 
     Napi::ThreadSafeFunction tsfn;
     Napi::ObjectReference contextRef;
+    Napi::ObjectReference draftContextRef;
     std::chrono::steady_clock::time_point started;
 };
 
@@ -102,8 +109,19 @@ void deliver(Napi::Env env, Napi::Function callback, const std::shared_ptr<Gener
         info.Set("reason", Napi::String::New(env, state->stopReason));
         info.Set("decodedTokens", Napi::Number::New(env, state->decodedTokens));
         info.Set("error", state->error.empty() ? env.Null() : Napi::Value(Napi::String::New(env, state->error)));
+        if (!state->spec.type.empty()) {
+            Napi::Object spec = Napi::Object::New(env);
+            spec.Set("type", Napi::String::New(env, state->spec.type));
+            spec.Set("steps", Napi::Number::New(env, state->specStats.steps));
+            spec.Set("fullyAccepted", Napi::Number::New(env, state->specStats.fullyAccepted));
+            spec.Set("drafted", Napi::Number::New(env, state->specStats.drafted));
+            spec.Set("accepted", Napi::Number::New(env, state->specStats.accepted));
+            spec.Set("note", state->specNote.empty() ? env.Null() : Napi::Value(Napi::String::New(env, state->specNote)));
+            info.Set("speculative", spec);
+        }
         end = info;
         state->contextRef.Reset();
+        state->draftContextRef.Reset();
     }
     callback.Call({tokenArray, timeArray, end, Napi::Number::New(env, promptDecoded)});
 }
@@ -133,6 +151,8 @@ using ThreadpoolFree = decltype(ggml_threadpool_free)*;
 // with and pauses it at the next graph compute (ggml_backend_cpu_set_threadpool), so it must outlive the context.
 std::mutex threadpoolsMutex;
 std::map<llama_context*, ggml_threadpool*> threadpools;
+// a draft context runs on its target's threadpool (they take turns on one thread): draft → target
+std::map<llama_context*, llama_context*> borrowedThreadpools;
 
 ThreadpoolFree cpuThreadpoolFree() {
     ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
@@ -153,6 +173,16 @@ void attachThreadpool(llama_context* ctx) {
     if (threadpool == nullptr) return;
     llama_attach_threadpool(ctx, threadpool, nullptr);
     threadpools[ctx] = threadpool;
+}
+
+// The draft context decodes between the target's steps on the same thread: it runs on the target's pool, so that
+// no second pool's workers spin beside the first's.
+void shareThreadpool(llama_context* draft, llama_context* target) {
+    std::lock_guard<std::mutex> lock(threadpoolsMutex);
+    auto pool = threadpools.find(target);
+    if (pool == threadpools.end() || threadpools.count(draft) != 0 || borrowedThreadpools.count(draft) != 0) return;
+    llama_attach_threadpool(draft, pool->second, nullptr);
+    borrowedThreadpools[draft] = target;
 }
 
 bool abortCallback(void* data) {
@@ -217,18 +247,31 @@ private:
     std::vector<llama_token_data> candidates;
 };
 
-// Decodes `count` tokens starting at `first` at positions pos.., logits for the last one only; false when aborted/failed.
-bool decodeChunk(GenerationState& s, llama_batch& batch, const llama_token* first, int32_t count, int32_t pos, int32_t& rc) {
+// Decodes `count` tokens starting at `first` at positions pos.., logits for the last one only (or for every one:
+// a draft's verification); false when aborted/failed.
+bool decodeChunk(GenerationState& s, llama_batch& batch, const llama_token* first, int32_t count, int32_t pos, int32_t& rc, bool allLogits = false) {
     batch.n_tokens = count;
     for (int32_t i = 0; i < count; i++) {
         batch.token[i] = first[i];
         batch.pos[i] = pos + i;
         batch.n_seq_id[i] = 1;
         batch.seq_id[i][0] = s.seq;
-        batch.logits[i] = i == count - 1;
+        batch.logits[i] = allLogits || i == count - 1;
     }
     rc = llama_decode(s.ctx, batch);
     return rc == 0;
+}
+
+// Delivers one generated token (the first at once); true when the loop must stop after it (end of generation).
+bool emit(const std::shared_ptr<GenerationState>& state, llama_token token, int32_t generated) {
+    GenerationState& s = *state;
+    {
+        std::lock_guard<std::mutex> lock(s.mutex);
+        s.pendingTokens.push_back(token);
+        s.pendingTimes.push_back(msSince(s.started));
+    }
+    notify(state, generated == 1);
+    return s.stopAtEog && llama_vocab_is_eog(s.vocab, token);
 }
 
 void run(const std::shared_ptr<GenerationState>& state) {
@@ -237,16 +280,42 @@ void run(const std::shared_ptr<GenerationState>& state) {
     const int32_t nBatch = (int32_t) llama_n_batch(s.ctx);
     const int32_t nVocab = llama_vocab_n_tokens(s.vocab);
 
+    std::string reason = "maxTokens";
+    std::string error;
     attachThreadpool(s.ctx);
     llama_set_abort_callback(s.ctx, abortCallback, &s);
 
     Sampling sampling(s, nVocab);
 
+    // the tokens of this sequence this loop has decoded: those before startPosition stay, the rest are replaced
+    TensorwiseSequenceHistory& history = tensorwiseSequenceHistory(s.ctx, s.seq);
+    if (s.startPosition < history.from || (int32_t) (history.from + history.tokens.size()) < s.startPosition) {
+        history.from = s.startPosition;  // the cache holds tokens this loop did not decode
+        history.tokens.clear();
+    } else {
+        history.tokens.resize(s.startPosition - history.from);
+    }
+
+    TensorwiseSpecSession* spec = nullptr;
+    if (!s.spec.type.empty()) {
+        try {
+            spec = &tensorwiseSpecSession(s.ctx, s.spec);
+        } catch (const std::exception& e) {
+            error = std::string("speculative decoding could not start: ") + e.what();
+        }
+        if (spec != nullptr && s.spec.draftCtx != nullptr) {
+            shareThreadpool(s.spec.draftCtx, s.ctx);
+            if (!spec->sync(s.seq, s.startPosition, history.from == 0 ? history.tokens : std::vector<llama_token>())) {
+                s.specNote = "the draft's cache does not hold this sequence's earlier tokens (this loop did not decode them): generated without speculation";
+                spec = nullptr;
+            }
+        }
+    }
+
     llama_batch batch = llama_batch_init(std::max<int32_t>(nBatch, 1), 0, 1);
     int32_t pos = s.startPosition;
     int32_t rc = 0;
-    std::string reason = "maxTokens";
-    std::string error;
+    if (!error.empty()) reason = "error";
     llama_memory_seq_rm(memory, s.seq, s.startPosition, -1);
 
     // With a chunk target, the prompt goes in chunks from 32 tokens, doubling towards the micro-batch while one takes
@@ -254,11 +323,15 @@ void run(const std::shared_ptr<GenerationState>& state) {
     // backends do not call llama.cpp's abort callback inside a graph. 32 = the smallest batch for which a GPU backend
     // runs host-resident weights itself (GGML_OP_OFFLOAD_MIN_BATCH's default): smaller chunks would move that work to
     // the CPU and multiply the per-decode cost.
+    // with speculation the prompt's last token goes with the first draft, as llama.cpp's speculative loop does
+    // (examples/speculative-simple/speculative-simple.cpp): the same decodes as stock llama.cpp, so the same tokens
+    const bool lastPromptTokenWithDraft = spec != nullptr && !s.prompt.empty();
+    const size_t promptEnd = s.prompt.size() - (lastPromptTokenWithDraft ? 1 : 0);
     const bool adaptive = s.promptChunkTargetMs > 0;
     const int32_t minChunk = std::min<int32_t>(32, nBatch);
     int32_t chunk = adaptive ? minChunk : nBatch;
-    for (size_t done = 0; done < s.prompt.size() && reason == "maxTokens";) {
-        int32_t count = (int32_t) std::min<size_t>(chunk, s.prompt.size() - done);
+    for (size_t done = 0; done < promptEnd && reason == "maxTokens";) {
+        int32_t count = (int32_t) std::min<size_t>(chunk, promptEnd - done);
         const auto chunkStarted = std::chrono::steady_clock::now();
         const bool decoded = decodeChunk(s, batch, s.prompt.data() + done, count, pos, rc);
         if (adaptive) {
@@ -271,6 +344,11 @@ void run(const std::shared_ptr<GenerationState>& state) {
             if (reason == "error") error = "llama_decode failed on the prompt (code " + std::to_string(rc) + ")";
             break;
         }
+        if (spec != nullptr && !spec->process(batch)) {
+            s.specNote = "the draft could not decode the prompt: generated without speculation";
+            spec = nullptr;
+        }
+        history.tokens.insert(history.tokens.end(), s.prompt.begin() + done, s.prompt.begin() + done + count);
         pos += count;
         done += count;
         {
@@ -280,25 +358,79 @@ void run(const std::shared_ptr<GenerationState>& state) {
         if (done < s.prompt.size()) notify(state, false);
     }
 
-    for (int32_t generated = 0; reason == "maxTokens" && generated < s.maxTokens;) {
-        const float* logits = llama_get_logits_ith(s.ctx, -1);
-        llama_token token = sampling.sample(logits);
+    if (spec != nullptr && reason == "maxTokens") spec->start(s.seq, history.tokens);
+    // the first token comes from the prompt's logits (with speculation: from the first step's, which decodes the
+    // prompt's last token); then each step decodes the last token (not yet in the cache) with a draft behind it when
+    // one was made: source: examples/speculative-simple/speculative-simple.cpp
+    int32_t generated = 0;
+    llama_token last = -1;
+    bool promptLastPending = false;
+    if (lastPromptTokenWithDraft) {
+        last = s.prompt.back();
+        promptLastPending = true;
+    } else if (reason == "maxTokens" && s.maxTokens > 0) {
+        last = sampling.sample(llama_get_logits_ith(s.ctx, -1));
         generated++;
-        {
-            std::lock_guard<std::mutex> lock(s.mutex);
-            s.pendingTokens.push_back(token);
-            s.pendingTimes.push_back(msSince(s.started));
-        }
-        notify(state, generated == 1);
-        if (s.stopAtEog && llama_vocab_is_eog(s.vocab, token)) { reason = "eog"; break; }
+        if (emit(state, last, generated)) reason = "eog";
+    }
+    std::vector<llama_token> step;
+    while (reason == "maxTokens" && generated < s.maxTokens) {
         if (s.abortRequested) { reason = "abort"; break; }
-        if (generated >= s.maxTokens) break;
-        if (!decodeChunk(s, batch, &token, 1, pos, rc)) {
+        // at most what the reply and the context still hold after the step's own token
+        const int32_t room = std::min<int32_t>(s.maxTokens - generated - 1, (int32_t) llama_n_ctx(s.ctx) - pos - 2);
+        std::vector<llama_token> draft;
+        if (spec != nullptr && room > 0) {
+            draft = spec->draft(s.seq, pos, last, history.tokens, std::min(room, s.spec.nMax));
+            spec->rewindDraft(s.seq, pos);
+        }
+        step.assign(1, last);
+        step.insert(step.end(), draft.begin(), draft.end());
+        if ((int32_t) step.size() > nBatch) step.resize(nBatch);
+        if (!decodeChunk(s, batch, step.data(), (int32_t) step.size(), pos, rc, step.size() > 1)) {
             reason = rc == 2 || s.abortRequested ? "abort" : "error";
             if (reason == "error") error = "llama_decode failed while generating (code " + std::to_string(rc) + ")";
             break;
         }
+        if (spec != nullptr && !spec->process(batch)) {
+            s.specNote = "the draft could not decode a verified step: the rest was generated without speculation";
+            spec = nullptr;
+        }
+        history.tokens.push_back(last);
         pos++;
+        if (promptLastPending) {
+            promptLastPending = false;
+            std::lock_guard<std::mutex> lock(s.mutex);
+            s.promptDecoded = (int32_t) s.prompt.size();
+        }
+        // the target's token after each position: each draft token it agrees with is accepted, and the first
+        // disagreement (or the token after a whole accepted draft) is the target's own, the next step's `last`
+        int32_t accepted = 0;
+        for (int32_t i = 0; i < (int32_t) step.size(); i++) {
+            const llama_token token = sampling.sample(llama_get_logits_ith(s.ctx, step.size() > 1 ? i : -1));
+            generated++;
+            const bool eog = emit(state, token, generated);
+            const bool agrees = i + 1 < (int32_t) step.size() && token == step[i + 1];
+            if (agrees) {  // decoded in this step at `pos`: in the cache already
+                accepted++;
+                history.tokens.push_back(token);
+                pos++;
+            }
+            if (eog) reason = "eog";
+            if (eog || !agrees || generated >= s.maxTokens) {
+                last = agrees ? -1 : token;
+                break;
+            }
+        }
+        if (step.size() > 1) {
+            if (accepted == (int32_t) draft.size()) s.specStats.fullyAccepted++;
+            s.specStats.steps++;
+            s.specStats.drafted += (int32_t) draft.size();
+            s.specStats.accepted += accepted;
+        }
+        // the cache keeps the last token and the accepted draft; the rejected rest goes, from the draft's cache too
+        if (spec != nullptr) spec->accept(s.seq, (uint16_t) accepted, pos);
+        else if (step.size() > 1) llama_memory_seq_rm(memory, s.seq, pos, -1);
+        if (last < 0) break;
     }
     if (reason != "maxTokens" && reason != "eog" && pos > s.startPosition) {
         // an aborted decode may leave a partial batch in the cache: keep only what was fully decoded
@@ -429,6 +561,33 @@ Napi::Value generate(const Napi::CallbackInfo& info) {
         state->promptChunkTargetMs = options.Get("promptChunkTargetMs").As<Napi::Number>().DoubleValue();
     if (options.Has("repeatPenaltyLastTokens") && options.Get("repeatPenaltyLastTokens").IsNumber())
         state->repeatPenaltyLastTokens = options.Get("repeatPenaltyLastTokens").As<Napi::Number>().Int32Value();
+    // speculative: {type, nMax, nMin?, draftContext?} (TensorwiseSpeculative.h); checked in JS, checked again here
+    if (options.Has("speculative") && options.Get("speculative").IsObject()) {
+        Napi::Object spec = options.Get("speculative").As<Napi::Object>();
+        if (!spec.Get("type").IsString() || !spec.Get("nMax").IsNumber()) {
+            Napi::TypeError::New(env, "speculative needs a type and nMax").ThrowAsJavaScriptException();
+            return env.Undefined();
+        }
+        state->spec.type = spec.Get("type").As<Napi::String>().Utf8Value();
+        state->spec.nMax = spec.Get("nMax").As<Napi::Number>().Int32Value();
+        if (spec.Has("nMin") && spec.Get("nMin").IsNumber()) state->spec.nMin = spec.Get("nMin").As<Napi::Number>().Int32Value();
+        if (spec.Has("ngramSizeN") && spec.Get("ngramSizeN").IsNumber()) state->spec.ngramSizeN = spec.Get("ngramSizeN").As<Napi::Number>().Int32Value();
+        if (spec.Has("ngramSizeM") && spec.Get("ngramSizeM").IsNumber()) state->spec.ngramSizeM = spec.Get("ngramSizeM").As<Napi::Number>().Int32Value();
+        if (state->spec.type.size() > 32 || state->spec.nMax < 1 || state->spec.nMax > 64 || state->spec.nMin < 0 || state->spec.nMin > state->spec.nMax ||
+            state->spec.ngramSizeN < 0 || state->spec.ngramSizeN > 64 || state->spec.ngramSizeM < 0 || state->spec.ngramSizeM > 64) {
+            Napi::RangeError::New(env, "speculative: type at most 32 characters, nMax 1–64, nMin 0–nMax, n-gram sizes 0–64").ThrowAsJavaScriptException();
+            return env.Undefined();
+        }
+        if (spec.Has("draftContext") && spec.Get("draftContext").IsObject()) {
+            AddonContext* draft = Napi::ObjectWrap<AddonContext>::Unwrap(spec.Get("draftContext").As<Napi::Object>());
+            if (draft == nullptr || draft->ctx == nullptr || draft->disposed || draft->ctx == context->ctx) {
+                Napi::Error::New(env, "the draft context is not loaded").ThrowAsJavaScriptException();
+                return env.Undefined();
+            }
+            state->spec.draftCtx = draft->ctx;
+            state->draftContextRef = Napi::Persistent(spec.Get("draftContext").As<Napi::Object>());
+        }
+    }
     if (state->prompt.empty() && state->startPosition == 0) {
         Napi::Error::New(env, "the prompt is empty").ThrowAsJavaScriptException();
         return env.Undefined();
@@ -455,6 +614,16 @@ void tensorwiseReleaseContextThreadpool(llama_context* ctx) {
     ggml_threadpool* threadpool = nullptr;
     {
         std::lock_guard<std::mutex> lock(threadpoolsMutex);
+        // a draft context that ran on this one's pool (it is the draft being freed, or it must not keep the pool)
+        borrowedThreadpools.erase(ctx);
+        for (auto it = borrowedThreadpools.begin(); it != borrowedThreadpools.end();) {
+            if (it->second == ctx) {
+                llama_detach_threadpool(it->first);
+                it = borrowedThreadpools.erase(it);
+            } else {
+                ++it;
+            }
+        }
         auto found = threadpools.find(ctx);
         if (found == threadpools.end()) return;
         threadpool = found->second;

@@ -8,4 +8,8 @@
 // llama_free(ctx) (AddonContext::disposeMemory).
 void tensorwiseReleaseContextThreadpool(llama_context* ctx);
 
+// Frees every speculative session that uses `ctx` as its target or its draft (TensorwiseSpeculative.cpp); call before
+// llama_free(ctx): llama.cpp's speculators detach their samplers from the draft context when they are freed.
+void tensorwiseReleaseSpecSessions(llama_context* ctx);
+
 void tensorwiseRegisterGenerateExports(Napi::Env env, Napi::Object exports);

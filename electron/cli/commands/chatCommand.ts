@@ -8,6 +8,8 @@ import {UsageError} from "../UsageError.js";
 import {progressLines, type CliIo} from "../CliIo.js";
 import {loadFromFlags} from "../loadFromFlags.js";
 import {memoryLines} from "../memoryLines.js";
+import type {SpeculativeRequest} from "../../contract/speculative.js";
+import {speculativeLine} from "../speculativeLines.js";
 
 export type ChatCommandOptions = {
     gpu: EngineGpu;
@@ -29,6 +31,8 @@ export type ChatCommandOptions = {
     json: boolean;
     /** rpc-servers (`host:port`) whose devices join this machine's. Defaults to none. */
     rpc?: readonly string[];
+    /** Speculative decoding (`--spec`, `--model-draft`, `--spec-draft-n-max`); absent: none. */
+    speculative?: SpeculativeRequest;
 };
 
 /**
@@ -76,7 +80,8 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
             io.out(JSON.stringify({
                 reply: reply.text, tokens: reply.tokenIds, stopReason: reply.stopReason, timing: reply.timing, settings: state.settings,
                 placement: state.placement, measured: state.measured,
-                plannedVsMeasured: state.memory, overrideLog: overrideLines, loadMs: state.loadMs
+                plannedVsMeasured: state.memory, overrideLog: overrideLines, loadMs: state.loadMs,
+                speculative: state.speculative == null ? null : {...state.speculative, reply: reply.speculative ?? null}
             }, null, 2));
             return 0;
         }
@@ -87,6 +92,8 @@ export async function chatCommand(io: CliIo, modelPath: string, options: ChatCom
         io.out(`  ${state.placement.llamaCppFlags}`);
         io.out(`TTFT ${formatMs(reply.timing.ttftMs)} (${reply.timing.promptTokens} prompt tokens), TPOT ${formatMs(reply.timing.tpotMs)}` +
             ` (${reply.timing.generatedTokens} tokens${reply.timing.tpotMs != null ? `, ${(1000 / reply.timing.tpotMs).toFixed(1)} tok/s` : ""}), load ${formatMs(state.loadMs)}`);
+        if (state.speculative != null)
+            io.out(speculativeLine(state.speculative, reply.speculative ?? null));
         io.out("");
         for (const line of memoryLines(state.memory))
             io.out(line);
@@ -131,7 +138,8 @@ async function interactiveChat(io: CliIo, service: EngineService, state: LoadedM
             );
             controller.current = null;
             history.push({role: "user", text: message}, {role: "assistant", text: reply.text});
-            io.out(`\n[TTFT ${formatMs(reply.timing.ttftMs)}, TPOT ${formatMs(reply.timing.tpotMs)}, ${reply.timing.generatedTokens} tokens${reply.aborted ? ", stopped" : ""}]`);
+            const spec = reply.speculative != null ? `, ${reply.speculative.accepted}/${reply.speculative.drafted} drafted tokens accepted` : "";
+            io.out(`\n[TTFT ${formatMs(reply.timing.ttftMs)}, TPOT ${formatMs(reply.timing.tpotMs)}, ${reply.timing.generatedTokens} tokens${spec}${reply.aborted ? ", stopped" : ""}]`);
         }
     } finally {
         terminal.close();

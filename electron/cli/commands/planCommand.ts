@@ -6,6 +6,8 @@ import {autoPlan} from "../../engine/planner/autoPlan.js";
 import type {StrategyName} from "../../contract/strategies.js";
 import {progressLines, type CliIo} from "../CliIo.js";
 import {loadedTensors} from "../../engine/gguf/loadedTensors.js";
+import type {SpeculativeRequest} from "../../contract/speculative.js";
+import {speculativeFlags, withSpeculativeOverrides} from "../../engine/speculative/speculativeFlags.js";
 
 const MiB = 1024 * 1024;
 
@@ -15,12 +17,15 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
     /** The llama.cpp knobs the user fixed (flagKnobs); the planner chooses the rest. */
     knobs?: Partial<RuntimeSettings>;
     profile?: {timeLimitMs: number};
+    /** Speculative decoding to plan with the placement (`--spec`, `--model-draft`, `--spec-draft-n-max`). */
+    speculative?: SpeculativeRequest;
 }): Promise<number> {
     const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.threads});
     try {
-        const {result, model, explanation} = await autoPlan(engine, modelPath, {
+        const {result, model, explanation, speculative} = await autoPlan(engine, modelPath, {
             budget: options.budget, strategy: options.strategy, workload: {promptTokens: options.promptTokens, genTokens: options.genTokens},
-            settings: {contextSize: options.contextSize, ...options.knobs}, profile: options.profile, onProgress: options.json ? undefined : progressLines(io)
+            settings: {contextSize: options.contextSize, ...options.knobs}, profile: options.profile, onProgress: options.json ? undefined : progressLines(io),
+            ...(options.speculative != null ? {speculative: options.speculative} : {})
         });
         const bytes: Record<string, number> = {};
         const perLayer = new Map<string, Record<string, number>>();
@@ -33,11 +38,13 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
             cells[t.role] = where === "CPU" ? 0 : 1;
             perLayer.set(row, cells);
         }
-        const flags = renderLlamaCppFlags(result, {modelPath, layerCount: model.layerCount ?? undefined, tensorNames: model.tensors.map((t) => t.name)});
+        const flags = renderLlamaCppFlags(withSpeculativeOverrides(result, speculative?.load), {modelPath, layerCount: model.layerCount ?? undefined, tensorNames: model.tensors.map((t) => t.name)});
         if (options.json) {
             io.out(JSON.stringify({strategy: result.strategy, fits: result.fits, reason: result.reason, gpuLayers: result.gpuLayers,
                 settings: result.settings, prediction: result.prediction, bytesPerBufferType: bytes, overrides: result.overrides,
-                placement: result.placement, llamaCppFlags: flags, notes: result.notes, explanation}, null, 2));
+                placement: result.placement, llamaCppFlags: flags, notes: result.notes, explanation,
+                speculative: speculative == null ? null : {load: speculative.load, chosen: speculative.chosen, best: speculative.best,
+                    acceptance: speculative.acceptance, sentence: speculative.sentence}}, null, 2));
             return 0;
         }
         io.out(`strategy ${result.strategy}: -ngl ${result.gpuLayers}, micro-batch ${result.settings.batchSize}, ${result.settings.useMmap ? "mmap" : "pinned host memory"}`);
@@ -60,6 +67,10 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
         // the same sentences the app shows beside the plan (explainPlan.ts)
         for (const sentence of [explanation.placement, explanation.budget, explanation.gpuLayers, explanation.settings, explanation.profile])
             io.out(`why: ${sentence}`);
+        if (speculative != null) {
+            io.out(`speculative: ${speculative.sentence}`);
+            if (speculative.load != null) io.out(`  llama.cpp, besides the flags above: ${speculativeFlags(speculative.load)}`);
+        }
         io.out(`notes: ${result.notes.join("; ")}`);
         return 0;
     } finally {

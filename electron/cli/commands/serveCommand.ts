@@ -12,6 +12,7 @@ import type {KvDiskBudget} from "../../serve/kv/kvStateFolder.js";
 import {serveOpenAi} from "../../serve/serveOpenAi.js";
 import {progressLines, type CliIo} from "../CliIo.js";
 import {loadFromFlags} from "../loadFromFlags.js";
+import type {SpeculativeRequest} from "../../contract/speculative.js";
 
 export type ServeCommandOptions = {
     gpu: EngineGpu;
@@ -38,6 +39,8 @@ export type ServeCommandOptions = {
     threads?: number;
     /** llama.cpp knobs the user fixed (flagKnobs, electron/cli/flags.ts). */
     knobs?: Partial<RuntimeSettings>;
+    /** Speculative decoding each sequence runs (`--spec`, `--model-draft`, …); absent: none. */
+    speculative?: SpeculativeRequest;
     /** Appends every swap-vs-recompute decision to this file as one JSON line. */
     kvLogPath?: string;
     /** Measure both swap and recompute at every restore (benchmark mode). */
@@ -80,6 +83,7 @@ export async function serveCommand(io: CliIo, modelPath: string, options: ServeC
         io.err(`${describeKvCostModel(server.kv.costModel)}; state files may take ${(server.kv.diskBudgetBytes / 1024 / 1024).toFixed(0)} MiB`);
         io.err(`serving ${state.card.fileName}${options.alias != null ? ` as "${options.alias}"` : ""} (${state.placement.strategy}) with ${options.parallel} parallel sequence(s) of ` +
             `${placed.context.contextSize} tokens, queue ${options.queueLength}, ${options.policy} scheduling, ${options.apiKeys.length} API key(s); Ctrl-C stops`);
+        if (state.speculative != null) io.err(`speculative: ${state.speculative.sentence}`);
         io.err(`try: curl ${server.url}/chat/completions -H 'Content-Type: application/json'` +
             `${options.apiKeys.length > 0 ? " -H 'Authorization: Bearer <key>'" : ""} -d '{"messages":[{"role":"user","content":"Hello"}]}'`);
         io.out(`listening on ${server.url}`);

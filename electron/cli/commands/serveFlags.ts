@@ -8,20 +8,22 @@ import type {KvDiskBudget} from "../../serve/kv/kvStateFolder.js";
 import {SCHEDULING_POLICY_NAMES, type SchedulingPolicyName} from "../../serve/scheduling/schedulingPolicies.js";
 import {refuseOpenHost} from "../../serve/http/HttpServer.js";
 import type {CliIo} from "../CliIo.js";
-import {flagKnobs, flagNumber, flagThreads, KNOB_OPTIONS, KNOB_USAGE, parseBudget, parseGpu, type FlagValue} from "../flags.js";
+import {
+    flagKnobs, flagNumber, flagSpeculative, flagThreads, KNOB_OPTIONS, KNOB_USAGE, parseBudget, parseGpu, SPEC_OPTIONS, SPEC_USAGE, type FlagValue
+} from "../flags.js";
 import {UsageError} from "../UsageError.js";
 import {serveCommand} from "./serveCommand.js";
 
 export const SERVE_USAGE = "tensorwise serve <model.gguf> [--auto [--budget MiB|N%] | --placement file.json] [--port N] [--host H] [--alias NAME] [--seed N] " +
     "[--parallel N] [--api-key-file keys.txt] [--cors-origin origin,…] [--queue N] [--timeout S] [--policy fair|fifo] [--context N] [--batch N] [--threads N] [--gpu auto|cpu|cuda|vulkan] " +
-    `${KNOB_USAGE} [--kv-log decisions.jsonl] [--kv-measure-both] [--kv-disk-budget MiB|N%] (API keys also from ${API_KEY_ENV})`;
+    `${KNOB_USAGE} ${SPEC_USAGE} [--kv-log decisions.jsonl] [--kv-measure-both] [--kv-disk-budget MiB|N%] (API keys also from ${API_KEY_ENV})`;
 
 export const SERVE_OPTIONS = {
     gpu: {type: "string", default: "auto"}, placement: {type: "string"}, auto: {type: "boolean", default: false}, budget: {type: "string"},
     host: {type: "string", default: "127.0.0.1"}, alias: {type: "string"}, seed: {type: "string"}, port: {type: "string", default: "8080"}, parallel: {type: "string", default: "4"},
     "api-key": {type: "string"}, "api-key-file": {type: "string"}, "cors-origin": {type: "string"}, queue: {type: "string", default: "64"}, timeout: {type: "string", default: "600"},
     policy: {type: "string", default: "fair"}, context: {type: "string"}, batch: {type: "string"}, threads: {type: "string"},
-    "kv-log": {type: "string"}, "kv-measure-both": {type: "boolean", default: false}, "kv-disk-budget": {type: "string"}, ...KNOB_OPTIONS
+    "kv-log": {type: "string"}, "kv-measure-both": {type: "boolean", default: false}, "kv-disk-budget": {type: "string"}, ...KNOB_OPTIONS, ...SPEC_OPTIONS
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
 
 /**
@@ -62,6 +64,10 @@ export function serveRun(io: CliIo, modelPath: string, values: Record<string, Fl
         batchSize: flagNumber(values.batch, "batch", "batchSize") ?? DEFAULT_BATCH,
         threads: flagThreads(values.threads),
         knobs: flagKnobs(values),
+        ...(() => {
+            const speculative = flagSpeculative(values);
+            return speculative != null ? {speculative} : {};
+        })(),
         kvLogPath: typeof values["kv-log"] === "string" ? values["kv-log"] : undefined,
         kvMeasureBoth: values["kv-measure-both"] === true,
         kvDiskBudget: values["kv-disk-budget"] == null ? undefined : parseKvDiskBudget(String(values["kv-disk-budget"]))

@@ -1,3 +1,4 @@
+import {createHash} from "node:crypto";
 import {missingByteToken} from "./validate/checkVocabulary.js";
 import {llamaFileTypeName} from "./llamaFileType.js";
 import {llamaMemoryLayout, type MemoryLayout} from "./llamaMemoryLayout.js";
@@ -78,6 +79,20 @@ export type InspectedModel = {
     readonly memory: MemoryLayout | null;
     /** Tensors in file order. */
     readonly tensors: InspectedTensor[];
+    /**
+     * The tokenizer as far as two models must agree to share tokens (a draft model and its target): the tokenizer kind
+     * (`tokenizer.ggml.model`), BOS and EOS ids, and a digest of every token's text in order; absent in older callers.
+     */
+    readonly tokenizer?: TokenizerIdentity;
+};
+
+/** See {@link InspectedModel.tokenizer}. */
+export type TokenizerIdentity = {
+    readonly model: string | null;
+    readonly bos: number | null;
+    readonly eos: number | null;
+    /** SHA-256 of the tokens' texts, each followed by a NUL; `null` without `tokenizer.ggml.tokens`. */
+    readonly tokensDigest: string | null;
 };
 
 /** Summarises a validated GGUF file: architecture, sizes, quantization mix and a tensor table with roles. */
@@ -119,7 +134,25 @@ export function inspectGguf(gguf: ValidatedGguf): InspectedModel {
         vocabSize: metadataArrayLength(metadata, "tokenizer.ggml.tokens") ?? archNumber("vocab_size"),
         missingByteToken: missingByteToken(metadata),
         memory: llamaMemoryLayout(metadata, architecture),
-        tensors
+        tensors,
+        tokenizer: tokenizerIdentity(metadata)
+    };
+}
+
+/** See {@link TokenizerIdentity}. */
+function tokenizerIdentity(metadata: ValidatedGguf["metadata"]): TokenizerIdentity {
+    const tokens = metadata.get("tokenizer.ggml.tokens");
+    let tokensDigest: string | null = null;
+    if (tokens?.type === "array" && tokens.elementType === "string") {
+        const hash = createHash("sha256");
+        for (const text of tokens.value as readonly string[]) hash.update(text).update("\0");
+        tokensDigest = hash.digest("hex");
+    }
+    return {
+        model: metadataString(metadata, "tokenizer.ggml.model") ?? null,
+        bos: metadataNumber(metadata, "tokenizer.ggml.bos_token_id") ?? null,
+        eos: metadataNumber(metadata, "tokenizer.ggml.eos_token_id") ?? null,
+        tokensDigest
     };
 }
 

@@ -164,6 +164,12 @@ export type NativeGenerateRequest = {
     promptChunkTargetMs?: number;
     /** Defaults to 64 (node-llama-cpp's). */
     repeatPenaltyLastTokens?: number;
+    /**
+     * Speculative decoding (native/src/TensorwiseSpeculative.h): llama.cpp's speculator by name (`type`), the most and
+     * fewest tokens a draft holds, and for `draft-simple` / `draft-mtp` the draft's addon context (the draft model's,
+     * or the target model's MTP context), made with as many sequences as this one. Absent: none.
+     */
+    speculative?: {type: string; nMax: number; nMin?: number; ngramSizeN?: number; ngramSizeM?: number; draftContext?: object};
 };
 
 /** How a native generation ended. */
@@ -172,6 +178,8 @@ export type NativeGenerateEnd = {
     /** Tokens of the sequence now in the KV cache, from position 0 (prompt + generated tokens that were decoded). */
     decodedTokens: number;
     error: string | null;
+    /** What speculative decoding did, when the request asked for it. */
+    speculative?: {type: string; steps: number; fullyAccepted: number; drafted: number; accepted: number; note: string | null};
 };
 
 /** Request of `tensorwiseChatApply` (native/src/TensorwiseChat.cpp: common_chat_templates_apply). */

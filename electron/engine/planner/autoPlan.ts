@@ -21,6 +21,9 @@ import {requestPredictor, type RequestPredictor} from "./requestPredictor.js";
 import {planStrategy} from "./planStrategy.js";
 import {CpuOnlyLoadAborts, createVramSimulator, type VramSimulator} from "./simulateVram.js";
 import {switchProbe} from "./switchProbe.js";
+import {planSpeculative} from "../speculative/planSpeculative.js";
+import type {SpeculativeRequest} from "../../contract/speculative.js";
+import type {SpeculativeDecision} from "../speculative/chooseSpeculative.js";
 import {candidateSettings, cpuOnlySettings} from "./strategies/optimalStrategy.js";
 import {costInputsFor, finishPlan, type FitFunction, type StrategyInputs, type StrategyResult} from "./strategies/StrategyResult.js";
 import {layerSplit} from "./resolvePlacement.js";
@@ -53,6 +56,8 @@ export type AutoPlanOptions = {
     signal?: AbortSignal;
     /** Steps as sentences; `fraction` (0..1) where a step knows how far it is (see ProfileMachineOptions.onProgress). */
     onProgress?: (message: string, fraction?: number) => void;
+    /** Speculative decoding to plan with the placement (speculative/planSpeculative.ts). Defaults to none. */
+    speculative?: SpeculativeRequest & {readonly acceptanceDir?: string};
 };
 
 /** The plan and everything needed to load it with `PlacedModel.load`. */
@@ -68,6 +73,8 @@ export type AutoPlanResult = {
     readonly predictRequest: RequestPredictor;
     /** The cost model's inputs for this plan (the profile at its thread count, and its CPU layout without the GPU). */
     readonly cost: CostInputs;
+    /** Speculative decoding chosen (its `load` goes to `PlacedModel.load`'s `speculative`), when it was asked about. */
+    readonly speculative: SpeculativeDecision | null;
 };
 
 /** llama.cpp's `common_fit_params` through the native binding, with margin = free − budget on the GPU. */
@@ -118,7 +125,12 @@ export async function autoPlan(engine: EngineLlama, modelPath: string, options: 
             ...withContention(busier(profile.cpuContention, inputs.cpuOnlyProfile?.cpuContention))}
     });
     const cost = costInputsFor(inputs, result.settings);
-    return {result, overrides: result.overrides, model, profile, explanation, predictRequest: requestPredictor(cost, result), cost};
+    const speculative = options.speculative == null ? null : await planSpeculative({
+        modelPath, model, result, cost, budgetBytes: inputs.budgetBytes, gpuBufferType: inputs.gpuBufferType, signal: options.signal,
+        request: {...options.speculative, acceptanceDir: options.speculative.acceptanceDir ?? defaultProfileCacheDir()}
+    });
+    return {result, overrides: result.overrides, model, profile, predictRequest: requestPredictor(cost, result), cost, speculative,
+        explanation: speculative == null ? explanation : {...explanation, speculative: speculative.sentence}};
 }
 
 /**

@@ -1,10 +1,15 @@
-import {LlamaChatSession, resolveChatWrapper, type ChatWrapper, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token} from "node-llama-cpp";
+import {
+    DraftSequenceTokenPredictor, InputLookupTokenPredictor, LlamaChatSession, resolveChatWrapper, type ChatWrapper, type LlamaContext, type LlamaContextSequence,
+    type LlamaModel, type Token, type TokenPredictor
+} from "node-llama-cpp";
 import type {EngineLlama} from "../native/getEngineLlama.js";
 import {checkContextSize} from "./checkContextSize.js";
 import {toMemoryReport} from "./memoryReport.js";
 import type {MemoryReport} from "../../contract/memory.js";
 import {defaultContextSize, resolveSettings, type KvCacheType, type ResolvedSettings} from "../../contract/settings.js";
 import {runNativeGeneration, type NativeGenerationResult} from "./runNativeGeneration.js";
+import type {NativeGenerateRequest} from "../native/tensorwiseBindings.js";
+import {DEFAULT_DRAFT_MAX, DRAFT_MAX_LIMIT, LLAMA_SPECULATIVE_TYPE, type SpeculativeKind, type SpeculativeStats} from "../../contract/speculative.js";
 
 /** Options of {@link PlacedModel.generate}. */
 export type NativeGenerateOptions = {
@@ -27,6 +32,8 @@ export type NativeGenerateOptions = {
     promptChunkTargetMs?: number;
     /** Reuse the prompt prefix still in the KV cache from the previous native generation. Defaults to `true`. */
     reusePrefix?: boolean;
+    /** `false`: this generation without the speculative decoding the model was loaded with. Defaults to `true`. */
+    speculative?: boolean;
     signal?: AbortSignal;
     /** Tokens as they come, in batches, with when each was sampled (`performance.now()` clock); `false` stops. */
     onTokens?: (tokens: readonly Token[], times: readonly number[]) => boolean | void;
@@ -48,8 +55,36 @@ export function settingsLoadOptions(settings: ResolvedSettings): Pick<PlacedMode
 /** node-llama-cpp's names of the KV cache types (its `GgmlType` keys). */
 const KV_CACHE_GGML_TYPE: Readonly<Record<KvCacheType, "F16" | "Q8_0" | "Q4_0">> = {f16: "F16", q8_0: "Q8_0", q4_0: "Q4_0"};
 
-/** A native generation, with how many prompt tokens the KV cache already held. */
-export type PlacedGeneration = NativeGenerationResult & {readonly reused: number};
+/** A native generation, with how many prompt tokens the KV cache already held, and what speculation did. */
+export type PlacedGeneration = NativeGenerationResult & {readonly reused: number; readonly speculative: SpeculativeStats | null};
+
+/** Speculative decoding a model's generations run with (contract/speculative.ts). */
+export type SpeculativeLoad = {
+    readonly kind: SpeculativeKind;
+    /** Most tokens a draft holds. Defaults to {@link DEFAULT_DRAFT_MAX}. */
+    readonly nMax?: number;
+    /** Fewest tokens a draft model's draft is used with (shorter ones are dropped). Defaults to 0. */
+    readonly nMin?: number;
+    /** The draft model (kind `"draft"`): its file and its placement, as the target's options name them. */
+    readonly draft?: Pick<PlacedModelOptions, "modelPath" | "gpuLayers" | "overrides" | "useMmap">;
+    /**
+     * Overrides the speculation's own weights need, tried before the plan's (first match wins): an MTP head's block kept
+     * where the planner priced it (speculative/mtpStep.ts). Defaults to none.
+     */
+    readonly overrides?: readonly TensorBufferOverride[];
+    /**
+     * n-gram lookup (kind `"ngram"`): the n-gram looked up and the most tokens drafted after it (llama.cpp's
+     * `--spec-ngram-map-k-size-n` / `-size-m`). Default to llama.cpp's (12 and 48).
+     */
+    readonly ngramSizeN?: number;
+    readonly ngramSizeM?: number;
+};
+
+/**
+ * The draft a speculation runs on: a `"draft"` speculation's own model and context, or an `"mtp"` speculation's MTP
+ * context of the target model itself (`model` null: not this runtime's to dispose).
+ */
+type DraftRuntime = {readonly model: LlamaModel | null; readonly context: LlamaContext};
 
 /** One llama.cpp `--override-tensor` entry: tensors whose name matches `pattern` go to `bufferType`. */
 export type TensorBufferOverride = {pattern: string; bufferType: string};
@@ -97,6 +132,8 @@ export type PlacedModelOptions = {
     kvOffload?: boolean;
     /** K and V cache element type (`-ctk`/`-ctv`). Defaults to `"f16"`. */
     kvCacheType?: KvCacheType;
+    /** Speculative decoding for every generation. Defaults to none. */
+    speculative?: SpeculativeLoad;
     /** Load progress, 0..1. */
     onProgress?: (progress: number) => void;
     signal?: AbortSignal;
@@ -117,13 +154,16 @@ export class PlacedModel {
         readonly model: LlamaModel,
         readonly context: LlamaContext,
         readonly options: Readonly<ResolvedPlacedModelOptions>,
-        readonly loadMs: number
+        readonly loadMs: number,
+        /** The draft model and its context of a `"draft"` speculation (disposed before this model's context). */
+        private readonly draft: DraftRuntime | null = null
     ) {}
 
     /** Loads the model and creates its context. Bad overrides are rejected before anything native is built. */
     static async load(engine: EngineLlama, options: PlacedModelOptions): Promise<PlacedModel> {
         const {llama, bindings} = engine;
-        const overrides = options.overrides ?? [];
+        // a speculation's own overrides first: the first match wins
+        const overrides = [...(options.speculative?.overrides ?? []), ...(options.overrides ?? [])];
         // Validate first: a clear error for an unknown buffer type or a pattern std::regex rejects.
         if (overrides.length > 0)
             bindings.tensorwiseValidateTensorBufferOverrides(overrides.map((entry) => [entry.pattern, entry.bufferType]));
@@ -147,6 +187,8 @@ export class PlacedModel {
             modelPath: options.modelPath,
             gpuLayers,
             useMmap,
+            // an MTP speculation runs the model's multi-token-prediction layers, which llama.cpp skips otherwise
+            ...(options.speculative?.kind === "mtp" ? {loadMtp: true} : {}),
             tensorBufferOverrides: overrides.length > 0 ? overrides : undefined,
             // llama.cpp's --device none: only when the GPU is not to be used (llama.cpp's own choice of devices otherwise)
             ...(useGpu ? {} : {devices: []}),
@@ -159,16 +201,52 @@ export class PlacedModel {
             const {threads: _resolvedThreads, ...knobs} = resolved;
             // no context chosen: the default, or the model's trained context where that is smaller (as llama.cpp's n_ctx 0)
             const loaded = {...options, ...knobs, contextSize: options.contextSize ?? defaultContextSize(model.trainContextSize)};
+            checkSpeculative(options.speculative);
             const context = await PlacedModel.createContext(model, loaded);
-            return new PlacedModel(engine, model, context, loaded, performance.now() - started);
+            let draft: DraftRuntime | null = null;
+            try {
+                draft = options.speculative?.kind === "mtp"
+                    ? {model: null, context: await PlacedModel.createContext(model, {...loaded, speculative: undefined}, context)}
+                    : await PlacedModel.loadDraft(engine, loaded);
+            } catch (error) {
+                await context.dispose();
+                throw error;
+            }
+            return new PlacedModel(engine, model, context, loaded, performance.now() - started, draft);
         } catch (error) {
             await model.dispose();
             throw error;
         }
     }
 
-    /** The context for settings already resolved at load (`resolveSettings`, electron/contract/settings.ts). */
-    private static async createContext(model: LlamaModel, options: ResolvedPlacedModelOptions): Promise<LlamaContext> {
+    /**
+     * The draft model of a `"draft"` speculation, placed as its options say, with a context as the target's: the same
+     * cells, sequences and micro-batch (llama.cpp's draft decodes every batch the target decodes), KV cache and threads.
+     */
+    private static async loadDraft(engine: EngineLlama, options: ResolvedPlacedModelOptions): Promise<DraftRuntime | null> {
+        const draft = options.speculative?.kind === "draft" ? options.speculative.draft : undefined;
+        if (draft == null) return null;
+        const overrides = draft.overrides ?? [];
+        if (overrides.length > 0)
+            engine.bindings.tensorwiseValidateTensorBufferOverrides(overrides.map((entry) => [entry.pattern, entry.bufferType]));
+        const model = await engine.llama.loadModel({
+            modelPath: draft.modelPath, gpuLayers: options.useGpu ? draft.gpuLayers ?? "max" : 0, useMmap: draft.useMmap ?? options.useMmap,
+            tensorBufferOverrides: overrides.length > 0 ? overrides : undefined, ...(options.useGpu ? {} : {devices: []}),
+            ignoreMemorySafetyChecks: true, loadSignal: options.signal
+        });
+        try {
+            return {model, context: await PlacedModel.createContext(model, {...options, speculative: undefined})};
+        } catch (error) {
+            await model.dispose();
+            throw error;
+        }
+    }
+
+    /**
+     * The context for settings already resolved at load (`resolveSettings`, electron/contract/settings.ts); with
+     * `mtpOf`, the multi-token-prediction context beside that context of the same model.
+     */
+    private static async createContext(model: LlamaModel, options: ResolvedPlacedModelOptions, mtpOf?: LlamaContext): Promise<LlamaContext> {
         const {contextSize, batchSize, useMmap, flashAttention, opOffload, kvOffload, kvCacheType} = options;
         const sequences = options.sequences ?? 1;
         await checkContextSize(model, {contextSize, batchSize, flashAttention, useMmap, sequences});
@@ -182,6 +260,7 @@ export class PlacedModel {
             experimentalKvCacheValueType: KV_CACHE_GGML_TYPE[kvCacheType],
             opOffload,
             kvOffload,
+            ...(mtpOf != null ? {mtpOf} : {}),
             ignoreMemorySafetyChecks: true,
             createSignal: options.signal
         });
@@ -205,10 +284,33 @@ export class PlacedModel {
         this.chatSessionInstance = null;
         this.sequenceInstance = null;
         this.nativeTokens = [];
+        // the draft's context has as many sequences as this one's, and goes first (llama.cpp's speculators use both)
+        await this.draft?.context.dispose();
         await this.context.dispose();
         const options = {...this.options, sequences, signal: undefined};
         const context = await PlacedModel.createContext(this.model, options);
-        return new PlacedModel(this.engine, this.model, context, options, this.loadMs);
+        const draft = this.draft == null ? null : {model: this.draft.model,
+            context: await PlacedModel.createContext(this.draft.model ?? this.model, {...options, speculative: undefined}, this.draft.model == null ? context : undefined)};
+        return new PlacedModel(this.engine, this.model, context, options, this.loadMs, draft);
+    }
+
+    /**
+     * A token predictor for one more of node-llama-cpp's sequences on this context (the server's slots generate through
+     * node-llama-cpp, not the native loop), as the load's speculation asks: n-gram lookup as node-llama-cpp's
+     * InputLookupTokenPredictor (the input's own tokens; not llama.cpp's ngram-map-k, so its drafts differ, while its
+     * verified output is the same), a draft model as its DraftSequenceTokenPredictor on the draft context's next
+     * sequence. `null` where there is no speculation; throws for an MTP head, which node-llama-cpp cannot drive.
+     */
+    servedTokenPredictor(): TokenPredictor | null {
+        const spec = this.options.speculative;
+        if (spec == null) return null;
+        const nMax = spec.nMax ?? DEFAULT_DRAFT_MAX;
+        if (spec.kind === "ngram")
+            return new InputLookupTokenPredictor({patternLength: {min: 1, ...(spec.ngramSizeN != null ? {max: spec.ngramSizeN} : {})}, predictionLength: {max: nMax}});
+        if (spec.kind === "draft" && this.draft != null)
+            return new DraftSequenceTokenPredictor(this.draft.context.getSequence(), {minTokens: spec.nMin ?? 0, maxTokens: nMax});
+        throw new Error("the server cannot speculate with an MTP head (its sequences generate through node-llama-cpp, which has no MTP predictor): " +
+            "load the model with n-gram lookup or a draft model to serve it with speculation");
     }
 
     /** The context's one sequence, for node-llama-cpp's own evaluation (what the native loop cached is dropped first). */
@@ -258,6 +360,7 @@ export class PlacedModel {
             stopAtEog: options.stopAtEog ?? true, temperature: options.temperature ?? 0,
             seed: options.seed ?? Math.floor(Math.random() * 2 ** 32), topK: options.topK ?? 40, topP: options.topP ?? 0.95,
             minP: options.minP ?? 0, repeatPenalty: options.repeatPenalty ?? 1, promptChunkTargetMs: options.promptChunkTargetMs ?? 0,
+            ...(options.speculative !== false ? this.nativeSpeculative() : {}),
             signal: options.signal,
             onPromptProgress: options.onPromptProgress == null ? undefined
                 : (decoded) => options.onPromptProgress?.({decoded, reused: keep, total: prompt.length}),
@@ -267,7 +370,8 @@ export class PlacedModel {
         const finished = run.finished.then((final) => {
             this.nativeTokens = [...prompt, ...final.tokens].slice(0, final.end.decodedTokens);
         });
-        const result = run.result.then((generation) => ({...generation, times: generation.times.map((t) => calledAt + t), reused: keep}));
+        const result = run.result.then((generation) => ({...generation, times: generation.times.map((t) => calledAt + t), reused: keep,
+            speculative: speculativeStats(this.options.speculative, generation.end.speculative)}));
         return {result, finished};
     }
 
@@ -279,6 +383,16 @@ export class PlacedModel {
         const run = this.nativeRun.catch(() => undefined).then(work);
         this.nativeRun = run.catch(() => undefined);
         return run;
+    }
+
+    /** The native request's speculative decoding, as loaded. */
+    private nativeSpeculative(): {speculative?: NonNullable<NativeGenerateRequest["speculative"]>} {
+        const spec = this.options.speculative;
+        if (spec == null) return {};
+        const draftContext = this.draft == null ? undefined : (this.draft.context as unknown as {_ctx: object})._ctx;
+        return {speculative: {type: LLAMA_SPECULATIVE_TYPE[spec.kind], nMax: spec.nMax ?? DEFAULT_DRAFT_MAX, nMin: spec.nMin ?? 0,
+            ...(spec.ngramSizeN != null ? {ngramSizeN: spec.ngramSizeN} : {}), ...(spec.ngramSizeM != null ? {ngramSizeM: spec.ngramSizeM} : {}),
+            ...(draftContext != null ? {draftContext} : {})}};
     }
 
     /** The model's chat template, as node-llama-cpp's LlamaChat resolves it (resolveChatWrapper), without touching the sequence. */
@@ -302,7 +416,37 @@ export class PlacedModel {
     async dispose(): Promise<void> {
         await this.nativeRun.catch(() => undefined);
         this.chatSessionInstance?.dispose();
+        // the draft before the target: llama.cpp's speculators use both until they are freed
+        await this.draft?.context.dispose();
+        await this.draft?.model?.dispose();
         await this.context.dispose();
         await this.model.dispose();
     }
+}
+
+/** Refuses speculative options that cannot run, by name, before anything loads. */
+function checkSpeculative(spec: SpeculativeLoad | undefined): void {
+    if (spec == null) return;
+    if (!Object.hasOwn(LLAMA_SPECULATIVE_TYPE, spec.kind)) throw new Error(`unknown speculative kind "${String(spec.kind)}"`);
+    const nMax = spec.nMax ?? DEFAULT_DRAFT_MAX;
+    if (!Number.isInteger(nMax) || nMax < 1 || nMax > DRAFT_MAX_LIMIT)
+        throw new RangeError(`the most tokens to draft (--spec-draft-n-max) must be an integer from 1 to ${DRAFT_MAX_LIMIT}, not ${nMax}`);
+    const nMin = spec.nMin ?? 0;
+    if (!Number.isInteger(nMin) || nMin < 0 || nMin > nMax)
+        throw new RangeError(`the fewest tokens to draft (--spec-draft-n-min) must be an integer from 0 to the most (${nMax}), not ${nMin}`);
+    for (const [name, flag] of [["ngramSizeN", "--spec-ngram-map-k-size-n"], ["ngramSizeM", "--spec-ngram-map-k-size-m"]] as const) {
+        const value = spec[name];
+        if (value == null) continue;
+        if (spec.kind !== "ngram") throw new Error(`speculative decoding of kind ${spec.kind} takes no n-gram size (${flag})`);
+        if (!Number.isInteger(value) || value < 1 || value > DRAFT_MAX_LIMIT)
+            throw new RangeError(`the n-gram size (${flag}) must be an integer from 1 to ${DRAFT_MAX_LIMIT}, not ${value}`);
+    }
+    if (spec.kind === "draft" && spec.draft == null) throw new Error("speculative decoding with a draft model needs the draft model (--model-draft)");
+    if (spec.kind !== "draft" && spec.draft != null) throw new Error(`speculative decoding of kind ${spec.kind} takes no draft model`);
+}
+
+/** A reply's speculation as the contract reports it. */
+function speculativeStats(spec: SpeculativeLoad | undefined, native: NativeGenerationResult["end"]["speculative"]): SpeculativeStats | null {
+    if (spec == null || native == null) return null;
+    return {kind: spec.kind, steps: native.steps, fullyAccepted: native.fullyAccepted, drafted: native.drafted, accepted: native.accepted, note: native.note};
 }

@@ -105,7 +105,8 @@ export async function streamChatReply(placed: PlacedModel, options: ChatReplyOpt
         prompt: {tokens: promptTokens.length, reused},
         context: {usedTokens: result.end.decodedTokens, size: contextSize},
         leftOutMessages: fitted.leftOutMessages,
-        ...(withTokenIds ? {tokenIds: {prompt: promptTokens.map(Number), reply: replyTokenIds}} : {})
+        ...(withTokenIds ? {tokenIds: {prompt: promptTokens.map(Number), reply: replyTokenIds}} : {}),
+        ...(result.speculative != null ? {speculative: result.speculative} : {})
     };
 }
 

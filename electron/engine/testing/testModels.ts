@@ -5,6 +5,11 @@ import {makeSyntheticModel, type SyntheticModelOptions} from "../writer/makeSynt
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "tensorwise-test-"));
 
+/** The per-process temp dir test models are written to. */
+export function testModelDir(): string {
+    return dir;
+}
+
 /** Writes a synthetic model (our own GGUF writer) into a per-process temp dir and returns its path. */
 export async function makeTestModel(name: string, options: SyntheticModelOptions): Promise<string> {
     const file = path.join(dir, name + ".gguf");

@@ -97,6 +97,7 @@ export class ChatStream {
                     ...(reply.restore != null ? {restore: reply.restore} : {}),
                     ...(reply.leftOutMessages > 0 ? {leftOutMessages: reply.leftOutMessages} : {}),
                     ...(reply.toolTokens != null ? {toolTokens: reply.toolTokens} : {}),
+                    ...(reply.speculative != null ? {speculative: {kind: reply.speculative.kind, drafted: reply.speculative.drafted, accepted: reply.speculative.accepted}} : {}),
                     ...(stopped != null ? {stopped} : {})
                 });
                 const calls = stopped == null && tools != null ? reply.toolCalls ?? [] : [];

@@ -87,7 +87,17 @@ describe("ConversationStore with files it did not write", () => {
         ["a timing with a string for a number", (c: Record<string, unknown>) => {
             c.messages = [{id: "m", role: "assistant", text: "x", createdAt: 1,
                 timing: {promptTokens: 1, generatedTokens: 1, ttftMs: "fast", tpotMs: null, totalMs: 1}}];
-        }, /timing\."ttftMs" must be a number/]
+        }, /timing\."ttftMs" must be a number/],
+        ...([
+            [{kind: "lookahead", drafted: 4, accepted: 2}, /speculative\."kind" must be one of ngram, draft, mtp/],
+            [{kind: "ngram", drafted: 4, accepted: 5}, /no more accepted than drafted/],
+            [{kind: "ngram", drafted: 2.5, accepted: 1}, /whole draft tokens/],
+            [{kind: "ngram", drafted: -1, accepted: 0}, /speculative\."drafted" must be a number/],
+            [{kind: "ngram", drafted: 4, accepted: 1, note: "x"}, /"speculative" has unknown fields/],
+            ["ngram", /"speculative"/]
+        ] as const).map(([speculative, reason]) => [`a reply's speculation ${JSON.stringify(speculative)}`, (c: Record<string, unknown>) => {
+            c.messages = [{id: "m", role: "assistant", text: "x", createdAt: 1, speculative}];
+        }, reason] as const)
     ] as const) {
         it(`checks a file read from disk like a request: ${what}`, async () => {
             const store0 = await ConversationStore.open(dataDir);

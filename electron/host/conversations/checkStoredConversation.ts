@@ -10,11 +10,12 @@ import {
     MCP_SERVER_NAME_PATTERN, MCP_TOOL_NAME_CHARS, TOOL_CALL_STATES, TOOL_IMAGE_MAX_CHARS, TOOL_IMAGE_TYPES, TOOL_RESULT_IMAGES, TOOL_RESULT_KEPT_CHARS,
     type ToolCallRecord, type ToolResult, type ToolResultPart
 } from "../../contract/tools.js";
+import {SPECULATIVE_KINDS} from "../../contract/speculative.js";
 import {bad, chatSettings, object, string, type Fields} from "../checkRequest.js";
 
 const CONVERSATION_FIELDS = ["id", "title", "updatedAt", "messageCount", "messages", "settings"] as const;
 const MESSAGE_FIELDS = [
-    "id", "role", "text", "createdAt", "timing", "stopped", "stopReason", "prompt", "context", "restore", "model", "leftOutMessages", "toolCalls", "toolTokens"
+    "id", "role", "text", "createdAt", "timing", "stopped", "stopReason", "prompt", "context", "restore", "model", "leftOutMessages", "toolCalls", "toolTokens", "speculative"
 ] as const;
 const CALL_FIELDS = ["id", "server", "tool", "arguments", "state", "approval", "result", "error", "ms"] as const;
 /** The most characters of a call's error, or of a note in its result. */
@@ -165,6 +166,16 @@ function message(value: unknown, index: number): ChatMessage {
             checked.toolCalls = toolCalls(fields.toolCalls, what);
         if (fields.toolTokens != null)
             checked.toolTokens = amount(fields, "toolTokens", what);
+    }
+    if (fields.speculative != null) {
+        if (role !== "assistant")
+            throw bad(`${what}"speculative" belongs to replies only`);
+        const spec = object(fields.speculative, ["kind", "drafted", "accepted"], `${what}"speculative"`);
+        const counts = {drafted: amount(spec, "drafted", `${what}speculative.`), accepted: amount(spec, "accepted", `${what}speculative.`)};
+        // a draft token is accepted at most once: more accepted than proposed is a file that lies
+        if (!Number.isSafeInteger(counts.drafted) || !Number.isSafeInteger(counts.accepted) || counts.accepted > counts.drafted)
+            throw bad(`${what}"speculative" must count whole draft tokens, no more accepted than drafted`);
+        checked.speculative = {kind: oneOf(spec, "kind", SPECULATIVE_KINDS, `${what}speculative.`), ...counts};
     }
     return checked;
 }

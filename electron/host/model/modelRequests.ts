@@ -1,5 +1,6 @@
 /** The machine, the engine's state and the model: inspect, load (auto-offload or a layer split), unload, restart. */
 import type {HostContext, RequestHandlers} from "../HostContext.js";
+import type {SpeculativeRequest} from "../../contract/speculative.js";
 
 type ModelRequestName =
     | "machine.describe" | "engine.state" | "engine.restart"
@@ -33,13 +34,13 @@ export function modelRequests(host: HostContext): RequestHandlers<ModelRequestNa
             }
         },
         "model.autoOffload": async (arg) =>
-            await host.runLoad({name: "autoOffload", arg: {...arg, path: await host.access.check(arg.path)}}, "auto-offload"),
+            await host.runLoad({name: "autoOffload", arg: {...arg, path: await host.access.check(arg.path), ...await draftAccess(host, arg)}}, "auto-offload"),
         "task.cancel": async (arg) => {
             host.hostTasks.get(arg.taskId)?.abort();
             if (host.engine.state.state === "running")
                 await host.engine.request("cancelTask", arg);
         },
-        "model.load": async (arg) => await host.runLoad({name: "load", arg: {...arg, path: await host.access.check(arg.path)}}, "load"),
+        "model.load": async (arg) => await host.runLoad({name: "load", arg: {...arg, path: await host.access.check(arg.path), ...await draftAccess(host, arg)}}, "load"),
         "model.unload": async () => {
             for (const stream of host.streams.values())
                 await stream.stop();
@@ -55,4 +56,11 @@ export function modelRequests(host: HostContext): RequestHandlers<ModelRequestNa
             return host.shared.loaded;
         }
     };
+}
+
+/** A load's speculation with its draft model's path checked as the model's is (the web client names files too). */
+async function draftAccess(host: HostContext, arg: {speculative?: SpeculativeRequest}): Promise<{speculative?: SpeculativeRequest}> {
+    const spec = arg.speculative;
+    if (spec?.draftPath == null) return {};
+    return {speculative: {...spec, draftPath: await host.access.check(spec.draftPath)}};
 }

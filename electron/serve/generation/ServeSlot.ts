@@ -3,7 +3,7 @@ import {
 } from "node-llama-cpp";
 import type {TokenClock} from "../../engine/runtime/generationTiming.js";
 import type {ChatMessage, GenerationRequest} from "../common/GenerationRequest.js";
-import {tokenPiece, type TokenLogprob} from "./tokenPiece.js";
+import {tokenPiece, type TokenLogprob} from "../../engine/runtime/tokenPiece.js";
 import {penaltiesOf, type SamplerOptions} from "./samplingOptions.js";
 import {DETOKENIZER_CONTEXT_TOKENS, TokenProbabilityRecorder} from "./TokenProbabilityRecorder.js";
 

@@ -6,7 +6,7 @@
 import type {GenerationTiming} from "../../contract/timing.js";
 import type {ToolCall} from "../common/GenerationRequest.js";
 import type {OpenAiError} from "../common/OpenAiError.js";
-import type {TokenLogprob} from "../generation/tokenPiece.js";
+import type {TokenLogprob} from "../../engine/runtime/tokenPiece.js";
 import type {KvPreparation} from "../kv/ConversationKvStore.js";
 import type {SseWriter} from "../common/SseWriter.js";
 import type {ReplyDelta} from "../generation/chatLayer/ToolCallStream.js";

@@ -2,7 +2,7 @@ import type {Budget, ContractError, LoadedModelState} from "../../../electron/co
 import {toContractError} from "../../../electron/contract/TensorwiseError";
 import {useLibraryStore} from "../stores/libraryStore";
 import {useModelStore} from "../stores/modelStore";
-import {usePlanStore, type OffloadSettings} from "../stores/planStore";
+import {speculativeRequest, usePlanStore, type OffloadSettings} from "../stores/planStore";
 import {useUiStore} from "../stores/uiStore";
 import {getTransport} from "../transport/getTransport";
 import {refreshMachine} from "./engineActions";
@@ -100,11 +100,13 @@ export async function autoOffload(path: string, options: {refreshProfile?: boole
     const taskId = newId("offload");
     const {settings} = usePlanStore.getState();
     const budget: Budget = settings.budget;
+    const speculative = speculativeRequest(settings);
     useUiStore.getState().show("offload");
     await runLoad(taskId, () => getTransport().request("model.autoOffload", {
         path, budget, taskId, strategy: settings.strategy,
         settings: {...(settings.contextSize != null ? {contextSize: settings.contextSize} : {}), batchSize: settings.batchSize, ...settings.knobs},
-        ...(options.refreshProfile === true ? {refreshProfile: true} : {})
+        ...(options.refreshProfile === true ? {refreshProfile: true} : {}),
+        ...(speculative != null ? {speculative} : {})
     }), settings);
 }
 
@@ -146,9 +148,10 @@ export async function reloadWithContextSize(contextSize: number): Promise<string
     let failure: string | null = null;
     await runLoad(taskId, () => {
         const request = last?.name === "load"
-            ? getTransport().request("model.load", {path, gpuLayers: last.gpuLayers, settings: {...last.settings, contextSize}, taskId})
+            ? getTransport().request("model.load", {path, gpuLayers: last.gpuLayers, settings: {...last.settings, contextSize}, taskId, ...(last.speculative != null && {speculative: last.speculative})})
             : getTransport().request("model.autoOffload", last?.name === "autoOffload"
-                ? {path, budget: last.budget, settings: {...last.settings, contextSize}, taskId, ...(last.strategy != null && {strategy: last.strategy})}
+                ? {path, budget: last.budget, settings: {...last.settings, contextSize}, taskId, ...(last.strategy != null && {strategy: last.strategy}),
+                    ...(last.speculative != null && {speculative: last.speculative})}
                 : {path, budget: settings.budget, strategy: settings.strategy, settings: {batchSize: settings.batchSize, ...settings.knobs, contextSize}, taskId});
         return request.catch((error: unknown) => {
             failure = toContractError(error).message;

@@ -1,6 +1,6 @@
 import {beforeEach, describe, expect, it} from "vitest";
 import type {LoadedModelState, PlannedLoad} from "../../../electron/contract/ipc";
-import {usePlanStore} from "./planStore";
+import {DEFAULT_OFFLOAD_SETTINGS, speculativeRequest, usePlanStore} from "./planStore";
 
 const loaded = {card: {fileName: "old.gguf"}} as unknown as LoadedModelState;
 const planned = {placement: {strategy: "optimal"}, prediction: {memory: {bufferTypes: []}}} as unknown as PlannedLoad;
@@ -32,5 +32,18 @@ describe("planStore", () => {
         const {run} = usePlanStore.getState();
         expect(run.status === "running" && run.steps).toEqual([]);
         expect(usePlanStore.getState().loaded).toBe(loaded);
+    });
+});
+
+describe("the speculation an Auto-offload asks for", () => {
+    it("is the planner's choice by default, a draft picked from the library goes with draft or auto, and draft without one asks nothing", () => {
+        expect(DEFAULT_OFFLOAD_SETTINGS.speculative).toEqual({choice: "auto", draftPath: null});
+        expect(speculativeRequest(DEFAULT_OFFLOAD_SETTINGS)).toEqual({choice: "auto"});
+        expect(speculativeRequest({speculative: {choice: "auto", draftPath: "/d.gguf"}})).toEqual({choice: "auto", draftPath: "/d.gguf"});
+        expect(speculativeRequest({speculative: {choice: "draft", draftPath: "/d.gguf"}})).toEqual({choice: "draft", draftPath: "/d.gguf"});
+        expect(speculativeRequest({speculative: {choice: "draft", draftPath: null}})).toBeNull();
+        // a draft picked earlier is not sent with a kind that does not use it (the host would refuse the pair)
+        expect(speculativeRequest({speculative: {choice: "ngram", draftPath: "/d.gguf"}})).toEqual({choice: "ngram"});
+        expect(speculativeRequest({speculative: {choice: "off", draftPath: "/d.gguf"}})).toEqual({choice: "off"});
     });
 });

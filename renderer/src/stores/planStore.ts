@@ -1,6 +1,7 @@
 import {create} from "zustand";
 import type {Budget, ContractError, LoadedModelState, PlacementStrategy, PlannedLoad, TaskProgress} from "../../../electron/contract/ipc";
 import {DEFAULT_RUNTIME_SETTINGS, type RuntimeSettings} from "../../../electron/contract/settings";
+import type {SpeculativeChoice, SpeculativeRequest} from "../../../electron/contract/speculative";
 
 /** The llama.cpp knobs a user may fix on the Offload screen; `null`: the planner chooses. */
 export type OffloadKnobs = Pick<RuntimeSettings, "useGpu" | "opOffload" | "kvOffload" | "flashAttention" | "kvCacheType">;
@@ -12,6 +13,8 @@ export type OffloadSettings = {
     batchSize: number;
     strategy: PlacementStrategy;
     knobs: OffloadKnobs;
+    /** Speculative decoding: the planner's choice (`auto`), none, or a kind; a draft model's file from the library for `draft`. */
+    speculative: {choice: SpeculativeChoice; draftPath: string | null};
 };
 
 /**
@@ -40,8 +43,19 @@ export type PlanStore = {
 
 export const DEFAULT_OFFLOAD_SETTINGS: OffloadSettings = {
     budget: {kind: "auto"}, contextSize: null, batchSize: DEFAULT_RUNTIME_SETTINGS.batchSize, strategy: "optimal",
-    knobs: {useGpu: null, opOffload: null, kvOffload: null, flashAttention: null, kvCacheType: DEFAULT_RUNTIME_SETTINGS.kvCacheType}
+    knobs: {useGpu: null, opOffload: null, kvOffload: null, flashAttention: null, kvCacheType: DEFAULT_RUNTIME_SETTINGS.kvCacheType},
+    speculative: {choice: "auto", draftPath: null}
 };
+
+/**
+ * The speculation an Auto-offload asks for: the choice, with the draft model's file where one is picked (`draft`
+ * needs one: without it, nothing is asked and the screen says so; `auto` prices it when picked).
+ */
+export function speculativeRequest(settings: Pick<OffloadSettings, "speculative">): SpeculativeRequest | null {
+    const {choice, draftPath} = settings.speculative;
+    if (choice === "draft" && draftPath == null) return null;
+    return {choice, ...((choice === "draft" || choice === "auto") && draftPath != null ? {draftPath} : {})};
+}
 
 export const usePlanStore = create<PlanStore>((set) => ({
     settings: DEFAULT_OFFLOAD_SETTINGS,

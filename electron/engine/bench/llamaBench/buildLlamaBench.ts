@@ -96,18 +96,42 @@ export function librariesHash(libraries: readonly string[]): string {
     return hash.digest("hex").slice(0, 8);
 }
 
+/** A stock llama.cpp program built against the installed libraries: its name, sources and include folders (in the source). */
+export type StockLlamaTool = {readonly name: string; readonly sources: readonly string[]; readonly includes: readonly string[]};
+
+/** source: the llama-bench target of tools/llama-bench/CMakeLists.txt. */
+export const LLAMA_BENCH_TOOL: StockLlamaTool = {
+    name: "llama-bench", sources: ["tools/llama-bench/llama-bench.cpp", "tools/llama-bench/main.cpp"],
+    includes: ["include", "ggml/include", "common", "vendor", "tools/llama-bench"]
+};
+
+/**
+ * source: the llama-speculative-simple target of examples/speculative-simple/CMakeLists.txt — the reference for
+ * speculative decoding (`--spec-type`, `-md`, `--spec-draft-n-max`), which prints what it generates.
+ */
+export const LLAMA_SPECULATIVE_SIMPLE_TOOL: StockLlamaTool = {
+    name: "llama-speculative-simple", sources: ["examples/speculative-simple/speculative-simple.cpp"],
+    includes: ["include", "ggml/include", "common", "vendor"]
+};
+
 /**
  * Returns a cached `llama-bench` for the variant, compiling it first when needed (`CXX`, default `g++`).
  * Throws {@link LlamaBenchUnavailable} when a compiler, the source or the variant's libraries are missing.
  */
 export function ensureLlamaBench(variant: LlamaBenchVariant, options: {paths?: LlamaBenchPaths; onProgress?: (message: string) => void} = {}): LlamaBenchBinary {
+    return ensureStockLlamaTool(LLAMA_BENCH_TOOL, variant, options);
+}
+
+/** {@link ensureLlamaBench} for any {@link StockLlamaTool}, cached beside llama-bench. */
+export function ensureStockLlamaTool(tool: StockLlamaTool, variant: LlamaBenchVariant,
+    options: {paths?: LlamaBenchPaths; onProgress?: (message: string) => void} = {}): LlamaBenchBinary {
     const paths = options.paths ?? defaultLlamaBenchPaths(variant);
     const {libDir, sourceDir} = paths;
     if (!fs.existsSync(libDir))
         throw new LlamaBenchUnavailable(`the ${variant} build of llama.cpp is not installed (${libDir}): run \`TENSORWISE_NATIVE_VARIANTS=${variant} npm install\`.`);
-    const benchSource = path.join(sourceDir, "tools", "llama-bench", "llama-bench.cpp");
-    if (!fs.existsSync(benchSource))
-        throw new LlamaBenchUnavailable(`the llama.cpp source is missing (${benchSource}): run \`npm run native\` to extract it.`);
+    const mainSource = path.join(sourceDir, tool.sources[0]!);
+    if (!fs.existsSync(mainSource))
+        throw new LlamaBenchUnavailable(`the llama.cpp source is missing (${mainSource}): run \`npm run native\` to extract it.`);
     const compiler = process.env.CXX ?? "g++";
     const libraries = [
         findLibrary(libDir, /^libllama\..*so$/, "libllama-common.so"),
@@ -117,24 +141,24 @@ export function ensureLlamaBench(variant: LlamaBenchVariant, options: {paths?: L
     ];
     const commit = llamaCppCommit(sourceDir);
     const outDir = path.join(paths.cacheRoot, `${variant}-${commit.slice(0, 12)}-${librariesHash(libraries)}`);
-    const program = path.join(outDir, "llama-bench");
+    const program = path.join(outDir, tool.name);
     linkLibraries(libDir, outDir);
     if (fs.existsSync(program)) return {program, variant, commit, built: false};
 
     const probe = spawnSync(compiler, ["--version"], {encoding: "utf8"});
     if (probe.error != null || probe.status !== 0)
-        throw new LlamaBenchUnavailable(`no C++ compiler (${compiler}) to build llama-bench: install g++ (apt-get install g++) or set CXX.`);
-    options.onProgress?.(`building llama-bench (${variant}, llama.cpp ${commit.slice(0, 12)}) into ${outDir}`);
+        throw new LlamaBenchUnavailable(`no C++ compiler (${compiler}) to build ${tool.name}: install g++ (apt-get install g++) or set CXX.`);
+    options.onProgress?.(`building ${tool.name} (${variant}, llama.cpp ${commit.slice(0, 12)}) into ${outDir}`);
     const tmp = `${program}.tmp-${process.pid}`;
-    // source: the llama-bench target of tools/llama-bench/CMakeLists.txt, against the prebuilt shared libraries
+    // against the prebuilt shared libraries
     const args = ["-O2", "-DNDEBUG", "-std=c++17", "-pthread",
-        ...["include", "ggml/include", "common", "vendor", "tools/llama-bench"].map((dir) => `-I${path.join(sourceDir, dir)}`),
-        path.join(sourceDir, "tools", "llama-bench", "llama-bench.cpp"), path.join(sourceDir, "tools", "llama-bench", "main.cpp"),
+        ...tool.includes.map((dir) => `-I${path.join(sourceDir, dir)}`),
+        ...tool.sources.map((source) => path.join(sourceDir, source)),
         ...libraries, `-Wl,-rpath,$ORIGIN`, "-o", tmp];
     const compiled = spawnSync(compiler, args, {encoding: "utf8", maxBuffer: 16 << 20});
     if (compiled.status !== 0) {
         fs.rmSync(tmp, {force: true});
-        throw new LlamaBenchUnavailable(`building llama-bench failed (${compiler} exit ${compiled.status}): ${(compiled.stderr || compiled.stdout).trim().split("\n").slice(-5).join(" ")}`);
+        throw new LlamaBenchUnavailable(`building ${tool.name} failed (${compiler} exit ${compiled.status}): ${(compiled.stderr || compiled.stdout).trim().split("\n").slice(-5).join(" ")}`);
     }
     fs.renameSync(tmp, program);
     return {program, variant, commit, built: true};

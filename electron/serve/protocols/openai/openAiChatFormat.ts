@@ -6,7 +6,7 @@
  * `stream_options.include_usage` asks for it); an error after the start is the error chunk.
  */
 import type {GenerationRequest} from "../../common/GenerationRequest.js";
-import type {TokenLogprob} from "../../generation/tokenPiece.js";
+import type {TokenLogprob} from "../../../engine/runtime/tokenPiece.js";
 import {newToolCallId} from "../../generation/chatLayer/toolCallPrompt.js";
 import type {ReplyFormat} from "../ReplyFormat.js";
 import {chatFinishReason, chunkBody, completionBody, timingsOf, usageChunkBody, type ChunkLogprobs} from "./replyBodies.js";

@@ -2,7 +2,7 @@
  * Log-probabilities in OpenAI's shapes: chat's `choices[].logprobs.content[]` (`{token, logprob, bytes, top_logprobs}`)
  * and the legacy completions' `choices[].logprobs` (`{tokens, token_logprobs, top_logprobs, text_offset}`).
  */
-import type {TokenLogprob} from "../../generation/tokenPiece.js";
+import type {TokenLogprob} from "../../../engine/runtime/tokenPiece.js";
 
 export type ChatLogprobs = {
     content: {token: string; logprob: number; bytes: number[]; top_logprobs: {token: string; logprob: number; bytes: number[]}[]}[];

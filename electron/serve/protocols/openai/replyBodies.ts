@@ -3,7 +3,7 @@
  * `usage` and our engine-side `timings`.
  */
 import type {KvFallback, KvPreparation} from "../../kv/ConversationKvStore.js";
-import {type TokenLogprob} from "../../generation/tokenPiece.js";
+import {type TokenLogprob} from "../../../engine/runtime/tokenPiece.js";
 import {chatLogprobs, completionLogprobs} from "./openAiLogprobs.js";
 import {cachedPromptTokens, type Finished} from "../ReplyFormat.js";
 import type {ReplyDelta} from "../../generation/chatLayer/ToolCallStream.js";

@@ -9,7 +9,10 @@ import type {LiveStream} from "../../../../stores/chatStore";
 import {usePlanStore} from "../../../../stores/planStore";
 import {ContextNote} from "../ContextNote/ContextNote";
 import {ToolCalls} from "../ToolCalls/ToolCalls";
+import type {SpeculativeKind} from "../../../../../../electron/contract/speculative";
 import "./Message.css";
+
+const speculativeNames: Record<SpeculativeKind, string> = {ngram: "n-gram lookup", draft: "a draft model", mtp: "the model's MTP head"};
 
 /** What a user can do with a message; an absent action is not offered (e.g. while the conversation replies). */
 export type MessageActions = {
@@ -101,6 +104,11 @@ export function Message({message, actions}: {message: ChatMessage; actions: Mess
                         {message.toolTokens != null && (
                             <span data-testid="message-tool-tokens" title="prompt tokens taken by the tool definitions this chat offers the model (part of the prompt, counted when the context is full)">
                                 tools {message.toolTokens}
+                            </span>
+                        )}
+                        {message.speculative != null && message.speculative.drafted > 0 && (
+                            <span data-testid="message-speculative" title={`speculative decoding (${speculativeNames[message.speculative.kind]}): draft tokens the model accepted, of those proposed`}>
+                                drafts {message.speculative.accepted} / {message.speculative.drafted} accepted
                             </span>
                         )}
                         {(message.restore?.path === "swap" || message.restore?.path === "recompute") && (

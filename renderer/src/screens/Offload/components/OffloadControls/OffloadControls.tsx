@@ -2,6 +2,8 @@ import type {Budget, PlacementStrategy} from "../../../../../../electron/contrac
 import {usePlanStore} from "../../../../stores/planStore";
 import {DEFAULT_RUNTIME_SETTINGS, KV_CACHE_TYPES, type KvCacheType} from "../../../../../../electron/contract/settings";
 import type {OffloadKnobs} from "../../../../stores/planStore";
+import {useLibraryStore} from "../../../../stores/libraryStore";
+import {SPECULATIVE_CHOICES, type SpeculativeChoice} from "../../../../../../electron/contract/speculative";
 import "./OffloadControls.css";
 
 const strategies: {value: PlacementStrategy; label: string}[] = [
@@ -25,6 +27,50 @@ const kvCacheLabels: Record<KvCacheType, string> = {
     q8_0: "q8_0 (half the memory; outputs change slightly)",
     q4_0: "q4_0 (a quarter; outputs change more)"
 };
+
+const speculativeLabels: Record<SpeculativeChoice, string> = {
+    auto: "Auto (planner: n-gram lookup, the draft below, or the model's MTP head, where it pays)",
+    off: "Off",
+    ngram: "N-gram lookup (--spec-type ngram-map-k)",
+    draft: "Draft model (--model-draft)",
+    mtp: "The model's MTP head (--spec-type draft-mtp)"
+};
+
+/**
+ * Speculative decoding: the planner prices each kind the model can run and loads one only where it is predicted faster
+ * (its sentence is in the plan's explanation); a draft model is picked from the library.
+ */
+function SpeculativeControl() {
+    const speculative = usePlanStore((state) => state.settings.speculative);
+    const setSettings = usePlanStore((state) => state.setSettings);
+    const models = useLibraryStore((state) => state.models);
+    const loadedPath = usePlanStore((state) => state.loaded?.card.path ?? null);
+    const drafts = models.filter((model) => model.missing !== true && model.path !== loadedPath);
+    const set = (change: Partial<typeof speculative>) => setSettings({speculative: {...speculative, ...change}});
+    return (
+        <label className="control control-wide">
+            <span className="control-label">Speculative decoding</span>
+            <div className="row">
+                <select className="select" data-testid="speculative" value={speculative.choice}
+                    onChange={(event) => set({choice: event.target.value as SpeculativeChoice})}>
+                    {SPECULATIVE_CHOICES.map((choice) => <option key={choice} value={choice}>{speculativeLabels[choice]}</option>)}
+                </select>
+                {(speculative.choice === "draft" || speculative.choice === "auto") && (
+                    <select className="select" data-testid="speculative-draft" value={speculative.draftPath ?? ""}
+                        onChange={(event) => set({draftPath: event.target.value === "" ? null : event.target.value})}>
+                        <option value="">{speculative.choice === "draft" ? "Pick a draft model from the library…" : "No draft model"}</option>
+                        {drafts.map((model) => <option key={model.path} value={model.path}>{model.fileName}</option>)}
+                    </select>
+                )}
+            </div>
+            <span className="control-hint faint">
+                {speculative.choice === "draft" && speculative.draftPath == null
+                    ? "a draft model of the same tokenizer, smaller than the model: pick one, or Auto-offload loads without speculation"
+                    : "a cheap predictor proposes tokens and the model checks them in one batch; greedy replies are unchanged"}
+            </span>
+        </label>
+    );
+}
 
 /** Manual controls: GPU budget, context size, micro-batch size, strategy, and the llama.cpp knobs the planner would otherwise choose. */
 export function OffloadControls({disabled}: {disabled: boolean}) {
@@ -91,6 +137,7 @@ export function OffloadControls({disabled}: {disabled: boolean}) {
                 </select>
                 <span className="control-hint faint">{settings.knobs.kvCacheType === "f16" ? "-ctk/-ctv" : "needs flash attention (Auto or On)"}</span>
             </label>
+            <SpeculativeControl/>
             <label className="control control-wide">
                 <span className="control-label">Strategy</span>
                 <select className="select" data-testid="strategy" value={settings.strategy}
