@@ -245,8 +245,9 @@ function main() {
         fail(`only linux-x64 is supported by native/install.mjs so far (this is ${process.platform}-${process.arch})`);
     }
     checkVersion();
-    // the first adds tensor overrides and the no-alloc simulation's; the second llama.cpp's --device, op offload and KV offload
-    log("node-llama-cpp JS: " + applyPatchSeries(["node-llama-cpp-js.patch", "node-llama-cpp-js-knobs.patch"]
+    // the first adds tensor overrides and the no-alloc simulation's; the second llama.cpp's --device, op offload and KV
+    // offload; the third fails only the sequence whose sampling failed (a grammar with no way forward), not the process
+    log("node-llama-cpp JS: " + applyPatchSeries(["node-llama-cpp-js.patch", "node-llama-cpp-js-knobs.patch", "node-llama-cpp-js-sampling-errors.patch"]
         .map((name) => path.join(nativeDir, "patches", name)), nlcDir, 1));
 
     const llamaSrc = ensureLlamaCppSource();
