@@ -246,8 +246,10 @@ function main() {
     }
     checkVersion();
     // the first adds tensor overrides and the no-alloc simulation's; the second llama.cpp's --device, op offload and KV
-    // offload; the third the MTP layers and an MTP context (speculative decoding)
-    log("node-llama-cpp JS: " + applyPatchSeries(["node-llama-cpp-js.patch", "node-llama-cpp-js-knobs.patch", "node-llama-cpp-js-spec.patch"]
+    // offload; the third the MTP layers and an MTP context (speculative decoding); the fourth fails only the sequence whose
+    // sampling failed (a grammar with no way forward), not the process
+    log("node-llama-cpp JS: " + applyPatchSeries(["node-llama-cpp-js.patch", "node-llama-cpp-js-knobs.patch", "node-llama-cpp-js-spec.patch",
+        "node-llama-cpp-js-sampling-errors.patch"]
         .map((name) => path.join(nativeDir, "patches", name)), nlcDir, 1));
 
     const llamaSrc = ensureLlamaCppSource();

@@ -136,6 +136,41 @@ export const TEXT_LIMITS = {
     mcpImport: 131_072
 } as const;
 
+/**
+ * Sizes of the structures a client sends for the model to follow (a JSON schema, a GBNF grammar, tools) and of request
+ * JSON itself. llama.cpp's grammar code has no bounds of its own: its parser recurses once per nested group and its
+ * left-recursion check (llama_grammar_detect_left_recursion) walks every left-most path without remembering one it
+ * walked, on the thread that creates the grammar; a repetition `{m,n}` with m > n loops until memory runs out. Each
+ * number here keeps that work to milliseconds (measured in docs/safety.md), far above what a real
+ * schema or grammar needs. Checked before anything native sees the structure (electron/serve/constraints/).
+ */
+export const STRUCTURE_LIMITS = {
+    /** Nesting of a request body's JSON (arrays and objects): a tool schema 32 levels deep takes about 70. */
+    requestJsonDepth: 128,
+    /** Nesting of one JSON schema: subschemas within subschemas (properties, items, anyOf, $defs…). */
+    schemaDepth: 32,
+    /** Subschemas of one JSON schema, each `$ref` counted as the schema it names (a cycle counted once). */
+    schemaNodes: 10_000,
+    /** Values of all the `enum`s of one JSON schema together. */
+    schemaEnumValues: 1024,
+    /** Characters of a GBNF grammar a client sends. */
+    grammarChars: 65_536,
+    /** Characters of a grammar made from a schema or from tools (llama.cpp's json_schema_to_grammar, chat layer). */
+    derivedGrammarChars: 262_144,
+    /** Nested groups `( … )` in one rule of a grammar (llama.cpp's parser recurses once per level). */
+    grammarNesting: 64,
+    /** Rules of a grammar as llama.cpp's parser expands it (each group and repetition becomes rules). */
+    grammarRules: 20_000,
+    /** Elements of all rules as llama.cpp's parser expands them (`x{m}` copies x m times). */
+    grammarElements: 200_000,
+    /** Steps of llama.cpp's left-recursion check over the grammar (llama_grammar_detect_left_recursion). */
+    grammarLeftmostSteps: 200_000,
+    /** Rules one left-most path passes through (the depth of that check's recursion). */
+    grammarLeftmostDepth: 2048,
+    /** Alternatives that can begin at one point of a grammar (the parse states llama.cpp keeps and compares pairwise). */
+    grammarAlternativesAtOnce: 1024
+} as const;
+
 /** A context may exceed the model's trained context by this factor (RoPE scaling); beyond it output is garbage. */
 export const CONTEXT_OVER_TRAINED_FACTOR = 4;
 

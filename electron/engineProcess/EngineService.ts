@@ -16,6 +16,7 @@ import {PlacedModel, settingsLoadOptions} from "../engine/runtime/PlacedModel.js
 import {streamChatReply, type ChatReply, type PromptProgress} from "../engine/runtime/streamChatReply.js";
 import {inspectModelHeader, toModelCard} from "./modelCard.js";
 import {ValidatedFileCache} from "../engine/gguf/ValidatedFileCache.js";
+import {pinModelFile, type PinnedModelFile} from "../engine/gguf/pinModelFile.js";
 import type {
     EngineBenchProgress, EngineBenchRequest, EngineBenchResult, EngineChatRequest, EngineServeRequest, EngineServeState
 } from "../contract/engineProtocol.js";
@@ -35,6 +36,7 @@ import {TensorwiseError} from "../contract/TensorwiseError.js";
 import {resolveSettings, type ResolvedSettings} from "../contract/settings.js";
 import {fairPolicy} from "../serve/scheduling/schedulingPolicies.js";
 import {scheduledChatReply} from "../serve/scheduledChatReply.js";
+import {PromptWorker} from "../serve/generation/promptWorker/PromptWorker.js";
 import {appToolReply, needsChatLayer} from "../serve/appToolReply.js";
 import {serveOpenAi, type OpenAiServer} from "../serve/serveOpenAi.js";
 
@@ -56,9 +58,13 @@ import {progressDetail, progressStep} from "../engine/planner/progressStep.js";
  */
 type Loaded = {
     placed: PlacedModel; state: LoadedModelState; predictRequest?: RequestPredictor;
+    /** The model file, held while the model is loaded: whatever opens it later (the server's prompt worker) reads what was validated. */
+    file: PinnedModelFile;
     planned: Pick<PlannedMemoryInputs, "plannedWeights" | "prediction" | "budgetBytes">; embeddings: MemoryReport | null;
     /** Where this load's speculation records the α its replies measure (engine/speculative/acceptance.ts). */
     acceptanceKey?: string;
+    /** Templates the app's replies with tools off this thread (an MCP server's schemas are untrusted); made on first use, closed with the model. */
+    toolPrompts?: PromptWorker;
 };
 
 /** Everything the engine process does, one model at a time. Owned by engineMain; callable directly in tests. */
@@ -122,9 +128,32 @@ export class EngineService {
         return this.loaded?.placed ?? null;
     }
 
-    /** Loads with llama.cpp's plain layer split (`-ngl`), the way other apps do. */
+    /**
+     * Loads with llama.cpp's plain layer split (`-ngl`), the way other apps do. Like every load here, the file is
+     * pinned (pinModelFile.ts) before it is validated, and llama.cpp loads the pinned file: what was validated.
+     */
     async load(request: {path: string; gpuLayers: number | "max"; settings: Partial<RuntimeSettings>; taskId: string; speculative?: SpeculativeRequest}): Promise<LoadedModelState> {
-        const model = await this.inspectForTask(request.path, request.taskId);
+        return await this.withPinned(request.path, async (file) => await this.loadPinned(request, file));
+    }
+
+    /**
+     * Runs a load with `modelPath` pinned (pinModelFile.ts): validation, planning and llama.cpp read the pinned file.
+     * The model loaded keeps it until it is unloaded; a load that fails releases it.
+     */
+    private async withPinned(modelPath: string, load: (file: PinnedModelFile) => Promise<LoadedModelState>): Promise<LoadedModelState> {
+        const file = await pinModelFile(modelPath);
+        try {
+            return await load(file);
+        } catch (error) {
+            if (this.loaded?.file !== file)
+                await file.release();
+            throw error;
+        }
+    }
+
+    private async loadPinned(request: Parameters<EngineService["load"]>[0],
+        file: PinnedModelFile): Promise<LoadedModelState> {
+        const model = await this.inspectForTask(request.path, request.taskId, file.path);
         const machine = this.describe();
         const layerCount = model.layerCount ?? 0;
         const gpuLayers = machine.gpu == null ? 0 : request.gpuLayers === "max" ? layerCount + 1 : request.gpuLayers;
@@ -133,7 +162,7 @@ export class EngineService {
         const placement = toPlacement(plannerModel, layerSplit(plannerModel, gpuLayers), machine.gpu?.bufferType ?? null);
         const settings = this.resolve(request.settings, gpuLayers !== 0, model);
         return await this.loadPlaced({
-            path: request.path, model, taskId: request.taskId, placement, settings, strategy: "layers",
+            path: request.path, file, model, taskId: request.taskId, placement, settings, strategy: "layers",
             gpuLayers, overrides: [], prediction: null, ...(speculative != null ? {speculative} : {})
         });
     }
@@ -152,39 +181,7 @@ export class EngineService {
         const controller = new AbortController();
         this.tasks.set(taskId, controller);
         try {
-            // validated and inspected once here; the planner is handed the result
-            const model = await this.inspectForTask(request.path, taskId);
-            const onProgress = (message: string, fraction?: number): void => {
-                this.progress(taskId, progressStep(message), fraction ?? null, progressDetail(message));
-            };
-            const common = {
-                engine: this.engine, modelPath: request.path, model, budget: request.budget, settings: request.settings,
-                signal: controller.signal, onProgress
-            };
-            // several devices (a second GPU, an rpc-server): the K-device planner (planner/devices/planDevices.ts)
-            const multiDevice = planDeviceCount(this.engine.bindings.tensorwiseGetDevices()) > 1 && (request.strategy ?? "optimal") === "optimal";
-            const plan = multiDevice
-                ? await planDevicesForBudget(common)
-                : await planForBudget({...common, strategy: request.strategy, refreshProfile: request.refreshProfile,
-                    ...(request.speculative != null ? {speculative: request.speculative} : {})});
-            controller.signal.throwIfAborted();
-            // the K-device planner does not price speculation: a kind named runs unpriced, "auto" declines
-            const speculative = plan.speculative != null ? plannedSpeculative(request.path, plan.speculative)
-                : await unplannedSpeculative(request.path, model, request.speculative,
-                    {modelWhollyOnGpu: false, unpricedBecause: "a plan across several devices", signal: controller.signal});
-            const load = {
-                path: request.path, model, taskId, placement: plan.placement, settings: plan.settings,
-                strategy: plan.strategy, gpuLayers: plan.gpuLayers, overrides: plan.overrides, prediction: plan.prediction,
-                budgetBytes: "result" in plan ? plan.result.budgetBytes : undefined,
-                rpcServers: "rpcServers" in plan ? plan.rpcServers : undefined,
-                predictRequest: "predictRequest" in plan ? plan.predictRequest : undefined,
-                ...(speculative != null ? {speculative} : {})
-            };
-            this.onProgress({
-                taskId, step: "plan", progress: 1, detail: `${plan.strategy}: planned, loading its weights`,
-                plan: {placement: this.placementView(load), prediction: plan.prediction, settings: plan.settings}
-            });
-            return await this.loadPlaced(load);
+            return await this.withPinned(request.path, async (file) => await this.autoOffloadPinned(request, file, controller));
         } catch (error) {
             if (controller.signal.aborted)
                 throw new TensorwiseError("aborted", "Auto-offload was cancelled before loading; the model loaded before, if any, is still loaded.");
@@ -192,6 +189,46 @@ export class EngineService {
         } finally {
             this.tasks.delete(taskId);
         }
+    }
+
+    /** {@link autoOffload} on the pinned `file`: the planner's llama.cpp simulations and the load read it, not the path. */
+    private async autoOffloadPinned(request: Parameters<EngineService["autoOffload"]>[0], file: PinnedModelFile,
+        controller: AbortController): Promise<LoadedModelState> {
+        const {taskId} = request;
+        // validated and inspected once here; the planner is handed the result
+        const model = await this.inspectForTask(request.path, taskId, file.path);
+        const onProgress = (message: string, fraction?: number): void => {
+            this.progress(taskId, progressStep(message), fraction ?? null, progressDetail(message));
+        };
+        const common = {
+            engine: this.engine, modelPath: file.path, model, budget: request.budget, settings: request.settings,
+            signal: controller.signal, onProgress
+        };
+        // several devices (a second GPU, an rpc-server): the K-device planner (planner/devices/planDevices.ts)
+        const multiDevice = planDeviceCount(this.engine.bindings.tensorwiseGetDevices()) > 1 && (request.strategy ?? "optimal") === "optimal";
+        const plan = multiDevice
+            ? await planDevicesForBudget(common)
+            : await planForBudget({...common, strategy: request.strategy, refreshProfile: request.refreshProfile,
+                // α is kept under the model's own path, not the pinned file's (pinModelFile.ts)
+                ...(request.speculative != null ? {speculative: {...request.speculative, acceptancePath: request.path}} : {})});
+        controller.signal.throwIfAborted();
+        // the K-device planner does not price speculation: a kind named runs unpriced, "auto" declines
+        const speculative = plan.speculative != null ? plannedSpeculative(request.path, plan.speculative)
+            : await unplannedSpeculative(request.path, model, request.speculative,
+                {modelWhollyOnGpu: false, unpricedBecause: "a plan across several devices", signal: controller.signal});
+        const load = {
+            path: request.path, file, model, taskId, placement: plan.placement, settings: plan.settings,
+            strategy: plan.strategy, gpuLayers: plan.gpuLayers, overrides: plan.overrides, prediction: plan.prediction,
+            budgetBytes: "result" in plan ? plan.result.budgetBytes : undefined,
+            rpcServers: "rpcServers" in plan ? plan.rpcServers : undefined,
+            predictRequest: "predictRequest" in plan ? plan.predictRequest : undefined,
+            ...(speculative != null ? {speculative} : {})
+        };
+        this.onProgress({
+            taskId, step: "plan", progress: 1, detail: `${plan.strategy}: planned, loading its weights`,
+            plan: {placement: this.placementView(load), prediction: plan.prediction, settings: plan.settings}
+        });
+        return await this.loadPlaced(load);
     }
 
     /** A hub repository's quants (at `main`), each planned on this machine from its header alone; {@link cancelTask} stops it. */
@@ -221,7 +258,11 @@ export class EngineService {
         path: string; placement: Placement; settings: Partial<RuntimeSettings>; taskId: string;
         strategy?: PlacementStrategy; prediction?: LoadedModelState["prediction"]; speculative?: SpeculativeRequest;
     }): Promise<LoadedModelState> {
-        const model = await this.inspectForTask(request.path, request.taskId);
+        return await this.withPinned(request.path, async (file) => await this.loadWithPlacementPinned(request, file));
+    }
+
+    private async loadWithPlacementPinned(request: Parameters<EngineService["loadWithPlacement"]>[0], file: PinnedModelFile): Promise<LoadedModelState> {
+        const model = await this.inspectForTask(request.path, request.taskId, file.path);
         // a placement file may send any tensor back to the host: a draft model goes there too
         const speculative = await unplannedSpeculative(request.path, model, request.speculative, {modelWhollyOnGpu: false, unpricedBecause: "a load from a placement file"});
         // every layer is offloaded to the first GPU (or stays on the CPU without one): a file naming another default
@@ -233,7 +274,7 @@ export class EngineService {
         const settings = this.resolve(request.settings, true, model);
         const compiled = compilePlacement(request.placement, model.tensors);
         return await this.loadPlaced({
-            path: request.path, model, taskId: request.taskId, placement: request.placement, settings,
+            path: request.path, file, model, taskId: request.taskId, placement: request.placement, settings,
             strategy: request.strategy ?? "manual", gpuLayers: "max", overrides: compiled.overrides,
             prediction: request.prediction ?? null, ...(speculative != null ? {speculative} : {})
         });
@@ -248,7 +289,9 @@ export class EngineService {
         await this.closeServer();
         const loaded = this.loaded;
         this.loaded = null;
+        await loaded?.toolPrompts?.close();
         await loaded?.placed.dispose();
+        await loaded?.file.release();
     }
 
     /**
@@ -320,7 +363,9 @@ export class EngineService {
             this.remeasure(loaded, null);
         } catch (error) {
             this.loaded = null;
+            await loaded.toolPrompts?.close();
             await loaded.placed.model.dispose().catch(() => {});
+            await loaded.file.release().catch(() => {});
             throw error;
         }
     }
@@ -366,7 +411,8 @@ export class EngineService {
                 ? {tools: tools ?? null, replyRounds: replyRounds ?? []} : null;
             // while the server is on, the app's reply shares its sequences and scheduler with the API clients
             const writing = toolReply != null
-                ? appToolReply(loaded.placed, this.serving?.server ?? null, {...options, ...toolReply, conversationId, signal: controller.signal, onText: onDelta})
+                ? appToolReply(loaded.placed, this.serving?.server ?? null, {...options, ...toolReply, conversationId, signal: controller.signal, onText: onDelta,
+                    worker: loaded.toolPrompts ??= new PromptWorker(loaded.placed.options.modelPath)})
                 : this.serving != null
                 ? scheduledChatReply(this.serving.server, loaded.placed.model, {...options, conversationId, signal: controller.signal, onText: onDelta})
                 : streamChatReply(loaded.placed, {...options, signal: controller.signal, onText: onDelta, onPromptProgress});
@@ -439,7 +485,11 @@ export class EngineService {
     }
 
     private async loadPlaced(options: {
-        path: string; model: InspectedModel; taskId: string; placement: Placement; settings: ResolvedSettings;
+        /** The model's path, as the user named it (its card, the rendered llama.cpp command). */
+        path: string;
+        /** What llama.cpp opens: the file pinned before it was validated (pinModelFile.ts); the loaded model keeps it. */
+        file: PinnedModelFile;
+        model: InspectedModel; taskId: string; placement: Placement; settings: ResolvedSettings;
         strategy: PlacementStrategy; gpuLayers: number | "max"; overrides: readonly {pattern: string; bufferType: string}[];
         prediction: LoadedModelState["prediction"];
         /** The GPU budget an auto-offload planned under. */
@@ -458,7 +508,8 @@ export class EngineService {
         await this.unloadNow();
         this.progress(options.taskId, "load", 0, "loading weights");
         const placed = await PlacedModel.load(this.engine, {
-            modelPath: options.path,
+            modelPath: options.file.path,
+            sourcePath: options.path,
             gpuLayers: options.gpuLayers,
             overrides: options.overrides,
             ...settingsLoadOptions(options.settings),
@@ -483,7 +534,7 @@ export class EngineService {
             loadId: randomUUID(),
             ...(options.speculative != null ? {speculative: options.speculative.state} : {})
         };
-        this.loaded = {placed, state, planned, embeddings: null, ...(options.predictRequest != null ? {predictRequest: options.predictRequest} : {}),
+        this.loaded = {placed, state, planned, embeddings: null, file: options.file, ...(options.predictRequest != null ? {predictRequest: options.predictRequest} : {}),
             ...(options.speculative?.acceptanceKey != null ? {acceptanceKey: options.speculative.acceptanceKey} : {})};
         return state;
     }
@@ -493,16 +544,20 @@ export class EngineService {
             throw new TensorwiseError("bench-running", `a benchmark is running: cannot ${what} until it finishes or is stopped`);
     }
 
-    private async inspectForTask(modelPath: string, taskId: string): Promise<InspectedModel> {
+    /** Validates and inspects `file` (the pinned `modelPath`), refusing a model llama.cpp would stop the process on. */
+    private async inspectForTask(modelPath: string, taskId: string, file: string): Promise<InspectedModel> {
         this.progress(taskId, "inspect", null, "validating the GGUF file");
-        const model = await this.inspectCached(modelPath);
+        const model = await this.inspectCached(modelPath, file);
         assertLoadable(model);
         return model;
     }
 
-    /** Validated once per file content: a file swapped in place is validated again (ValidatedFileCache.ts). */
-    private async inspectCached(modelPath: string): Promise<InspectedModel> {
-        return await this.inspected.get(modelPath, inspectModelHeader);
+    /**
+     * Validated once per file content: a file swapped in place is validated again (ValidatedFileCache.ts). `file`, what
+     * is read, is `modelPath` pinned for a load (pinModelFile.ts); the result is kept under `modelPath`.
+     */
+    private async inspectCached(modelPath: string, file = modelPath): Promise<InspectedModel> {
+        return await this.inspected.get(file, inspectModelHeader, modelPath);
     }
 
     private progress(taskId: string, step: string, progress: number | null, detail?: string): void {

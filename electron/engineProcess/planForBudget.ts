@@ -13,7 +13,7 @@ import type {PlanExplanation} from "../contract/planExplanation.js";
 import {UNPRICED_HOST_SCRATCH} from "../contract/memory.js";
 import type {RequestPredictor} from "../engine/planner/requestPredictor.js";
 import type {SpeculativeDecision} from "../engine/speculative/chooseSpeculative.js";
-import type {SpeculativeRequest} from "../contract/speculative.js";
+import type {SpeculativeAsked} from "../engine/speculative/planSpeculative.js";
 
 /** A plan ready to load: placement, llama.cpp parameters, settings and the prediction in the contract's shape. */
 export type BudgetPlan = {
@@ -41,7 +41,7 @@ export async function planForBudget(options: {
     /** Measure this machine again even when a cached profile fits. Defaults to `false`. */
     refreshProfile?: boolean;
     /** Speculative decoding to plan with the placement. Defaults to none. */
-    speculative?: SpeculativeRequest;
+    speculative?: SpeculativeAsked;
 }): Promise<BudgetPlan> {
     const strategy: StrategyName = options.strategy == null || options.strategy === "manual" ? "optimal" : options.strategy;
     const {result, explanation, predictRequest, speculative} = await autoPlan(options.engine, options.modelPath, {

@@ -14,6 +14,7 @@ import {probeEngine} from "../engine/testing/probeEngine.js";
 import {makeTestModel} from "../engine/testing/testModels.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 import {appToolReply} from "./appToolReply.js";
+import {TestPromptWorkers} from "./testing/testPromptWorkers.js";
 import {BOUNDED_JSON_SCHEMA} from "./testing/boundedJsonSchema.js";
 import {chatTemplate, loadTemplatedTestModel, missingTemplates, TEMPLATE_FILES} from "./testing/templatedTestModel.js";
 
@@ -21,6 +22,10 @@ const probe = await probeEngine("cpu", {maxThreads: 1});
 const skip = probe.reason ?? missingTemplates([TEMPLATE_FILES.qwen25]);
 if (skip != null)
     console.warn(`[skip] the app's tool replies: ${skip}`);
+
+/** The prompt worker each loaded model's replies template on, as the engine keeps one per loaded model. */
+const workers = new TestPromptWorkers();
+afterAll(async () => await workers.close());
 
 const WEATHER: EngineTool = {name: "get_weather", description: "The weather of a city", parameters: BOUNDED_JSON_SCHEMA};
 const LIST: EngineTool = {name: "list_allowed_directories", description: "The folders this server may read", parameters: {type: "object", properties: {}}};
@@ -36,7 +41,7 @@ describe.skipIf(skip != null)("the app's reply with tools (CPU, generated model 
 
     it("a required call parses into a call of a given tool whose arguments validate; its result read back, the model answers in text", async () => {
         const streamed: string[] = [];
-        const first = await appToolReply(placed, null, {
+        const first = await appToolReply(placed, null, {worker: workers.for(placed), 
             message: "What is the weather in Paris?", maxTokens: 512, temperature: 0, tools: {tools: [WEATHER, LIST], choice: "required"}, replyRounds: [],
             onText: (text) => streamed.push(text)
         });
@@ -56,7 +61,7 @@ describe.skipIf(skip != null)("the app's reply with tools (CPU, generated model 
         expect(first.prompt.tokens).toBeGreaterThan(first.toolTokens!);
 
         const round: ChatTurn = {role: "assistant", text: first.text, toolCalls: [{...call, result: "Sunny, 21 degrees"}]};
-        const second = await appToolReply(placed, null, {
+        const second = await appToolReply(placed, null, {worker: workers.for(placed), 
             message: "What is the weather in Paris?", maxTokens: 8, temperature: 0, tools: {tools: [WEATHER, LIST], choice: "auto"}, replyRounds: [round]
         });
         expect(second.timing.generatedTokens).toBeGreaterThan(0);
@@ -70,7 +75,7 @@ describe.skipIf(skip != null)("the app's reply with tools (CPU, generated model 
             {role: "assistant", text: "", toolCalls: [{id: "call_1", name: "get_weather", arguments: "{}", result: "Rain"}]},
             {role: "assistant", text: "It rains."}
         ];
-        const reply = await appToolReply(placed, null, {history, message: "And tomorrow?", maxTokens: 4, temperature: 0, tools: null, replyRounds: []});
+        const reply = await appToolReply(placed, null, {worker: workers.for(placed), history, message: "And tomorrow?", maxTokens: 4, temperature: 0, tools: null, replyRounds: []});
         expect(reply.toolCalls).toBeUndefined();
         expect(reply.toolTokens).toBeUndefined();
         expect(reply.timing.generatedTokens).toBeGreaterThan(0);
@@ -78,7 +83,7 @@ describe.skipIf(skip != null)("the app's reply with tools (CPU, generated model 
 
     it("the context-full policy counts the definitions: exchanges are left out for them, and under stop the reply is refused", async () => {
         const contextSize = placed.context.contextSize;
-        const tokensOf = async (history: ChatTurn[], tools: EngineTool[] | null) => (await appToolReply(placed, null, {history, message: "Hi", maxTokens: 1,
+        const tokensOf = async (history: ChatTurn[], tools: EngineTool[] | null) => (await appToolReply(placed, null, {worker: workers.for(placed), history, message: "Hi", maxTokens: 1,
             temperature: 0, tools: tools == null ? null : {tools, choice: "none"}, replyRounds: [], contextOverflow: "stop"}));
         const one = await tokensOf([], [WEATHER]);
         // four exchanges that take about half the context; definitions that take about 60% of it
@@ -88,7 +93,7 @@ describe.skipIf(skip != null)("the app's reply with tools (CPU, generated model 
         expect(bare.prompt.tokens).toBeLessThan(contextSize * 0.7);
         const count = Math.ceil((contextSize * 0.6) / one.toolTokens!);
         const many = Array.from({length: count}, (_, index) => ({...WEATHER, name: `tool_${index}`}));
-        const left = await appToolReply(placed, null, {history, message: "Hi", maxTokens: 2, temperature: 0, tools: {tools: many, choice: "none"},
+        const left = await appToolReply(placed, null, {worker: workers.for(placed), history, message: "Hi", maxTokens: 2, temperature: 0, tools: {tools: many, choice: "none"},
             replyRounds: [], contextOverflow: "rollingWindow"});
         expect(left.toolTokens).toBeGreaterThan(contextSize * 0.5);
         expect(left.leftOutMessages, `${left.toolTokens} tool tokens, ${bare.prompt.tokens} without them, a context of ${contextSize}`).toBeGreaterThan(0);
@@ -99,7 +104,7 @@ describe.skipIf(skip != null)("the app's reply with tools (CPU, generated model 
 
     it("a reply stopped while it writes comes back stopped, with no call to run", async () => {
         const controller = new AbortController();
-        const reply = await appToolReply(placed, null, {
+        const reply = await appToolReply(placed, null, {worker: workers.for(placed), 
             message: "Weather?", maxTokens: 512, temperature: 0, tools: {tools: [WEATHER], choice: "required"}, replyRounds: [], signal: controller.signal,
             onText: () => controller.abort()
         });
@@ -110,7 +115,7 @@ describe.skipIf(skip != null)("the app's reply with tools (CPU, generated model 
         }
         const before = new AbortController();
         before.abort();
-        const early = await appToolReply(placed, null, {message: "Weather?", maxTokens: 64, tools: {tools: [WEATHER], choice: "required"}, replyRounds: [],
+        const early = await appToolReply(placed, null, {worker: workers.for(placed), message: "Weather?", maxTokens: 64, tools: {tools: [WEATHER], choice: "required"}, replyRounds: [],
             signal: before.signal});
         expect(early).toMatchObject({aborted: true, stopReason: "stopped"});
         expect(early.toolCalls).toBeUndefined();
@@ -129,7 +134,7 @@ describe.skipIf(probe.reason != null)("a model whose template has no tool syntax
     });
 
     it("is refused by name instead of answering free text to tools it never saw", async () => {
-        const error = await appToolReply(placed, null, {message: "Weather?", maxTokens: 8, tools: {tools: [WEATHER], choice: "required"}, replyRounds: []})
+        const error = await appToolReply(placed, null, {worker: workers.for(placed), message: "Weather?", maxTokens: 8, tools: {tools: [WEATHER], choice: "required"}, replyRounds: []})
             .catch((caught: unknown) => caught);
         expect(error).toBeInstanceOf(TensorwiseError);
         expect(error).toMatchObject({code: "tools-unsupported"});

@@ -12,7 +12,7 @@ import type {ChatReply, ChatTurn} from "../contract/chat.js";
 import type {EngineToolUse} from "../contract/engineProtocol.js";
 import {DEFAULT_CONTEXT_OVERFLOW} from "../contract/contextOverflow.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
-import {fitConversation} from "../engine/runtime/fitConversation.js";
+import {fitConversationAsync} from "../engine/runtime/fitConversation.js";
 import {TokenClock} from "../engine/runtime/generationTiming.js";
 import type {PlacedModel} from "../engine/runtime/PlacedModel.js";
 import type {ChatReplyOptions} from "../engine/runtime/streamChatReply.js";
@@ -20,6 +20,7 @@ import {DEFAULT_REASONING, type ChatMessage, type GenerationRequest, type ToolUs
 import {OpenAiError} from "./common/OpenAiError.js";
 import {nativeReasoning, templateReasoning} from "./generation/chatLayer/chatReasoning.js";
 import {newToolCallId, toolCallPrompt, type ToolCallPrompt} from "./generation/chatLayer/toolCallPrompt.js";
+import type {PromptWorker} from "./generation/promptWorker/PromptWorker.js";
 import {ToolCallStream, withoutUnfinishedCall} from "./generation/chatLayer/ToolCallStream.js";
 import {runOnSequence} from "./generation/runOnSequence.js";
 import {ServeSlot, type SlotGeneration} from "./generation/ServeSlot.js";
@@ -35,6 +36,8 @@ export type AppToolReplyOptions = ChatReplyOptions & {
     /** This reply's earlier rounds, after the message. */
     replyRounds: readonly ChatTurn[];
     conversationId?: string;
+    /** Templates each prompt off this thread (toolCallPrompt.ts): the tools' schemas come from MCP servers, untrusted. */
+    worker: PromptWorker;
 };
 
 /** The loaded model's own slot on its one sequence, made once per loaded context. */
@@ -84,32 +87,34 @@ export async function appToolReply(placed: PlacedModel, server: OpenAiServer | n
         ...(systemPrompt != null && systemPrompt !== "" ? [{role: "system" as const, text: systemPrompt}] : []),
         ...chatMessages(turns), {role: "user", text: message}, ...chatMessages(replyRounds)
     ];
-    const templated = (turns: readonly ChatTurn[], use: ToolUse): ToolCallPrompt => {
+    // the context-full policy (fitConversation.ts) judges the length, not the worker's own bound
+    const promptContext = {model, bindings, worker: options.worker, refuseOverlong: () => {}};
+    const templated = async (turns: readonly ChatTurn[], use: ToolUse): Promise<ToolCallPrompt> => {
         try {
-            return toolCallPrompt(toMessages(turns), use, model, bindings, reasoning, true);
+            return await toolCallPrompt(toMessages(turns), use, promptContext, reasoning, true);
         } catch (error) {
             throw asEngineError(error);
         }
     };
     // the prompt of each history the policy tries, made once (the first try is the whole history: usually the only one)
     const prompts = new Map<string, ToolCallPrompt>();
-    const promptOf = (turns: readonly ChatTurn[]): ToolCallPrompt => {
+    const promptOf = async (turns: readonly ChatTurn[]): Promise<ToolCallPrompt> => {
         const key = turns.map((turn) => history.indexOf(turn)).join(",");
         let prompt = prompts.get(key);
         if (prompt == null) {
-            prompt = templated(turns, toolUse);
+            prompt = await templated(turns, toolUse);
             prompts.set(key, prompt);
         }
         return prompt;
     };
     const contextSize = server?.contextSize ?? placed.context.contextSize;
-    const fitted = fitConversation(history, {policy: contextOverflow, contextSize, maxTokens, promptTokens: (turns) => promptOf(turns).promptTokens});
-    const prompt = promptOf(fitted.history);
+    const fitted = await fitConversationAsync(history, {policy: contextOverflow, contextSize, maxTokens, promptTokens: async (turns) => (await promptOf(turns)).promptTokens});
+    const prompt = await promptOf(fitted.history);
     if (toolUse.tools.length > 0 && toolUse.choice !== "none" && prompt.grammar == null)
         throw new TensorwiseError("tools-unsupported", `This model's chat template has no tool-call syntax (llama.cpp's chat layer reads it as ` +
             `"${prompt.formatName}" and builds no tool-call parser for it), so its replies cannot call tools: turn the tools off in this chat's settings, ` +
             "or load a model whose template calls tools.");
-    const toolTokens = toolUse.tools.length > 0 ? prompt.promptTokens - templated(fitted.history, {tools: [], choice: "none", parallel: false}).promptTokens : undefined;
+    const toolTokens = toolUse.tools.length > 0 ? prompt.promptTokens - (await templated(fitted.history, {tools: [], choice: "none", parallel: false})).promptTokens : undefined;
 
     const clock = new TokenClock();
     const controller = new AbortController();

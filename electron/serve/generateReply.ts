@@ -23,8 +23,9 @@ import {ToolCallStream, withoutUnfinishedCall, type ReplyDelta} from "./generati
 import {longestTokenBytes, minimumPromptTokens, promptTextBytes, refuseOverlongPrompt} from "./generation/promptBound.js";
 import {runOnSequence} from "./generation/runOnSequence.js";
 import {constraintsOf} from "./generation/samplingOptions.js";
-import {chatPromptTokens, type ServeSlot} from "./generation/ServeSlot.js";
-import {countedPromptTokens, SYNC_TOKENIZE_BYTES, type TokenCounter} from "./generation/TokenCounter.js";
+import {chatPromptTokens, SamplingDeadEnd, type ServeSlot} from "./generation/ServeSlot.js";
+import {countedPromptTokens, SYNC_TOKENIZE_BYTES} from "./generation/promptWorker/countedPromptTokens.js";
+import type {PromptWorker} from "./generation/promptWorker/PromptWorker.js";
 import {sendJson} from "./http/HttpServer.js";
 import {requestDeadline, Stopped, timeLimitError} from "./http/requestDeadline.js";
 import type {ConversationKvStore} from "./kv/ConversationKvStore.js";
@@ -44,7 +45,10 @@ export type ReplyGeneratorOptions = {
     reasoning: TemplateReasoning;
     scheduler: SequenceScheduler<ServeSlot>;
     kv: ConversationKvStore;
-    tokenCounter: TokenCounter;
+    /** Counts long prompts, templates with tools and prepares every grammar off this thread (PromptWorker.ts). */
+    promptWorker: PromptWorker;
+    /** Whether the model's chat template can call tools (templateCallsTools.ts): tools it cannot call are refused. */
+    callsTools: boolean;
     requestTimeoutMs: number;
     /** Requests holding or waiting for a sequence: the server's close waits until each has left it. */
     running: Set<Promise<unknown>>;
@@ -74,9 +78,11 @@ export class ReplyGenerator {
             this.checkReasoning(parsed);
         refuseOverlongPrompt(parsed, minimumPromptTokens(parsed, this.maxTokenBytes), this.contextSize, true);
         if (promptTextBytes(parsed) > SYNC_TOKENIZE_BYTES)
-            refuseOverlongPrompt(parsed, await countedPromptTokens(this.options.tokenCounter, parsed, placed.model.tokens.bos != null), this.contextSize, true);
+            refuseOverlongPrompt(parsed, await countedPromptTokens(this.options.promptWorker, parsed, placed.model.tokens.bos != null), this.contextSize, true);
+        if (parsed.kind === "chat")
+            this.checkTools(parsed);
         // tools (or tool turns), or a reasoning model: templated, constrained and parsed by llama.cpp's chat layer instead of node-llama-cpp's wrapper
-        const toolPrompt = parsed.kind === "chat" ? this.chatLayerPrompt(parsed) : null;
+        const toolPrompt = parsed.kind === "chat" ? await this.chatLayerPrompt(parsed) : null;
         const promptTokens = toolPrompt != null ? toolPrompt.promptTokens
             : parsed.kind === "chat" ? chatPromptTokens(this.options.chatWrapper, placed.model, parsed.messages)
                 : placed.model.tokenize(parsed.prompt, true).length + (placed.model.tokens.bos != null ? 1 : 0);
@@ -94,7 +100,7 @@ export class ReplyGenerator {
         refuseOverlongPrompt(parsed, promptTokens, this.contextSize, false);
         const budget = parsed.kind === "chat" ? parsed.reasoning.budget ?? null : null;
         const maxTokens = parsed.maxTokens ?? this.contextSize - promptTokens;
-        const constraints = constraintsOf(parsed, placed.model, placed.engine.bindings);
+        const constraints = await constraintsOf(parsed, placed.model, this.options.promptWorker);
         const sampler = toolPrompt?.grammar != null ? {...constraints, grammar: toolPrompt.grammar} : constraints;
         const start = {id: `${format.idPrefix}-${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000), model: this.options.modelId};
         const promptLength = parsed.kind === "completion" ? parsed.prompt.length : 0;
@@ -187,6 +193,7 @@ export class ReplyGenerator {
                 return;
             }
             const answer = error instanceof Stopped ? timeLimitError(this.options.requestTimeoutMs)
+                : error instanceof SamplingDeadEnd ? deadEndError(parsed, toolPrompt, error)
                 : error instanceof QueueFullError
                     ? new OpenAiError(429, error.message, "rate_limit_error", "queue_full", null, {"Retry-After": String(error.retryAfterSeconds)})
                     : error;
@@ -210,11 +217,27 @@ export class ReplyGenerator {
     }
 
     /** The chat layer's templating of the request, or `null` for one node-llama-cpp's chat wrapper templates. */
-    private chatLayerPrompt(parsed: GenerationRequest & {kind: "chat"}): ToolCallPrompt | null {
-        const {placed, reasoning} = this.options;
-        return this.viaChatLayer(parsed)
-            ? toolCallPrompt(parsed.messages, parsed.tools, placed.model, placed.engine.bindings, nativeReasoning(parsed.reasoning, reasoning, parsed.constraint),
-                parsed.stream) : null;
+    private async chatLayerPrompt(parsed: GenerationRequest & {kind: "chat"}): Promise<ToolCallPrompt | null> {
+        const {placed, reasoning, promptWorker} = this.options;
+        if (!this.viaChatLayer(parsed))
+            return null;
+        return await toolCallPrompt(parsed.messages, parsed.tools, {
+            model: placed.model, bindings: placed.engine.bindings, worker: promptWorker,
+            refuseOverlong: (promptTokens) => refuseOverlongPrompt(parsed, promptTokens, this.contextSize, false)
+        }, nativeReasoning(parsed.reasoning, reasoning, parsed.constraint), parsed.stream);
+    }
+
+    /**
+     * Tools sent to a model whose chat template cannot call them (templateCallsTools.ts) are refused, unless the client
+     * asks for no call (`tool_choice` none): the reply would be free text, answered as if the tools had been offered.
+     */
+    private checkTools(parsed: GenerationRequest & {kind: "chat"}): void {
+        const use = parsed.tools;
+        if (this.options.callsTools || use == null || use.tools.length === 0 || use.choice === "none")
+            return;
+        throw OpenAiError.badRequest("`tools`: this model's chat template cannot call tools — it has no tool-call syntax, so llama.cpp's chat layer builds " +
+            "no tool-call grammar or parser for it, and a reply could only be free text. Send the request without tools, or with tool_choice " +
+            "\"none\" (Anthropic: {\"type\": \"none\"}) to have none called, or serve a model whose template calls tools.", "tools", "tools_unsupported");
     }
 
     /** What a chat request asks of thinking, checked against the template before anything is tokenized: a 400 naming the field it cannot honour. */
@@ -234,4 +257,13 @@ export class ReplyGenerator {
                 "template thinks, or a request with tools): node-llama-cpp's chat wrapper, which templates this request, takes no thinking; send the message without it.",
             `messages[${echoed}].reasoning_content`);
     }
+}
+
+/** The answer to a reply its grammar left with no way forward: a 400 naming the field that set the grammar. */
+function deadEndError(parsed: GenerationRequest, toolPrompt: ToolCallPrompt | null, error: SamplingDeadEnd): OpenAiError {
+    const field = toolPrompt?.grammar != null ? "tools" : parsed.constraint == null ? "logit_bias"
+        : parsed.constraint.kind === "grammar" ? "grammar" : parsed.constraint.source;
+    const banned = parsed.logitBias.size > 0 ? " (with the tokens `logit_bias` bans taken out)" : "";
+    return OpenAiError.badRequest(`\`${field}\`: the reply was ended: ${error.message}${banned}. Nothing in the model's vocabulary can continue ` +
+        "what the grammar requires at that point.", field, "grammar_dead_end");
 }

@@ -25,7 +25,8 @@ import type {GenerationRequest} from "./common/GenerationRequest.js";
 import {OpenAiError} from "./common/OpenAiError.js";
 import {templateReasoning, type TemplateReasoning} from "./generation/chatLayer/chatReasoning.js";
 import {ServeSlot} from "./generation/ServeSlot.js";
-import {TokenCounter} from "./generation/TokenCounter.js";
+import {templateCallsTools} from "./generation/chatLayer/templateCallsTools.js";
+import {PromptWorker} from "./generation/promptWorker/PromptWorker.js";
 import {ReplyGenerator, type ServedReport} from "./generateReply.js";
 import {HttpServer, refuseOpenHost, sendJson} from "./http/HttpServer.js";
 import {withTimeLimit} from "./http/requestDeadline.js";
@@ -161,7 +162,8 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
         }
     });
     const embeddings = new ServedEmbeddings(placed, contextSize, log);
-    const tokenCounter = new TokenCounter(placed.options.modelPath);
+    const promptWorker = new PromptWorker(placed.options.modelPath);
+    const callsTools = templateCallsTools(placed.model, placed.engine.bindings);
     const created = Math.floor(Date.now() / 1000);
     const served: ServedReport = (request, status, outcome, details = {}) => options.onServed?.({
         at: new Date().toISOString(), path: (request.url ?? "/").split("?")[0]!.slice(0, 100), status, outcome,
@@ -170,7 +172,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
     /** Requests holding or waiting for a sequence (or the embedding context), so close() can wait until each has left it. */
     const running = new Set<Promise<unknown>>();
     const generator = new ReplyGenerator({
-        placed, modelId: options.modelId, defaultSeed: options.defaultSeed, chatWrapper, reasoning, scheduler, kv, tokenCounter,
+        placed, modelId: options.modelId, defaultSeed: options.defaultSeed, chatWrapper, reasoning, scheduler, kv, promptWorker, callsTools,
         requestTimeoutMs: options.requestTimeoutMs, running, log, served
     });
     const reply = (parsed: GenerationRequest, call: RouteCall, format: ReplyFormat) =>
@@ -235,7 +237,7 @@ export async function serveOpenAi(options: OpenAiServerOptions): Promise<OpenAiS
             // each closed connection stopped its generation; one still evaluating its batch must finish before the
             // sequences it uses are disposed (disposing under it ends the engine with SIGSEGV)
             await Promise.allSettled([...running]);
-            await tokenCounter.close();
+            await promptWorker.close();
             await embeddings.close();
             for (const slot of slots)
                 slot.dispose();

@@ -6,6 +6,7 @@ import {buildTinyGguf, kv} from "./testing/tinyGguf.js";
 import {tinyModelSpec} from "./testing/tinyModelSpec.js";
 import {validateGgufFile} from "./validateGguf.js";
 import {ValidatedFileCache, type Validated} from "./ValidatedFileCache.js";
+import {pinModelFile} from "./pinModelFile.js";
 
 // A model swapped for a hostile one of the same size, with its mtime set back: it must be validated again.
 const good = buildTinyGguf(tinyModelSpec()).bytes;
@@ -68,6 +69,22 @@ describe("ValidatedFileCache", () => {
         await fs.utimes(swap, SET_TIME, SET_TIME);
         await fs.rename(swap, file);
         await expect(cache.get(file, validate)).rejects.toMatchObject({code: "bad-hparam"});
+    });
+
+    it("keeps a result under the model's path when each load reads it pinned: validated once, a swap validated again", async () => {
+        const cache = new ValidatedFileCache<string>();
+        for (let load = 0; load < 3; load++) {
+            const pinned = await pinModelFile(file);
+            expect(await cache.get(pinned.path, validate, file)).toBe("20 tensors");
+            await pinned.release();
+        }
+        expect(validations).toBe(1);
+        const swap = path.join(dir, "swap.gguf");
+        await fs.writeFile(swap, hostile);
+        await fs.rename(swap, file);
+        const pinned = await pinModelFile(file);
+        await expect(cache.get(pinned.path, validate, file)).rejects.toMatchObject({code: "bad-hparam"});
+        await pinned.release();
     });
 
     it("after a failed validation, the file made good again is validated and accepted", async () => {

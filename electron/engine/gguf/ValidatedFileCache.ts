@@ -41,19 +41,20 @@ export class ValidatedFileCache<T> {
 
     /**
      * The cached result for `file` if it is still the file that was validated, else `validate(file)` (whose result is
-     * kept only if the file did not change while it ran).
+     * kept only if the file did not change while it ran). `key`, defaulting to `file`, is what the result is kept
+     * under: a model's path where `file` is that path pinned for one load (pinModelFile.ts).
      */
-    async get(file: string, validate: (file: string) => Promise<Validated<T>>): Promise<T> {
-        const cached = this.entries.get(file);
+    async get(file: string, validate: (file: string) => Promise<Validated<T>>, key = file): Promise<T> {
+        const cached = this.entries.get(key);
         const before = await this.fingerprint(file, cached?.headerBytes);
         if (cached != null && before.identity === cached.identity && before.headerHash === cached.headerHash)
             return cached.value;
-        this.entries.delete(file);
+        this.entries.delete(key);
         const {value, headerBytes} = await validate(file);
         const after = await this.fingerprint(file, headerBytes);
         // a file that changed while it was checked is not cached: the next open checks it again
         if (after.identity === before.identity)
-            this.entries.set(file, {identity: after.identity, headerBytes, headerHash: after.headerHash, value});
+            this.entries.set(key, {identity: after.identity, headerBytes, headerHash: after.headerHash, value});
         return value;
     }
 

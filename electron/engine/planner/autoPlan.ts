@@ -21,8 +21,7 @@ import {requestPredictor, type RequestPredictor} from "./requestPredictor.js";
 import {planStrategy} from "./planStrategy.js";
 import {CpuOnlyLoadAborts, createVramSimulator, type VramSimulator} from "./simulateVram.js";
 import {switchProbe} from "./switchProbe.js";
-import {planSpeculative} from "../speculative/planSpeculative.js";
-import type {SpeculativeRequest} from "../../contract/speculative.js";
+import {planSpeculative, type SpeculativeAsked} from "../speculative/planSpeculative.js";
 import type {SpeculativeDecision} from "../speculative/chooseSpeculative.js";
 import {candidateSettings, cpuOnlySettings} from "./strategies/optimalStrategy.js";
 import {costInputsFor, finishPlan, type FitFunction, type StrategyInputs, type StrategyResult} from "./strategies/StrategyResult.js";
@@ -57,7 +56,7 @@ export type AutoPlanOptions = {
     /** Steps as sentences; `fraction` (0..1) where a step knows how far it is (see ProfileMachineOptions.onProgress). */
     onProgress?: (message: string, fraction?: number) => void;
     /** Speculative decoding to plan with the placement (speculative/planSpeculative.ts). Defaults to none. */
-    speculative?: SpeculativeRequest & {readonly acceptanceDir?: string};
+    speculative?: SpeculativeAsked;
 };
 
 /** The plan and everything needed to load it with `PlacedModel.load`. */

@@ -5,7 +5,15 @@
  * not patch its C++ (the libraries are node-llama-cpp's prebuilt ones), and socket timeouts cannot be set on another
  * process's sockets, so the worker listens on a private loopback port and this front listens on the public address:
  * - one client at a time is connected to the worker; the others wait in a bounded queue, in arrival order;
- * - a client must send a well-formed hello (rpcProtocol.ts) within the hello deadline, or it is closed;
+ * - the front answers a client's hello itself (the worker's version, no transport capabilities: a relay carries plain
+ *   TCP), and a client must send its hello and then its whole first request within the hello deadline, or it is
+ *   closed. A real client sends that request as soon as its hello is answered (ggml-rpc's negotiate_hello, then the
+ *   command that opened the connection, a few bytes), so only a client that does is placed in the queue; one that
+ *   sends a hello and waits never reaches the worker. Clients still in their hello hold places too, but when every
+ *   place is taken a newcomer takes the place of the oldest of them, so idle clients cannot keep out a client that
+ *   completes its hello and request promptly;
+ * - when a client's turn comes the front sends the worker a hello of its own and checks the answer, then relays the
+ *   client's first request and everything after it;
  * - once a request has begun, its bytes must keep coming (the idle deadline restarts on each chunk, and does not run
  *   while the worker is not reading); a client that stops mid-request is closed and the next is served;
  * - a client that stops reading the worker's replies for the idle deadline is closed;
@@ -15,10 +23,13 @@
  * nothing while nobody chats.
  */
 import net from "node:net";
-import {RPC_HELLO_REPLY_BYTES, RPC_REPLY_HEADER_BYTES} from "./rpcProtocol.js";
+import {
+    helloReply, helloRequest, readHelloReply, RPC_HELLO_REPLY_BYTES, RPC_HELLO_REQUEST_BYTES, RPC_REPLY_HEADER_BYTES,
+    RPC_REQUEST_HEADER_BYTES, type RpcVersion
+} from "./rpcProtocol.js";
 import {RpcRequestFramer} from "./RpcRequestFramer.js";
 
-/** How long a client has from its connect to send the hello, and the worker to answer it once admitted. */
+/** How long a client has from its connect to send its hello and, once the front answered it, its first request. */
 export const RPC_HELLO_TIMEOUT_MS = 5000;
 /** How long a request may stall mid-way (or a reply go unread) before the client is closed. */
 export const RPC_MESSAGE_IDLE_TIMEOUT_MS = 10_000;
@@ -37,9 +48,12 @@ export const RPC_MAX_MESSAGE_BYTES = 2 ** 30;
  * A worker that does not answer in this time is hung, or held by a process connected to its private port directly.
  */
 export const RPC_WORKER_ANSWER_TIMEOUT_MS = 30_000;
-/** Clients that may wait (for their hello or their turn) beside the one served; more are closed at once. */
+/**
+ * Clients that may wait (in their hello or for their turn) beside the one served. A newcomer beyond them takes the
+ * place of the oldest client still in its hello; when all of them wait for their turn, it is closed at once.
+ */
 export const RPC_MAX_WAITING_CLIENTS = 8;
-/** Bytes a waiting client may send past its hello before it is served (a real client sends none: it awaits the reply). */
+/** Bytes a waiting client may send past its hello before it is served (a real client sends one small request, then awaits its reply). */
 const WAITING_EXTRA_BYTES = 64 * 1024;
 
 export type RpcFrontOptions = {
@@ -48,6 +62,8 @@ export type RpcFrontOptions = {
     port: number;
     /** Where the stock rpc-server listens (loopback). */
     worker: {host: string; port: number};
+    /** The worker's protocol version, as it answered a hello (probeRpcServer.ts): the front answers clients' hellos with it. */
+    workerVersion: RpcVersion;
     /** Defaults to {@link RPC_HELLO_TIMEOUT_MS}. */
     helloTimeoutMs?: number;
     /** Defaults to {@link RPC_MESSAGE_IDLE_TIMEOUT_MS}. */
@@ -60,12 +76,14 @@ export type RpcFrontOptions = {
     onLog?: (line: string) => void;
 };
 
-type Limits = Required<Omit<RpcFrontOptions, "host" | "port" | "worker" | "onLog">>;
+type Limits = Required<Omit<RpcFrontOptions, "host" | "port" | "worker" | "workerVersion" | "onLog">>;
 
 export class RpcFront {
     private readonly waiting: ClientSession[] = [];
     private served: ClientSession | null = null;
     private readonly sessions = new Set<ClientSession>();
+    /** Clients that have not yet sent their hello and first request, oldest first. */
+    private readonly handshaking = new Set<ClientSession>();
     private closed = false;
 
     private constructor(private readonly server: net.Server, private readonly options: RpcFrontOptions, readonly limits: Limits) {}
@@ -105,18 +123,29 @@ export class RpcFront {
     }
 
     private accept(socket: net.Socket): void {
-        if (this.closed || this.sessions.size - (this.served == null ? 0 : 1) >= this.limits.maxWaitingClients) {
-            this.log(`${peer(socket)}: closed at once, ${this.limits.maxWaitingClients} clients already wait`);
+        if (this.closed) {
             socket.destroy();
             return;
         }
-        const session = new ClientSession(socket, this.limits, {
-            helloDone: () => {
+        if (this.sessions.size - (this.served == null ? 0 : 1) >= this.limits.maxWaitingClients) {
+            const oldest = this.handshaking.values().next();
+            if (oldest.done === true) {
+                this.log(`${peer(socket)}: closed at once, ${this.limits.maxWaitingClients} clients already wait for their turn`);
+                socket.destroy();
+                return;
+            }
+            oldest.value.end(`a newer client took its place: all ${this.limits.maxWaitingClients} places were taken and it had not yet sent ` +
+                "its hello and first request");
+        }
+        const session = new ClientSession(socket, this.limits, helloReply(this.options.workerVersion), {
+            ready: () => {
+                this.handshaking.delete(session);
                 this.waiting.push(session);
                 this.pump();
             },
             ended: (reason) => {
                 this.sessions.delete(session);
+                this.handshaking.delete(session);
                 const index = this.waiting.indexOf(session);
                 if (index >= 0)
                     this.waiting.splice(index, 1);
@@ -128,6 +157,7 @@ export class RpcFront {
             }
         });
         this.sessions.add(session);
+        this.handshaking.add(session);
     }
 
     private pump(): void {
@@ -149,9 +179,14 @@ function peer(socket: net.Socket): string {
     return socket.remoteFamily === "IPv6" ? `[${socket.remoteAddress}]:${socket.remotePort}` : `${socket.remoteAddress}:${socket.remotePort}`;
 }
 
-type SessionEvents = {helloDone(): void; ended(reason: string | null): void};
+type SessionEvents = {ready(): void; ended(reason: string | null): void};
 
-/** One client: its hello, its wait, then its bytes relayed to and from the worker under the deadlines. */
+/** The bytes of a hello request, as the framer has checked it: the client's first bytes. */
+const CLIENT_HELLO_BYTES = RPC_REQUEST_HEADER_BYTES + RPC_HELLO_REQUEST_BYTES;
+/** The bytes of the worker's answer to the front's hello. */
+const WORKER_HELLO_BYTES = RPC_REPLY_HEADER_BYTES + RPC_HELLO_REPLY_BYTES;
+
+/** One client: its hello and first request, its wait, then its bytes relayed to and from the worker under the deadlines. */
 class ClientSession {
     readonly peer: string;
     private readonly framer: RpcRequestFramer;
@@ -159,13 +194,19 @@ class ClientSession {
     private early: Buffer[] = [];
     private earlyBytes = 0;
     private worker: net.Socket | null = null;
-    private workerAnswered = 0;
+    /** The worker's answer to the front's hello, while it arrives. */
+    private workerHello = Buffer.alloc(0);
+    private readonly connectedAt = performance.now();
+    private helloAnswered = false;
+    /** Whether its hello and first request are in, so it waits in the queue or is served. */
+    private inLine = false;
     private timer: NodeJS.Timeout | null = null;
     private clientPausedForWorker = false;
     private replyStalled = false;
     private ended = false;
 
-    constructor(private readonly client: net.Socket, private readonly limits: Limits, private readonly events: SessionEvents) {
+    constructor(private readonly client: net.Socket, private readonly limits: Limits, private readonly helloReply: Buffer,
+        private readonly events: SessionEvents) {
         this.peer = peer(client);
         this.framer = new RpcRequestFramer(limits.maxMessageBytes);
         client.setNoDelay(true);
@@ -175,23 +216,26 @@ class ClientSession {
         this.arm(limits.helloTimeoutMs, `it sent no RPC hello within ${limits.helloTimeoutMs} ms`);
     }
 
-    /** Connects the client to the worker: its early bytes first, then everything both ways. */
+    /**
+     * Connects the client to the worker: the front's hello, the client's early bytes past its own hello, then
+     * everything both ways (written now, the socket sends them in this order once connected).
+     */
     admit(address: {host: string; port: number}): void {
         if (this.ended)
             return;
         const worker = net.connect(address);
         this.worker = worker;
         worker.setNoDelay(true);
+        worker.write(helloRequest());
+        const early = Buffer.concat(this.early).subarray(CLIENT_HELLO_BYTES);
+        this.early = [];
+        if (early.length > 0)
+            worker.write(early);
+        this.client.resume();
         // the worker must take the connection and answer the hello in time: a worker that does not is held by a
         // process that connected to its private port directly, or hung
         this.arm(RPC_WORKER_ANSWER_TIMEOUT_MS, `the worker on ${address.host}:${address.port} did not answer its hello within ` +
             `${RPC_WORKER_ANSWER_TIMEOUT_MS} ms (is another process connected to it directly?)`);
-        worker.on("connect", () => {
-            for (const chunk of this.early)
-                worker.write(chunk);
-            this.early = [];
-            this.client.resume();
-        });
         worker.on("data", (chunk: Buffer) => this.fromWorker(chunk));
         worker.on("error", () => this.end(null));
         worker.on("close", () => this.end(null));
@@ -211,7 +255,6 @@ class ClientSession {
     private fromClient(chunk: Buffer): void {
         if (this.ended)
             return;
-        const wasDone = this.framer.helloDone;
         const problem = this.framer.push(chunk);
         if (problem != null) {
             this.end(problem);
@@ -222,11 +265,20 @@ class ClientSession {
             this.earlyBytes += chunk.length;
             if (this.earlyBytes > WAITING_EXTRA_BYTES)
                 this.client.pause();
-            if (!wasDone && this.framer.helloDone) {
-                this.disarm();
-                this.events.helloDone();
-            } else if (wasDone) {
+            if (this.inLine) {
                 this.armIdle();
+                return;
+            }
+            if (!this.helloAnswered && this.framer.helloDone) {
+                this.helloAnswered = true;
+                this.client.write(this.helloReply);
+                const left = Math.max(0, this.limits.helloTimeoutMs - (performance.now() - this.connectedAt));
+                this.arm(left, `it sent its hello but no request after it within ${this.limits.helloTimeoutMs} ms of its connect`);
+            }
+            if (this.framer.requestsDone >= 2) {
+                this.inLine = true;
+                this.disarm();
+                this.events.ready();
             }
             return;
         }
@@ -242,13 +294,26 @@ class ClientSession {
         this.armIdle();
     }
 
-    private fromWorker(chunk: Buffer): void {
+    private fromWorker(received: Buffer): void {
         if (this.ended)
             return;
-        if (this.workerAnswered < RPC_REPLY_HEADER_BYTES + RPC_HELLO_REPLY_BYTES) {
-            this.workerAnswered += chunk.length;
-            if (this.workerAnswered >= RPC_REPLY_HEADER_BYTES + RPC_HELLO_REPLY_BYTES)
-                this.armIdle();
+        let chunk = received;
+        if (this.workerHello.length < WORKER_HELLO_BYTES) {
+            // the answer to the front's hello: checked, not relayed (the client had the front's)
+            const need = WORKER_HELLO_BYTES - this.workerHello.length;
+            this.workerHello = Buffer.concat([this.workerHello, chunk.subarray(0, need)]);
+            chunk = chunk.subarray(need);
+            if (this.workerHello.length < WORKER_HELLO_BYTES)
+                return;
+            const {problem} = readHelloReply(this.workerHello);
+            if (problem != null || !this.workerHello.subarray(RPC_REPLY_HEADER_BYTES, RPC_REPLY_HEADER_BYTES + 3)
+                .equals(this.helloReply.subarray(RPC_REPLY_HEADER_BYTES, RPC_REPLY_HEADER_BYTES + 3))) {
+                this.end(`the worker answered its hello with ${problem ?? "another version than it did at start"}`);
+                return;
+            }
+            this.armIdle();
+            if (chunk.length === 0)
+                return;
         }
         if (!this.client.write(chunk) && !this.replyStalled) {
             this.replyStalled = true;
@@ -267,7 +332,7 @@ class ClientSession {
      * for the client to read it. Otherwise (between requests, or the worker busy) no deadline runs.
      */
     private armIdle(): void {
-        const helloPending = this.worker != null && this.workerAnswered < RPC_REPLY_HEADER_BYTES + RPC_HELLO_REPLY_BYTES;
+        const helloPending = this.worker != null && this.workerHello.length < WORKER_HELLO_BYTES;
         if (this.ended || helloPending)
             return;
         const ms = this.limits.messageIdleTimeoutMs;

@@ -24,9 +24,14 @@ export class RpcRequestFramer {
         return this.headerFill > 0 || this.remaining > 0n;
     }
 
+    /** Requests received whole, the hello included. */
+    get requestsDone(): number {
+        return this.requests - (this.remaining > 0n ? 1 : 0);
+    }
+
     /** Whether the first request, the hello, is complete. */
     get helloDone(): boolean {
-        return this.requests > 1 || (this.requests === 1 && this.remaining === 0n);
+        return this.requestsDone >= 1;
     }
 
     /**

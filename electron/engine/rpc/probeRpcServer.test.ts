@@ -1,11 +1,12 @@
 // The probe against what a configured "rpc-server" address may really be: nothing, a plain HTTP server, a port that
-// accepts and stays silent, a server of another protocol version. Real sockets on 127.0.0.1; no rpc-server needed.
+// accepts and stays silent, a server of another protocol version, a front that answers the hello while its worker is
+// busy. Real sockets on 127.0.0.1; no rpc-server needed.
 import http from "node:http";
 import net from "node:net";
 import {afterEach, describe, expect, it} from "vitest";
 import {parseRpcEndpoint} from "./parseRpcEndpoint.js";
 import {probeRpcServer} from "./probeRpcServer.js";
-import {helloRequest, RPC_HELLO_REPLY_BYTES} from "./rpcProtocol.js";
+import {helloRequest, RPC_CMD_DEVICE_COUNT, RPC_HELLO_REPLY_BYTES} from "./rpcProtocol.js";
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -23,12 +24,24 @@ async function listen(server: net.Server): Promise<string> {
     return `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
 }
 
-/** A server that answers the hello with `reply`, after checking it received a hello. */
-function replying(reply: Buffer): net.Server {
+/**
+ * A server that answers the hello with `reply`, after checking it received a hello, then (when `devices` is given)
+ * RPC_CMD_DEVICE_COUNT with that count, as rpc-server does.
+ */
+function replying(reply: Buffer, devices: number | null = 1): net.Server {
     return net.createServer((socket) => {
         socket.once("data", (request) => {
-            if (request.equals(helloRequest()))
-                socket.write(reply);
+            if (!request.equals(helloRequest()))
+                return;
+            socket.write(reply);
+            socket.once("data", (next) => {
+                if (devices == null || next[0] !== RPC_CMD_DEVICE_COUNT)
+                    return;
+                const answer = Buffer.alloc(12);
+                answer.writeBigUInt64LE(4n, 0);
+                answer.writeUInt32LE(devices, 8);
+                socket.write(answer);
+            });
         });
     });
 }
@@ -68,6 +81,12 @@ describe("probeRpcServer: a real RPC hello, bounded in time", () => {
             "it is not an rpc-server, or one busy serving another client (rpc-server serves one at a time)");
         expect(ms).toBeGreaterThanOrEqual(650);
         expect(ms).toBeLessThan(1500);
+    });
+
+    it("reports a server that answers the hello but not the request after it as busy (tensorwise's front, its worker held)", async () => {
+        const endpoint = await listen(replying(helloReply(7, 0, 0), null));
+        await expect(probeRpcServer(parseRpcEndpoint(endpoint), 700)).rejects.toThrow(
+            `${endpoint} answered the RPC hello but not a request within 700 ms: the rpc-server is busy serving another client (it serves one at a time)`);
     });
 
     it("refuses a server of another protocol version by its version", async () => {

@@ -6,7 +6,7 @@ import {fileURLToPath} from "node:url";
 import {describe, expect, it} from "vitest";
 import {requiredOrSkip} from "../testing/requiredOrSkip.js";
 import {
-    helloRequest, RPC_CMD_COUNT, RPC_CMD_HELLO, RPC_CMD_NONE, RPC_HELLO_REPLY_BYTES, RPC_HELLO_REQUEST_BYTES, RPC_PROTO_MAJOR_VERSION,
+    helloRequest, RPC_CMD_COUNT, RPC_CMD_DEVICE_COUNT, RPC_CMD_HELLO, RPC_CMD_NONE, RPC_HELLO_REPLY_BYTES, RPC_HELLO_REQUEST_BYTES, RPC_PROTO_MAJOR_VERSION,
     RPC_PROTO_MINOR_VERSION
 } from "./rpcProtocol.js";
 
@@ -21,6 +21,7 @@ describe.skipIf(skip != null)("rpcProtocol.ts matches ggml-rpc's source", () => 
         expect(Number(/#define RPC_PROTO_MINOR_VERSION\s+(\d+)/.exec(header)![1])).toBe(RPC_PROTO_MINOR_VERSION);
         const commands = /enum rpc_cmd \{([^}]*)\}/.exec(cpp)![1]!.split(",").map((entry) => entry.replace(/=.*/, "").trim()).filter(Boolean);
         expect(commands.indexOf("RPC_CMD_HELLO")).toBe(RPC_CMD_HELLO);
+        expect(commands.indexOf("RPC_CMD_DEVICE_COUNT")).toBe(RPC_CMD_DEVICE_COUNT);
         expect(commands.indexOf("RPC_CMD_NONE")).toBe(RPC_CMD_NONE);
         expect(commands.indexOf("RPC_CMD_COUNT")).toBe(RPC_CMD_COUNT);
         const caps = Number(/RPC_CONN_CAPS_SIZE = (\d+)/.exec(transport)![1]);

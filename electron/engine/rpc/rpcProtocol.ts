@@ -16,6 +16,8 @@ export const RPC_PROTO_MINOR_VERSION = 0;
 
 /** `rpc_cmd` values the front and the probe look at. */
 export const RPC_CMD_HELLO = 14;
+/** The request a client sends first after its hello (ggml_backend_rpc_get_device_count); its reply is a uint32. */
+export const RPC_CMD_DEVICE_COUNT = 15;
 /** The client's internal "no command" (a synchronisation marker): rpc-server closes the connection on it. */
 export const RPC_CMD_NONE = 18;
 /** One past the last command: rpc-server closes the connection on anything at or above it. */
@@ -39,6 +41,17 @@ export function helloRequest(): Buffer {
     request.writeUInt8(RPC_CMD_HELLO, 0);
     request.writeBigUInt64LE(BigInt(RPC_HELLO_REQUEST_BYTES), 1);
     return request;
+}
+
+/**
+ * A hello reply (8-byte size + rpc_msg_hello_rsp) announcing `version` and no transport capabilities (all-zero
+ * conn_caps: the peer stays on plain TCP, as rpc_serve_client answers when it was built without RDMA).
+ */
+export function helloReply(version: RpcVersion): Buffer {
+    const reply = Buffer.alloc(RPC_REPLY_HEADER_BYTES + RPC_HELLO_REPLY_BYTES);
+    reply.writeBigUInt64LE(BigInt(RPC_HELLO_REPLY_BYTES), 0);
+    reply.set([version.major, version.minor, version.patch], RPC_REPLY_HEADER_BYTES);
+    return reply;
 }
 
 /** A request's header: its command byte and declared payload size (a bigint: a client may declare up to 2^64 − 1). */

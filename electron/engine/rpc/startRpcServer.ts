@@ -5,6 +5,7 @@ import {parseRpcEndpoint, type RpcEndpoint} from "./parseRpcEndpoint.js";
 import {probeRpcServer} from "./probeRpcServer.js";
 import {rpcBuildPaths} from "./rpcBuildPaths.js";
 import {RpcFront, type RpcFrontOptions} from "./RpcFront.js";
+import type {RpcVersion} from "./rpcProtocol.js";
 
 /** How long a starting rpc-server may take to accept connections. */
 export const RPC_START_TIMEOUT_MS = 30_000;
@@ -125,12 +126,13 @@ export async function startRpcServer(options: RpcServerOptions = {}): Promise<Ru
     };
 
     const deadline = Date.now() + RPC_START_TIMEOUT_MS;
+    let workerVersion: RpcVersion;
     for (;;) {
         if (exitedWith !== undefined)
             throw new Error(`rpc-server ended before it listened on ${workerEndpoint.text} (${String(exitedWith)})` +
                 (stderrTail.length > 0 ? `: ${stderrTail.join(" / ")}` : ""));
         try {
-            await probeRpcServer(workerEndpoint, 500);
+            workerVersion = await probeRpcServer(workerEndpoint, 500);
             break;
         } catch {
             if (Date.now() > deadline) {
@@ -141,7 +143,7 @@ export async function startRpcServer(options: RpcServerOptions = {}): Promise<Ru
         }
     }
     try {
-        front = await RpcFront.listen({...options.front, host: endpoint.host, port: endpoint.port, worker: workerEndpoint});
+        front = await RpcFront.listen({...options.front, host: endpoint.host, port: endpoint.port, worker: workerEndpoint, workerVersion});
     } catch (error) {
         await stop();
         const code = (error as NodeJS.ErrnoException).code;

@@ -91,7 +91,13 @@ export type TensorBufferOverride = {pattern: string; bufferType: string};
 
 /** How to load a model: the placement (layers + per-tensor overrides) and the runtime settings. */
 export type PlacedModelOptions = {
+    /** The file llama.cpp loads. */
     modelPath: string;
+    /**
+     * The model's path as the user named it, where {@link modelPath} is that file pinned for the load (pinModelFile.ts):
+     * what caches kept per model are keyed by. Defaults to `modelPath`.
+     */
+    sourcePath?: string;
     /**
      * Layers offloaded to the GPU before overrides apply. Per-tensor plans use `"max"` (every layer on the GPU) and move
      * tensors back to the host with overrides. Defaults to `"max"` when the llama has a GPU, else 0.

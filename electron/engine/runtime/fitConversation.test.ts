@@ -5,7 +5,7 @@
  */
 import {describe, expect, it} from "vitest";
 import type {ChatTurn} from "../../contract/chat.js";
-import {fitConversation, type FitOptions} from "./fitConversation.js";
+import {fitConversation, fitConversationAsync, type FitOptions} from "./fitConversation.js";
 
 const words = (turns: readonly ChatTurn[]): number => 10 + turns.reduce((sum, turn) => sum + turn.text.split(" ").length, 0);
 /** Exchange i: a user message of 10 words and a reply of 10 words. */
@@ -68,5 +68,28 @@ describe("fitConversation", () => {
             .toThrow("takes 110 tokens and the context holds 100");
         // with every earlier message out, a small room left is still used
         expect(fit(chat(5), {promptTokens: (turns) => 85 + words(turns)})).toMatchObject({history: [], leftOutMessages: 10, promptTokens: 95});
+    });
+});
+
+describe("fitConversationAsync", () => {
+    it("chooses what fitConversation chooses, under every policy, measuring each history it tries once", async () => {
+        for (const policy of ["truncateMiddle", "rollingWindow", "stop"] as const)
+            for (const [exchanges, contextSize] of [[10, 100], [3, 1000], [40, 300]] as const) {
+                const measured: string[] = [];
+                const options = {policy, contextSize, maxTokens: 20};
+                const run = async () => await fitConversationAsync(chat(exchanges), {...options, promptTokens: async (turns) => {
+                    measured.push(ids(turns).join(" "));
+                    return await Promise.resolve(words(turns));
+                }});
+                let expected: unknown, thrown: unknown;
+                try {
+                    expected = fitConversation(chat(exchanges), {...options, promptTokens: words});
+                } catch (error) {
+                    thrown = error;
+                }
+                if (thrown != null) await expect(run()).rejects.toThrow((thrown as Error).message);
+                else expect(await run()).toEqual(expected);
+                expect(new Set(measured).size, `${policy} ${exchanges}`).toBe(measured.length);
+            }
     });
 });

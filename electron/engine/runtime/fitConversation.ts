@@ -107,3 +107,31 @@ function toExchanges(history: readonly ChatTurn[]): ChatTurn[][] {
     }
     return exchanges;
 }
+
+/** Thrown by {@link fitConversationAsync}'s length lookup for a history not measured yet. */
+class LengthNeeded {
+    constructor(readonly history: readonly ChatTurn[]) {}
+}
+
+/**
+ * {@link fitConversation} with lengths that take a round trip (a prompt templated on the prompt worker): the same
+ * search, replayed with the lengths measured so far until it needs none it lacks. The search is deterministic, so
+ * each replay gets one step further; it measures the same few histories the synchronous search would.
+ */
+export async function fitConversationAsync(history: readonly ChatTurn[],
+    options: Omit<FitOptions, "promptTokens"> & {promptTokens: (history: readonly ChatTurn[]) => Promise<number>}): Promise<FittedConversation> {
+    const lengths = new Map<string, number>();
+    const keyOf = (turns: readonly ChatTurn[]): string => turns.map((turn) => history.indexOf(turn)).join(",");
+    for (;;) {
+        try {
+            return fitConversation(history, {...options, promptTokens: (turns) => {
+                const length = lengths.get(keyOf(turns));
+                if (length == null) throw new LengthNeeded(turns);
+                return length;
+            }});
+        } catch (error) {
+            if (!(error instanceof LengthNeeded)) throw error;
+            lengths.set(keyOf(error.history), await options.promptTokens(error.history));
+        }
+    }
+}

@@ -18,8 +18,13 @@ import {checkDraftModel, checkMtpModel, checkSpeculativeRequest} from "./checkSp
 import {chooseSpeculative, type SpeculativeCandidate, type SpeculativeDecision} from "./chooseSpeculative.js";
 import {mtpHostOverride, mtpStepMs} from "./mtpStep.js";
 
-/** What the user asked for, and where measured α are kept (the profile cache folder). */
-export type SpeculativePlanRequest = SpeculativeRequest & {readonly acceptanceDir: string};
+/**
+ * What the user asked for, where measured α are kept (the profile cache folder), and the model's own path they are
+ * kept under (`acceptancePath`; defaults to the path planned from, which may be a pinned copy's: pinModelFile.ts).
+ */
+export type SpeculativePlanRequest = SpeculativeRequest & {readonly acceptanceDir: string; readonly acceptancePath?: string};
+/** A speculation asked of the planner: the folder defaults to the profile cache's. */
+export type SpeculativeAsked = Omit<SpeculativePlanRequest, "acceptanceDir"> & {readonly acceptanceDir?: string};
 
 /** Plans speculation for `result`, the model's plan under `budgetBytes` on the machine `cost` describes. */
 export async function planSpeculative(options: {
@@ -32,7 +37,7 @@ export async function planSpeculative(options: {
     if (request.choice === "off") return chooseSpeculative(target, "off", []);
     const candidates: SpeculativeCandidate[] = [];
     const acceptance = (kind: SpeculativeCandidate["kind"], draftPath?: string) =>
-        readAcceptance(request.acceptanceDir, acceptanceKey(options.modelPath, kind, draftPath), kind);
+        readAcceptance(request.acceptanceDir, acceptanceKey(request.acceptancePath ?? options.modelPath, kind, draftPath), kind);
     candidates.push({kind: "ngram", acceptance: acceptance("ngram")});
     if (request.draftPath != null && (request.choice === "auto" || request.choice === "draft")) {
         const draftModel = inspectGguf(await validateGgufOutOfProcess(request.draftPath, {timeoutMs: 30_000, signal: options.signal}));

@@ -11,6 +11,7 @@ import {ConversationStore} from "./ConversationStore.js";
 import type {HostContext} from "../HostContext.js";
 import type {HostClient} from "../HostContext.js";
 import {conversationRequests} from "./conversationRequests.js";
+import {quotedMarkdown} from "./quotedMarkdown.js";
 
 // Export, import and search through the requests' own checks and handlers, on a real store in a temp folder.
 let dataDir: string;
@@ -112,8 +113,10 @@ describe("conversation export and import", () => {
             "## System prompt", "## User", "## Assistant (tiny-llama.Q4_K_M.gguf)", "## User",
             "## Assistant (tiny-llama.Q4_K_M.gguf, stopped by the user)"
         ]);
+        // each turn as written, escaped so it cannot run HTML or forge a heading (quotedMarkdown.test.ts renders it)
         for (const message of original.messages)
-            expect(text).toContain(`\n\n${message.text}\n`);
+            expect(text).toContain(`\n\n${quotedMarkdown(message.text)}\n`);
+        expect(text).toContain("fn f&lt;'a>(x: &amp;'a str)?");
     });
 
     it("names the file from the title without path separators or control characters", async () => {

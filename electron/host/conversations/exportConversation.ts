@@ -1,6 +1,7 @@
 /**
  * One conversation as a file: Markdown for reading (title, the models that replied, the system prompt, then each turn
- * under its role's heading) or JSON for importing again (the conversation exactly as stored, wrapped with the
+ * under its role's heading, every quoted text escaped by quotedMarkdown.ts so it can neither run HTML nor forge a
+ * turn) or JSON for importing again (the conversation exactly as stored, wrapped with the
  * {@link CONVERSATION_FILE_FORMAT} and {@link CONVERSATION_FILE_VERSION} that importConversation.ts checks).
  */
 import {
@@ -8,6 +9,7 @@ import {
 } from "../../contract/conversationFile.js";
 import type {ChatMessage, Conversation} from "../../contract/ipc.js";
 import {toolCallText} from "../tools/toolCallText.js";
+import {quotedInline, quotedMarkdown} from "./quotedMarkdown.js";
 
 /** The most characters of the title a file name keeps. */
 const FILE_NAME_CHARS = 60;
@@ -22,7 +24,7 @@ export function exportFileName(title: string, format: ConversationExportFormat):
 /** What a reply's heading says besides its role: the model, and whether it was cut short. */
 function replyNote(message: ChatMessage): string {
     const notes = [
-        ...(message.model != null ? [message.model] : []),
+        ...(message.model != null ? [quotedInline(message.model)] : []),
         ...(message.stopped === "user" ? ["stopped by the user"] : message.stopped === "crash" ? ["cut off: the engine stopped"] : [])
     ];
     return notes.length === 0 ? "" : ` (${notes.join(", ")})`;
@@ -38,20 +40,20 @@ function fenced(text: string): string {
 function toMarkdown(conversation: Conversation, exportedAt: Date): string {
     const models = [...new Set(conversation.messages.flatMap((message) => message.model != null ? [message.model] : []))];
     const lines = [
-        `# ${conversation.title}`, "",
-        `- Model: ${models.length === 0 ? "not recorded" : models.join(", ")}`,
+        `# ${quotedInline(conversation.title)}`, "",
+        `- Model: ${models.length === 0 ? "not recorded" : models.map(quotedInline).join(", ")}`,
         `- Messages: ${conversation.messages.length}`,
         `- Exported: ${exportedAt.toISOString()}`,
         ""
     ];
     const systemPrompt = conversation.settings?.systemPrompt;
     if (systemPrompt != null && systemPrompt.trim() !== "")
-        lines.push("## System prompt", "", systemPrompt, "");
+        lines.push("## System prompt", "", quotedMarkdown(systemPrompt), "");
     for (const message of conversation.messages) {
         const heading = message.role === "user" ? "## User" : `## Assistant${replyNote(message)}`;
-        lines.push(heading, "", message.text, "");
+        lines.push(heading, "", quotedMarkdown(message.text), "");
         for (const call of message.toolCalls ?? [])
-            lines.push(`### Tool call: ${call.tool}${call.server !== "" ? ` (${call.server})` : ""}, ${call.state}`, "", fenced(call.arguments), "",
+            lines.push(`### Tool call: ${quotedInline(call.tool)}${call.server !== "" ? ` (${quotedInline(call.server)})` : ""}, ${call.state}`, "", fenced(call.arguments), "",
                 ...(call.state === "done" || call.state === "failed" ? [fenced(toolCallText(call)), ""] : []));
     }
     return lines.join("\n");

@@ -81,6 +81,8 @@ export type ToolDefinition = {
     description: string | null;
     /** A JSON schema of `type: "object"`; `{type: "object", properties: {}}` (no arguments) when not sent. */
     parameters: Record<string, unknown>;
+    /** Where the request sent the parameters (`tools[2].function.parameters`), for a refusal to name; defaults to `tools`. */
+    parametersField?: string;
 };
 
 /** `tool_choice`: `{name}` forces that function. */

@@ -7,6 +7,20 @@ import {tokenPiece, type TokenLogprob} from "../../engine/runtime/tokenPiece.js"
 import {penaltiesOf, type SamplerOptions} from "./samplingOptions.js";
 import {DETOKENIZER_CONTEXT_TOKENS, TokenProbabilityRecorder} from "./TokenProbabilityRecorder.js";
 
+/** How AddonContext's sampleToken (node-llama-cpp) says llama.cpp's sampler refused the token it drew. */
+const SAMPLER_ACCEPT_FAILED = "Failed to accept token in sampler:";
+
+/**
+ * A reply stopped because its grammar allowed no token at some point (llama_grammar_accept_impl: "Unexpected empty
+ * grammar stack"): a grammar that became unsatisfiable mid-reply, e.g. one needing a character no token of this
+ * vocabulary can write, or whose every allowed token `logit_bias` bans. Only this reply ends.
+ */
+export class SamplingDeadEnd extends Error {
+    constructor(readonly generatedTokens: number, readonly detail: string) {
+        super(`after ${generatedTokens} generated token(s) the grammar allowed no token of this model's vocabulary (llama.cpp: ${detail.slice(0, 200)})`);
+    }
+}
+
 /** How one generation ended, in OpenAI's words (`abort`: the client left or the time limit passed). */
 export type FinishReason = "stop" | "length" | "abort";
 
@@ -141,6 +155,12 @@ export class ServeSlot {
                 stopReason = result.metadata.stopReason;
                 trigger = result.metadata.stopReason === "customStopTrigger" ? result.metadata.customStopTrigger : undefined;
             }
+        } catch (error) {
+            // node-llama-cpp rejects the sequence's decode with llama.cpp's error (AddonContext's sampleToken, through
+            // tensorwise's JS patch: native/patches/node-llama-cpp-js-sampling-errors.patch)
+            if (error instanceof Error && error.message.startsWith(SAMPLER_ACCEPT_FAILED))
+                throw new SamplingDeadEnd(clock.tokens, error.message.slice(SAMPLER_ACCEPT_FAILED.length).trim());
+            throw error;
         } finally {
             recorder?.dispose();
         }

@@ -6,8 +6,8 @@
  * native/src/TensorwiseGenerate.cpp, owns the context while it runs and cannot share it).
  */
 import {LlamaGrammar, TokenBias, type LlamaModel, type Token} from "node-llama-cpp";
-import type {TensorwiseBindings} from "../../engine/native/tensorwiseBindings.js";
 import {OpenAiError} from "../common/OpenAiError.js";
+import {refusedPreparation, type PromptWorker} from "./promptWorker/PromptWorker.js";
 import type {OutputConstraint, SamplingRequest} from "../common/GenerationRequest.js";
 
 /** node-llama-cpp's default look-back of the repeat penalty (LlamaChat's `defaultRepeatPenaltyLastTokens`). */
@@ -64,22 +64,26 @@ export function tokenBiasOf(bias: ReadonlyMap<number, number>, model: LlamaModel
 }
 
 /**
- * The grammar of an output constraint: a JSON schema through llama.cpp's json_schema_to_grammar (a schema it cannot
- * convert is refused with its message), a GBNF grammar as sent (refused when llama.cpp's parser rejects it).
+ * The grammar of an output constraint: a JSON schema checked and turned into GBNF by llama.cpp's
+ * json_schema_to_grammar, or a GBNF grammar as sent, checked — both on the prompt worker (PromptWorker.ts), refused
+ * with a 400 naming the field when past the limits, contradictory, or refused by llama.cpp. Only then is the grammar
+ * llama.cpp's sampler reads made here (node-llama-cpp's LlamaGrammar parses it on this thread, within the limits).
  */
-export function grammarOf(constraint: OutputConstraint | null, model: LlamaModel, bindings: TensorwiseBindings): LlamaGrammar | undefined {
+export async function grammarOf(constraint: OutputConstraint | null, model: LlamaModel, worker: PromptWorker): Promise<LlamaGrammar | undefined> {
     if (constraint == null)
         return undefined;
-    let gbnf: string;
     const field = constraint.kind === "grammar" ? "grammar" : constraint.source;
-    if (constraint.kind === "json") {
-        try {
-            gbnf = bindings.tensorwiseJsonSchemaToGrammar(JSON.stringify(constraint.schema));
-        } catch (error) {
-            throw OpenAiError.badRequest(`\`${field}\`: llama.cpp cannot turn this JSON schema into a grammar: ${firstLine(error)}`, field);
+    let gbnf: string;
+    try {
+        if (constraint.kind === "json")
+            gbnf = await worker.schemaGrammar(constraint.schema, vocabularySize(model));
+        else {
+            await worker.checkGrammar(constraint.gbnf, vocabularySize(model));
+            gbnf = constraint.gbnf;
         }
-    } else
-        gbnf = constraint.gbnf;
+    } catch (error) {
+        throw refusedPreparation(error, field);
+    }
     try {
         return new LlamaGrammar(model.llama, {grammar: gbnf});
     } catch (error) {
@@ -95,8 +99,8 @@ function firstLine(error: unknown): string {
  * The token bias and grammar of `request` for `model` (checked before the request waits for a sequence); throws the
  * 400 of the first field it cannot honour. The penalties need no model: ServeSlot.ts takes them from the request.
  */
-export function constraintsOf(request: SamplingRequest, model: LlamaModel, bindings: TensorwiseBindings): Omit<SamplerOptions, "repeatPenalty"> {
+export async function constraintsOf(request: SamplingRequest, model: LlamaModel, worker: PromptWorker): Promise<Omit<SamplerOptions, "repeatPenalty">> {
     const tokenBias = tokenBiasOf(request.logitBias, model);
-    const grammar = grammarOf(request.constraint, model, bindings);
+    const grammar = await grammarOf(request.constraint, model, worker);
     return {...(tokenBias != null && {tokenBias}), ...(grammar != null && {grammar})};
 }

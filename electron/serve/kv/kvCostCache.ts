@@ -56,7 +56,7 @@ export async function kvCostCacheFacts(placed: PlacedModel, maxTokens: number | 
     const stat = await fs.stat(options.modelPath, {bigint: true});
     return {
         machine: await machineCacheFacts(placed.engine),
-        model: {path: path.resolve(options.modelPath), bytes: String(stat.size), mtimeNs: String(stat.mtimeNs)},
+        model: {path: path.resolve(options.sourcePath ?? options.modelPath), bytes: String(stat.size), mtimeNs: String(stat.mtimeNs)},
         load: {
             contextSize: placed.context.contextSize, batchSize: options.batchSize, threads: options.threads ?? placed.engine.llama.maxThreads,
             useMmap: options.useMmap, useGpu: options.useGpu, gpuLayers: options.gpuLayers ?? null, overrides: options.overrides ?? [],

@@ -1,8 +1,7 @@
-import {useChatStore} from "../stores/chatStore";
 import {useEngineStore} from "../stores/engineStore";
 import {initTransport} from "../transport/getTransport";
 import {refreshBenchList} from "./benchActions";
-import {openConversation, refreshConversations} from "./chatActions";
+import {openNewestConversation, refreshConversations} from "./chatActions";
 import {refreshLoaded, refreshMachine} from "./engineActions";
 import {refreshLibrary} from "./modelActions";
 import {wireEvents} from "./wireEvents";
@@ -18,9 +17,7 @@ export function bootstrap(): void {
         if (useEngineStore.getState().engineVersion === version)
             useEngineStore.getState().setEngine(state);
         await refreshConversations();
-        const first = useChatStore.getState().summaries[0];
-        if (first != null)
-            await openConversation(first.id);
+        await openNewestConversation();
         await Promise.all([refreshMachine(), refreshLoaded(), refreshBenchList(), refreshLibrary()]);
     })();
 }

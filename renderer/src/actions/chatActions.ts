@@ -4,6 +4,7 @@ import {getTransport} from "../transport/getTransport";
 import {errorMessage} from "../transport/Transport";
 import {TensorwiseError} from "../../../electron/contract/TensorwiseError";
 import {newId} from "./ids";
+import {markOpening, unfinishedOpening} from "./openingGuard";
 
 /** The conversation list and what the host says about the saved files (shown above the list). */
 export async function refreshConversations(): Promise<void> {
@@ -16,6 +17,9 @@ export async function refreshConversations(): Promise<void> {
 
 export async function openConversation(id: string): Promise<void> {
     const store = useChatStore.getState();
+    markOpening(id);
+    if (store.notOpened === id)
+        store.setNotOpened(null);
     store.setActive(id);
     try {
         store.putConversation(await getTransport().request("conversations.get", {id}));
@@ -28,6 +32,21 @@ export async function openConversation(id: string): Promise<void> {
         }
         throw error;
     }
+}
+
+/**
+ * What the app does at start: opens the newest conversation, unless the page stopped while showing it last time
+ * (openingGuard.ts); that one is left closed, and the list says why.
+ */
+export async function openNewestConversation(): Promise<void> {
+    const newest = useChatStore.getState().summaries[0];
+    if (newest == null)
+        return;
+    if (newest.id === unfinishedOpening()) {
+        useChatStore.getState().setNotOpened(newest.id);
+        return;
+    }
+    await openConversation(newest.id);
 }
 
 /** Re-reads a conversation from the host without changing which one is shown. */

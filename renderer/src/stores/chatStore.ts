@@ -36,6 +36,8 @@ export type ChatStore = {
     /** What the host says about the saved conversations: not being saved, or a file it could not read and moved aside. */
     notices: ConversationNotice[];
     activeId: string | null;
+    /** The newest conversation when the app did not open it by itself: the page stopped while showing it (openingGuard.ts). */
+    notOpened: string | null;
     conversations: Record<string, Conversation>;
     streams: Record<string, LiveStream>;
     /** Last error of a send/stream, per conversation, with its code where the host gave one. */
@@ -48,6 +50,7 @@ export type ChatStore = {
     setSummaries(summaries: ConversationSummary[]): void;
     setNotices(notices: ConversationNotice[]): void;
     setActive(id: string | null): void;
+    setNotOpened(id: string | null): void;
     putConversation(conversation: Conversation): void;
     removeConversation(id: string): void;
     /** The user's message shown at once, before the host confirms it. */
@@ -81,6 +84,7 @@ export const useChatStore = create<ChatStore>((set) => ({
     summaries: [],
     notices: [],
     activeId: null,
+    notOpened: null,
     conversations: {},
     streams: {},
     errors: {},
@@ -88,6 +92,7 @@ export const useChatStore = create<ChatStore>((set) => ({
     setSummaries: (summaries) => set({summaries}),
     setNotices: (notices) => set({notices}),
     setActive: (activeId) => set({activeId}),
+    setNotOpened: (notOpened) => set({notOpened}),
     putConversation: (conversation) => set((state) => ({conversations: {...state.conversations, [conversation.id]: conversation}})),
     removeConversation: (id) => set((state) => {
         const {[id]: _removed, ...conversations} = state.conversations;

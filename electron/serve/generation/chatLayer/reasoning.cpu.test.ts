@@ -11,12 +11,12 @@ import OpenAI from "openai";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import type {PlacedModel} from "../../../engine/runtime/PlacedModel.js";
 import {probeEngine} from "../../../engine/testing/probeEngine.js";
-import {DEFAULT_REASONING, type ReasoningRequest} from "../../common/GenerationRequest.js";
+import {DEFAULT_REASONING, type ChatMessage, type ReasoningRequest} from "../../common/GenerationRequest.js";
 import {nativeReasoning, templateReasoning} from "./chatReasoning.js";
 import type {OpenAiServer} from "../../serveOpenAi.js";
 import {serveTestModel} from "../../testing/servedTestModel.js";
 import {chatTemplate, loadTemplatedTestModel, missingTemplates, TEMPLATE_FILES} from "../../testing/templatedTestModel.js";
-import {toolCallPrompt} from "./toolCallPrompt.js";
+import {TestPromptWorkers} from "../../testing/testPromptWorkers.js";
 import {ToolCallStream, type ReplyDelta} from "./ToolCallStream.js";
 
 const QWEN3 = TEMPLATE_FILES.qwen3;
@@ -39,15 +39,16 @@ describe.skipIf(skip != null)("llama.cpp's chat layer with reasoning templates (
             models.set(file, await loadWithTemplate(`reasoning-${file.slice(0, 14)}`, file));
         return models.get(file)!;
     };
+    const workers = new TestPromptWorkers();
     afterAll(async () => {
+        await workers.close();
         for (const placed of models.values())
             await placed.dispose();
     });
-    const promptOf = async (file: string, reasoning: ReasoningRequest, messages: Parameters<typeof toolCallPrompt>[0] = [{role: "user", text: "Hi"}],
+    const promptOf = async (file: string, reasoning: ReasoningRequest, messages: readonly ChatMessage[] = [{role: "user", text: "Hi"}],
         streamed = false) => {
         const placed = await model(file);
-        return toolCallPrompt(messages, null, placed.model, placed.engine.bindings, nativeReasoning(reasoning, templateReasoning(placed.model, placed.engine.bindings)),
-            streamed);
+        return await workers.prompt(placed, messages, null, nativeReasoning(reasoning, templateReasoning(placed.model, placed.engine.bindings)), streamed);
     };
 
     it("finds which templates think and which can switch thinking off", async () => {
@@ -119,10 +120,9 @@ describe.skipIf(skip != null)("llama.cpp's chat layer with reasoning templates (
         const placed = await model(QWEN3);
         const tools = {tools: [{name: "get_time", description: null, parameters: {type: "object", properties: {zone: {type: "string"}}}}], choice: "auto" as const, parallel: false};
         const native = nativeReasoning(DEFAULT_REASONING, templateReasoning(placed.model, placed.engine.bindings));
-        const shown = placed.model.detokenize(toolCallPrompt(messages, tools, placed.model, placed.engine.bindings, native).tokens, true);
+        const shown = placed.model.detokenize((await workers.prompt(placed, messages, tools, native)).tokens, true);
         expect(shown).toContain("<think>\nI need the clock tool.\n</think>");
-        const without = placed.model.detokenize(toolCallPrompt([messages[0]!, {...messages[1]!, reasoning: undefined}, messages[2]!], tools, placed.model,
-            placed.engine.bindings, native).tokens, true);
+        const without = placed.model.detokenize((await workers.prompt(placed, [messages[0]!, {...messages[1]!, reasoning: undefined}, messages[2]!], tools, native)).tokens, true);
         expect(without).not.toContain("I need the clock tool.");
     }, 60_000);
 });

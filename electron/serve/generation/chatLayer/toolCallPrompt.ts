@@ -8,10 +8,12 @@
  */
 import {randomBytes} from "node:crypto";
 import {LlamaGrammar, type LlamaModel, type Token} from "node-llama-cpp";
-import type {NativeChatApplyResult, TensorwiseBindings} from "../../../engine/native/tensorwiseBindings.js";
+import type {NativeChatApplyRequest, NativeChatApplyResult, TensorwiseBindings} from "../../../engine/native/tensorwiseBindings.js";
 import {chatTemplateOf, type NativeReasoning} from "./chatReasoning.js";
 import {OpenAiError} from "../../common/OpenAiError.js";
 import type {ChatMessage, ToolCall, ToolUse} from "../../common/GenerationRequest.js";
+import {refusedPreparation, type PromptWorker} from "../promptWorker/PromptWorker.js";
+import {vocabularySize} from "../samplingOptions.js";
 
 /**
  * What a reply says once parsed: its thinking (`reasoning`, "" when none or when the reasoning format leaves it in the
@@ -61,43 +63,73 @@ function openAiMessages(messages: readonly ChatMessage[]): unknown[] {
 /** A request without tools (a reasoning model's): the template applied with none, the reply free. */
 const NO_TOOLS: ToolUse = {tools: [], choice: "none", parallel: false};
 
+/** What templating a request needs besides its messages: the model, and the worker that applies the template off the server's thread. */
+export type ToolCallPromptContext = {
+    model: LlamaModel;
+    bindings: TensorwiseBindings;
+    worker: PromptWorker;
+    /** Refuses (throws) a prompt of this many tokens, before it is tokenized on this thread. */
+    refuseOverlong(promptTokens: number): void;
+};
+
 /**
- * Templates `messages` with `tools` (`null`: none) and the thinking switch of `reasoning` for `model`; a template
- * llama.cpp cannot apply, or a parameter schema it cannot turn into a grammar, is a 400 naming `tools` (`messages`
- * without tools) with llama.cpp's message. `streamed`: the reply is streamed (with "deepseek-legacy" llama-server then
- * asks the parser for the thinking inline, reasoning_in_content; passed on alike).
+ * Templates `messages` with `tools` (`null`: none) and the thinking switch of `reasoning` for `model`, on the prompt
+ * worker (PromptWorker.ts: llama.cpp's chat layer renders every tool's schema and builds their grammar there, each
+ * schema and grammar checked first); a template llama.cpp cannot apply, or a parameter schema it cannot turn into a
+ * grammar, is a 400 naming `tools` (`messages` without tools) with llama.cpp's message. `streamed`: the reply is
+ * streamed (with "deepseek-legacy" llama-server then asks the parser for the thinking inline, reasoning_in_content;
+ * passed on alike).
  */
-export function toolCallPrompt(messages: readonly ChatMessage[], toolUse: ToolUse | null, model: LlamaModel, bindings: TensorwiseBindings,
-    reasoning: NativeReasoning, streamed = false): ToolCallPrompt {
+export async function toolCallPrompt(messages: readonly ChatMessage[], toolUse: ToolUse | null, context: ToolCallPromptContext,
+    reasoning: NativeReasoning, streamed = false): Promise<ToolCallPrompt> {
+    const {model, bindings} = context;
     const tools = toolUse ?? NO_TOOLS;
     const field = toolUse != null ? "tools" : "messages";
     const addBos = model.tokens.bos != null && model.tokens.shouldPrependBosToken;
-    const apply = (toolList: ToolUse["tools"], toolChoice: "auto" | "none" | "required"): NativeChatApplyResult => {
-        try {
-            return bindings.tensorwiseChatApply({
-                template: chatTemplateOf(model), bosToken: model.tokens.bosString ?? "", eosToken: model.tokens.eosString ?? "", addBos,
-                messages: JSON.stringify(openAiMessages(messages)),
-                tools: JSON.stringify(toolList.map((tool) => ({
-                    type: "function", function: {name: tool.name, ...(tool.description != null && {description: tool.description}), parameters: tool.parameters}
-                }))),
-                toolChoice, parallelToolCalls: tools.parallel, addGenerationPrompt: true, ...reasoning
-            });
-        } catch (error) {
-            throw OpenAiError.badRequest(`\`${field}\`: llama.cpp could not apply this model's chat template with these ${toolUse != null ? "tools and " : ""}messages: ` +
-                firstLine(error), field);
+    // the messages and each list of tools written out once: they can be megabytes, on the server's thread
+    const written = new Map<ToolUse["tools"], string>();
+    const toolsJson = (toolList: ToolUse["tools"]) => {
+        let json = written.get(toolList);
+        if (json == null) {
+            json = JSON.stringify(toolList.map((tool) => ({
+                type: "function", function: {name: tool.name, ...(tool.description != null && {description: tool.description}), parameters: tool.parameters}
+            })));
+            written.set(toolList, json);
         }
+        return json;
     };
+    const messagesJson = JSON.stringify(openAiMessages(messages));
+    const request = (toolList: ToolUse["tools"], toolChoice: "auto" | "none" | "required"): NativeChatApplyRequest => ({
+        template: chatTemplateOf(model), bosToken: model.tokens.bosString ?? "", eosToken: model.tokens.eosString ?? "", addBos,
+        messages: messagesJson, tools: toolsJson(toolList), toolChoice, parallelToolCalls: tools.parallel, addGenerationPrompt: true, ...reasoning
+    });
     const {choice} = tools;
+    const named = typeof choice === "object";
+    const forced = choice === "required" || named;
     // the prompt shows every tool; a named choice constrains the reply to that one function (llama-server takes no names)
-    const applied = apply(tools.tools, typeof choice === "object" ? "required" : choice);
-    const constraintTools = typeof choice === "object" ? tools.tools.filter((tool) => tool.name === choice.name) : tools.tools;
-    const constraint = typeof choice === "object" ? apply(constraintTools, "required") : applied;
+    const constraintTools = named ? tools.tools.filter((tool) => tool.name === choice.name) : tools.tools;
     // llama.cpp's tool-call grammar lets a reply begin with free text before the template's tool-call marker
     // (chat-auto-parser-generator.cpp, autoparser::build_parser: optional content until the tool start), so "required"
     // and a named choice would force no call within max_tokens (a random-weight model never writes the marker). The
     // reply is opened with the marker the template starts a call with (the trigger of its lazy "auto" grammar): written
     // at the end of the prompt, and read by the grammar and the parser as already generated.
-    const opening = choice === "required" || typeof choice === "object" ? callOpening(apply(constraintTools, "auto")) : "";
+    const requests = [request(tools.tools, named ? "required" : choice), ...(named ? [request(constraintTools, "required")] : []),
+        ...(forced ? [request(constraintTools, "auto")] : [])];
+    // what was written out above took this thread a while: others are answered before it is handed to the worker
+    await new Promise((resolve) => setImmediate(resolve));
+    let prepared;
+    try {
+        prepared = await context.worker.chatApply(requests, {
+            vocabularySize: vocabularySize(model), count: true, toolFields: tools.tools.map((tool) => tool.parametersField ?? "tools")
+        });
+    } catch (error) {
+        throw refusedPreparation(error, field);
+    }
+    const [applied, ...more] = prepared.results as [NativeChatApplyResult, ...NativeChatApplyResult[]];
+    const constraint = named ? more[0]! : applied;
+    const opening = forced ? callOpening(more.at(-1)!) : "";
+    // the worker counted the prompt: one too long for the context is refused before it is tokenized here
+    context.refuseOverlong(prepared.promptTokens![0]! + (addBos ? 1 : 0));
     const generationPrompt = constraint.generationPrompt + opening;
     let grammar: LlamaGrammar | undefined;
     if (choice !== "none" && constraint.grammar !== "") {

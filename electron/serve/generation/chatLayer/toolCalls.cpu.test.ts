@@ -13,8 +13,8 @@ import {probeEngine} from "../../../engine/testing/probeEngine.js";
 import type {OpenAiServer} from "../../serveOpenAi.js";
 import {BOUNDED_JSON_SCHEMA} from "../../testing/boundedJsonSchema.js";
 import {serveTestModel} from "../../testing/servedTestModel.js";
+import {TestPromptWorkers} from "../../testing/testPromptWorkers.js";
 import {chatTemplate, loadTemplatedTestModel, missingTemplates, TEMPLATE_FILES} from "../../testing/templatedTestModel.js";
-import {toolCallPrompt} from "./toolCallPrompt.js";
 import {DEFAULT_REASONING} from "../../common/GenerationRequest.js";
 import {nativeReasoning, templateReasoning} from "./chatReasoning.js";
 import {ToolCallStream, type ReplyDelta} from "./ToolCallStream.js";
@@ -38,7 +38,9 @@ const loadWithTemplate = (name: string, file: string) => loadTemplatedTestModel(
 describe.skipIf(skip != null)("llama.cpp's chat layer with real templates (CPU, generated models)", () => {
     const validate = new Ajv({strict: true}).compile(BOUNDED_JSON_SCHEMA);
     const models: PlacedModel[] = [];
+    const workers = new TestPromptWorkers();
     afterAll(async () => {
+        await workers.close();
         for (const placed of models)
             await placed.dispose();
     });
@@ -48,8 +50,8 @@ describe.skipIf(skip != null)("llama.cpp's chat layer with real templates (CPU, 
         [LLAMA, "{\"name\": \"get_weather\", \"parameters\": ARGS}"]])("%s: the prompt shows the tools, and a reply in its format parses into a call", async (file, reply) => {
         const placed = await loadWithTemplate(`tools-${file.slice(0, 12)}`, file);
         models.push(placed);
-        const prompt = toolCallPrompt([{role: "user", text: "Weather?"}], {tools: [{name: "get_weather", description: "The weather of a city",
-            parameters: BOUNDED_JSON_SCHEMA}], choice: "required", parallel: false}, placed.model, placed.engine.bindings,
+        const prompt = await workers.prompt(placed, [{role: "user", text: "Weather?"}], {tools: [{name: "get_weather", description: "The weather of a city",
+            parameters: BOUNDED_JSON_SCHEMA}], choice: "required", parallel: false},
         nativeReasoning(DEFAULT_REASONING, templateReasoning(placed.model, placed.engine.bindings)));
         const text = placed.model.detokenize(prompt.tokens, true);
         expect(text).toContain("get_weather");
@@ -72,8 +74,8 @@ describe.skipIf(skip != null)("llama.cpp's chat layer with real templates (CPU, 
     it.each([QWEN, HERMES])("%s: a reply parsed piece by piece hands on its text, then each call's id and name, then its arguments in pieces", async (file) => {
         const placed = await loadWithTemplate(`tools-stream-${file.slice(0, 12)}`, file);
         models.push(placed);
-        const prompt = toolCallPrompt([{role: "user", text: "Weather?"}], {tools: [{name: "get_weather", description: null, parameters: BOUNDED_JSON_SCHEMA},
-            {name: "get_time", description: null, parameters: TIME.function.parameters}], choice: "auto", parallel: true}, placed.model, placed.engine.bindings,
+        const prompt = await workers.prompt(placed, [{role: "user", text: "Weather?"}], {tools: [{name: "get_weather", description: null, parameters: BOUNDED_JSON_SCHEMA},
+            {name: "get_time", description: null, parameters: TIME.function.parameters}], choice: "auto", parallel: true},
         nativeReasoning(DEFAULT_REASONING, templateReasoning(placed.model, placed.engine.bindings)));
         const reply = `Let me look that up.\n<tool_call>\n{"name": "get_weather", "arguments": ${JSON.stringify(ARGUMENTS)}}\n</tool_call>\n` +
             "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"zone\": \"cet\"}}\n</tool_call>";

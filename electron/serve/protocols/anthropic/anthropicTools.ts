@@ -49,7 +49,8 @@ const ANTHROPIC_TOOL: ToolShape = {
                 throw bad(`${at}.${flag}`, `\`${at}.${flag}\` must be true or false.`);
         checkCacheControl(tool.cache_control, `\`${at}.cache_control\``);
         return parametersOf(tool.input_schema, `${at}.input_schema`);
-    }
+    },
+    parametersKey: "input_schema"
 };
 
 /** `tools`: custom tools `{name, description?, input_schema, cache_control?, strict?, eager_input_streaming?}` with distinct names. */

@@ -20,7 +20,8 @@ const call = {id: "call_1", type: "function", function: {name: "get_weather", ar
 describe("tools in an OpenAI chat request", () => {
     it("reads tools, tool_choice, parallel_tool_calls and the tool turns of a conversation", () => {
         expect(parseChatCompletionRequest({messages: user, tools: [weather]}).tools).toEqual({
-            tools: [{name: "get_weather", description: "d", parameters: weather.function.parameters}], choice: "auto", parallel: true
+            tools: [{name: "get_weather", description: "d", parameters: weather.function.parameters, parametersField: "tools[0].function.parameters"}],
+            choice: "auto", parallel: true
         });
         expect(parseChatCompletionRequest({messages: user, tools: [weather], tool_choice: {type: "function", function: {name: "get_weather"}},
             parallel_tool_calls: false}).tools).toMatchObject({choice: {name: "get_weather"}, parallel: false});

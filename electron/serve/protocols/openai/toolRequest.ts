@@ -43,6 +43,8 @@ export type ToolShape = {
     open(tool: Record<string, unknown>, at: string): {fields: Record<string, unknown>; at: string};
     /** Checks what follows the name and description; the function's parameters (a JSON schema of an object). */
     close(tool: Record<string, unknown>, fields: Record<string, unknown>, at: string): Record<string, unknown>;
+    /** The key of the parameters in the object `open` returns (`parameters`, Anthropic's `input_schema`). */
+    parametersKey: string;
 };
 
 /**
@@ -67,7 +69,8 @@ export function readToolList(value: unknown, field: string, shape: ToolShape): T
         names.add(name);
         if (fields.description != null && (typeof fields.description !== "string" || fields.description.length > TEXT_LIMITS.message))
             throw bad(`${at}.description`, `\`${at}.description\` must be a string of at most ${TEXT_LIMITS.message} characters.`);
-        return {name, description: (fields.description as string | undefined) ?? null, parameters: shape.close(tool, fields, at)};
+        return {name, description: (fields.description as string | undefined) ?? null, parameters: shape.close(tool, fields, at),
+            parametersField: `${at}.${shape.parametersKey}`};
     });
 }
 
@@ -99,7 +102,8 @@ const CHAT_TOOL: ToolShape = {
     close: (_tool, fn, at) => {
         checkStrict(fn, at);
         return parametersOf(fn.parameters, `${at}.parameters`);
-    }
+    },
+    parametersKey: "parameters"
 };
 
 /** `tools`: an array of `{type: "function", function: {name, description?, parameters?, strict?}}` with distinct names. */

@@ -34,7 +34,8 @@ const RESPONSES_TOOL: ToolShape = {
     close: (tool, _fields, at) => {
         checkStrict(tool, at);
         return parametersOf(tool.parameters, `${at}.parameters`);
-    }
+    },
+    parametersKey: "parameters"
 };
 
 /** `tools`: function tools with distinct names; `strict` or not, the arguments are always held to the schema by grammar. */

@@ -12,6 +12,7 @@ import {useFollowTail} from "./hooks/useFollowTail";
 import "./Chat.css";
 import {makeDemoModel} from "../../actions/hubActions";
 import {ExportMenu} from "./components/ExportMenu/ExportMenu";
+import {markShown} from "../../actions/openingGuard";
 import {ContextNote} from "./components/ContextNote/ContextNote";
 import {decideTool} from "../../actions/toolActions";
 
@@ -33,6 +34,12 @@ export function Chat() {
     const settings = conversation?.settings ?? (activeId == null ? defaults : {});
     const streamText = stream?.text.length ?? 0;
     const {onScroll} = useFollowTail(transcript, `${messages.length}:${streamText}:${stream?.prompt?.evaluated ?? ""}:${error?.message ?? ""}`, activeId);
+
+    // its messages are on the page: the conversation may open by itself at the next start again (openingGuard.ts)
+    useEffect(() => {
+        if (activeId != null && conversation != null)
+            markShown(activeId);
+    }, [activeId, conversation]);
 
     // the message box has the focus on entering Chat and whenever another conversation is shown (chosen or created)
     useEffect(() => {

@@ -24,6 +24,7 @@ export function ConversationList() {
     const activeId = useChatStore((state) => state.activeId);
     const streams = useChatStore((state) => state.streams);
     const notices = useChatStore((state) => state.notices);
+    const notOpened = useChatStore((state) => state.summaries.find((summary) => summary.id === state.notOpened) ?? null);
     const query = useConversationListStore((state) => state.query);
     const hits = useConversationListStore((state) => state.hits);
     const listError = useConversationListStore((state) => state.error);
@@ -74,6 +75,11 @@ export function ConversationList() {
                 <div key={notice.message} className="error-box conversations-notice" role="alert" data-testid="conversation-notice"
                     data-code={notice.code}>{notice.message}</div>
             ))}
+            {notOpened != null && (
+                <div className="error-box conversations-notice" role="status" data-testid="conversation-not-opened">
+                    “{notOpened.title}” was not opened at start: the app stopped while showing it last time. Open it from the list to try again.
+                </div>
+            )}
             <ul className="conversations-list" data-testid="conversation-list">
                 {summaries.length === 0 && <li className="faint conversations-empty">No conversations yet</li>}
                 {searching && hits != null && shown.length === 0 && summaries.length > 0 && (
