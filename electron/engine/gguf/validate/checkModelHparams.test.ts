@@ -126,7 +126,8 @@ describe("checkModelHparams on huge declared counts", () => {
         const started = performance.now();
         for (let i = 0; i < 10; i++)
             expect(rejection(path).message).toBe('"llama.block_count" declares 4294967295 layers, but llama.cpp needs between 1 and 512');
-        expect((performance.now() - started) / 10).toBeLessThan(50);
+        // a loop over 2^32 layers would take minutes; the margin is a busy machine's
+        expect((performance.now() - started) / 10).toBeLessThan(1_000);
     });
 
     it("rejects a per-layer array longer than the layers without reading it into per-layer state", async () => {
@@ -135,6 +136,6 @@ describe("checkModelHparams on huge declared counts", () => {
         }));
         const started = performance.now();
         expect(rejection(path).code).toBe("bad-hparam");
-        expect(performance.now() - started).toBeLessThan(200);
+        expect(performance.now() - started).toBeLessThan(2_000);
     });
 });
