@@ -20,7 +20,7 @@ import {median, MODELS, modelFile, root, tensorwise} from "./benchModels.mjs";
 
 const {values} = parseScriptArgs(import.meta.url, {
     out: {type: "string"}, repeats: {type: "string", default: "5"}, model: {type: "string", default: "large"}, "draft-model": {type: "string", default: "tiefree"},
-    tokens: {type: "string", default: "200"}, threads: {type: "string", default: "2"}, "n-max": {type: "string", default: "4"}
+    tokens: {type: "string", default: "200"}, cases: {type: "string", default: "ngram,own"}, threads: {type: "string", default: "2"}, "n-max": {type: "string", default: "4"}
 });
 const date = new Date().toISOString().slice(0, 10);
 const outDir = path.resolve(values.out ?? path.join(root, "bench", "results", `${date}-speculative-${os.hostname().slice(0, 12)}`));
@@ -52,7 +52,7 @@ function chat(file, args) {
 }
 
 const results = {};
-for (const [name, spec] of Object.entries(CASES)) {
+for (const [name, spec] of Object.entries(CASES).filter(([name]) => values.cases.split(",").includes(name))) {
     const file = modelFile(spec.model);
     const samples = {plain: [], spec: [], stats: [], identical: true};
     // the first speculative reply measures α before any timing counts (and warms the file cache)
@@ -91,7 +91,7 @@ const lines = [
         `${x.autoTakesIt ? "chooses it" : "declines it"} | ${x.accepted} / ${x.drafted} | ${x.greedyIdentical ? "yes" : "NO"} |`),
     "", "× is time per token with speculation over without (below 1: faster).", "",
     ...Object.values(results).map((x) => `- ${x.label}: ${x.sentence}`), "",
-    `Command: node bench/drivers/bench-speculative.mjs --model ${values.model} --draft-model ${values["draft-model"]} --repeats ${values.repeats} --tokens ${values.tokens} --threads ${values.threads} --n-max ${values["n-max"]}`
+    `Command: node bench/drivers/bench-speculative.mjs --cases ${values.cases} --model ${values.model} --draft-model ${values["draft-model"]} --repeats ${values.repeats} --tokens ${values.tokens} --threads ${values.threads} --n-max ${values["n-max"]}`
 ];
 fs.writeFileSync(path.join(outDir, "results.json"), JSON.stringify({settings: values, results}, null, 2) + "\n");
 fs.writeFileSync(path.join(outDir, "README.md"), lines.join("\n") + "\n");

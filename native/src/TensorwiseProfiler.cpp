@@ -1,6 +1,7 @@
 #include "TensorwiseProfiler.h"
 
 #include <algorithm>
+#include <tuple>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -780,19 +781,27 @@ public:
         // micro-batch. A device without a decode timing cannot be planned for, and one without a prefill timing gets
         // its prefill extrapolated from decode, which is off by orders of magnitude on a GPU: the CPU-first order this
         // replaced left an H100 with cold batch-1 points only, and the planner then priced its op offload 40× too slow
-        // and chose not to use the GPU (bench/results/2026-11-27-h100/README.md).
+        // and chose not to use the GPU (bench/results/2026-11-27-h100/README.md). The first prefill micro-batch is the
+        // smallest of 32 tokens or more (llama.cpp offloads from 32): a smaller size between (a speculative
+        // verification's 8) is measured when there is time, and skipping it skips no micro-batch after it.
         for (int64_t batch : allBatches) {
             for (DenseTiming& t : dense) {
                 const Dev& d = *t.d;
                 auto at = std::find(t.batches.begin(), t.batches.end(), batch);
                 if (at == t.batches.end()) continue;
-                const bool must = at - t.batches.begin() < 2;
+                auto prefill = std::find_if(t.batches.begin(), t.batches.end(), [](int64_t b) { return b >= 32; });
+                if (prefill == t.batches.end()) prefill = t.batches.size() > 1 ? t.batches.begin() + 1 : t.batches.begin();
+                const bool must = at == t.batches.begin() || at == prefill;
                 for (size_t i = 0; i < req.ops.size(); i++) {
                     if (must ? cancelled(out) : stop(out)) break;
                     auto& [lastBatch, lastUs] = t.last[i];
-                    if (lastBatch > 0 && lastUs < 0) continue;  // unsupported or skipped before
-                    if (lastBatch > 0) {
-                        double estimatedMs = lastUs * batchGrowth(req.ops, t.timed, i, lastBatch, batch) / 1000;
+                    if (lastBatch > 0 && lastUs < 0 && !must) continue;  // unsupported or skipped before
+                    // estimated from the last point timed (a must batch after a skipped one: from the one before)
+                    int64_t fromBatch = lastBatch;
+                    double fromUs = lastUs;
+                    if (fromUs < 0 && !t.timed[i].empty()) std::tie(fromBatch, fromUs) = t.timed[i].back();
+                    if (fromBatch > 0 && fromUs >= 0) {
+                        double estimatedMs = fromUs * batchGrowth(req.ops, t.timed, i, fromBatch, batch) / 1000;
                         double leftMs = req.timeLimitMs - elapsedUs(budgetStarted) / 1000;
                         if (estimatedMs > req.maxEstimatedMsPerPoint || (!must && estimatedMs * (1 + req.warmup) > leftMs / 2)) {
                             lastUs = -1;

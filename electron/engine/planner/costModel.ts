@@ -347,7 +347,7 @@ const MIN_WORK_SHARE = 0.1;
  * (CPU: thread wake-up + barrier + join; GPU: submit + sync); inside a decode graph those are paid once per split
  * (priced by the hops and the per-decode overhead), so the launch is taken off when the profile measured it.
  */
-function mm(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): number {
+export function mm(cx: CostContext, t: PlannerTensor, gpu: boolean, batch: number): number {
     const device = gpu ? cx.gpuDevice : "CPU";
     // A single-token matmul streams its weight from memory once per token. The profiler times it at batch 1 over the
     // model's own working set of distinct weights (profileMachine.ts, decodeWorkingSetBytes), so the op's own point

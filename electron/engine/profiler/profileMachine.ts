@@ -20,11 +20,15 @@ import {passBoundary, passLabel, passProgress, type ProfilePass} from "./profile
  */
 export const DEFAULT_GPU_BATCH_SIZES = [1, 32, 64, 128, 256, 512] as const;
 /**
- * Batch sizes timed on the CPU: decode, a small prompt micro-batch and a large one (a GEMM's time per token changes
- * with the batch — cache blocking, repacked kernels — so one small size scaled up mispriced the CPU's prompts);
- * sizes between are interpolated, larger ones scaled from the largest.
+ * Batch sizes timed on the CPU: decode, a speculative verification (a draft of a few tokens and the last one), a small
+ * prompt micro-batch and a large one (a GEMM's time per token changes with the batch — cache blocking, repacked kernels
+ * — so one small size scaled up mispriced the CPU's prompts); sizes between are interpolated, larger ones scaled from
+ * the largest. Batch 8 is there for speculative decoding (speculative/speculativeCost.ts): between 1 and 32 the CPU's
+ * time rises fastest at first (an F16 model's verification of 5 tokens measured about 3.3× one token, where the line
+ * from 1 to 32 said 2.2×: bench/results/2026-11-29-speculative-epyc2c). It is timed when the time limit allows
+ * (TensorwiseProfiler.cpp: decode and the first micro-batch of 32 or more always are).
  */
-export const DEFAULT_CPU_BATCH_SIZES = [1, 32, 512] as const;
+export const DEFAULT_CPU_BATCH_SIZES = [1, 8, 32, 512] as const;
 /**
  * The matmul phase of a profile stops after this long; missing points are extrapolated. Every device's link is timed
  * first, outside this limit, so a short limit never leaves a device (an rpc-server's) without the link its plan needs.

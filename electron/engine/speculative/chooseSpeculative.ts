@@ -51,7 +51,8 @@ function describe(price: SpeculativePrice, acceptance: Acceptance, chosen: boole
         (price.draftMs > 0 ? ` and drafting ${price.k} costs ${(price.draftMs / price.plainTpotMs).toFixed(1)}×` : "");
     return chosen
         ? `Speculative decoding with ${name}, ${price.k} tokens a step: on this machine ${verify}; at ${alpha} a step yields ` +
-          `${price.tokensPerStep.toFixed(2)} tokens, so it is predicted ${percent(gain)} faster per token (${price.tpotMs.toFixed(1)} against ${price.plainTpotMs.toFixed(1)} ms).`
+          `${price.tokensPerStep.toFixed(2)} tokens, so it is predicted ${percent(gain)} ${gain >= 0 ? "faster" : "slower"} per token ` +
+          `(${price.tpotMs.toFixed(1)} against ${price.plainTpotMs.toFixed(1)} ms).`
         : `No speculative decoding: on this machine ${verify}; at ${alpha} ${name} would be ${gain > 0 ? `only ${percent(gain)} faster` : `${percent(gain)} slower`} ` +
           `per token (${price.tpotMs.toFixed(1)} against ${price.plainTpotMs.toFixed(1)} ms).`;
 }

@@ -78,7 +78,7 @@ describe("the planner's choice of speculative decoding", () => {
         // asked for by name it runs anyway, and says it is not predicted to win
         const named = chooseSpeculative(plan, "draft", [own]);
         expect(named.load).toMatchObject({kind: "draft", draft: {modelPath: "/same.gguf"}});
-        expect(named.sentence).toMatch(/asked for by name, so it runs anyway/);
+        expect(named.sentence).toMatch(/predicted \d+% slower per token .*asked for by name, so it runs anyway/);
     });
 
     it("chooses n-gram lookup that is measured to be right, at the draft length it prices fastest, and says how much faster", async () => {

@@ -10,7 +10,7 @@
  */
 import type {ResolvedSettings} from "../../contract/settings.js";
 import type {SpeculativeKind} from "../../contract/speculative.js";
-import {costContext, predict, type CostInputs} from "../planner/costModel.js";
+import {costContext, mm, predict, type CostInputs} from "../planner/costModel.js";
 import type {ResolvedPlacement} from "../planner/types.js";
 
 /** Expected tokens a step yields with a draft of `k` tokens each accepted with probability `alpha` after the ones before it. */
@@ -26,12 +26,23 @@ export type PricedPlan = {readonly cost: CostInputs; readonly resolved: Resolved
 /**
  * One step of `tokens` tokens against one of a single token, in the cost model's terms: the prompt path prices a batch
  * of several tokens (each op at that batch where its weight lives, attention over them, every switch copying their
- * activations), and the ratio of its batch to its single token scales the decode step's own price.
+ * activations), and the ratio of its batch to its single token scales the decode step's own price. A verification
+ * also needs the logits of every token it checks, where a prompt needs only the last one's (costModel.ts prefillOpUs
+ * prices `output` at batch 1): the output matmul at `tokens` rows is added.
  */
 export function stepCostRatio(plan: PricedPlan, tokens: number): number {
     if (tokens <= 1) return 1;
-    const step = (b: number) => predict(costContext(plan.cost, plan.settings, {promptTokens: b, genTokens: 1}), plan.resolved).ttftMs;
-    return step(tokens) / Math.max(step(1), 1e-9);
+    const output = plan.cost.model.tensors.find((t) => t.role === "output" && t.op != null);
+    const logitsMs = (b: number): number => {
+        if (output == null) return 0;
+        const cx = costContext(plan.cost, plan.settings, {promptTokens: b, genTokens: 1});
+        return mm(cx, output, plan.resolved.onGpu.has(output.name), b) / 1000;
+    };
+    const step = (b: number) => predict(costContext(plan.cost, plan.settings, {promptTokens: b, genTokens: 1}), plan.resolved).ttftMs +
+        logitsMs(b) - logitsMs(1);
+    // a batch never costs less than one of its tokens: a profile's microsecond-sized points can say otherwise (noise
+    // between batch 1 and 8 of a 40 MiB model's matmuls priced 5 tokens at 0.8× one)
+    return Math.max(1, step(tokens) / Math.max(step(1), 1e-9));
 }
 
 /** The cost model's time per token of a plan without speculation, ms. */
