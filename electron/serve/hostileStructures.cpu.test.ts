@@ -1,5 +1,5 @@
 /**
- * What one request can no longer do (issues 38 and 44, the attacker-side sweep), on generated models: every grammar,
+ * What one request can no longer do (an attacker-side sweep of the API), on generated models: every grammar,
  * JSON schema and tool schema that crashed the server (SIGSEGV in llama.cpp's grammar parser, "Unexpected empty grammar
  * stack" from a grammar with no way forward) or never finished converting is refused with a 400 naming the field;
  * JSON too deep to read is a 400 with its path, not a 500; tools sent to a template that cannot call them are refused,

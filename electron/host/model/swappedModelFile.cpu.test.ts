@@ -1,5 +1,5 @@
 /**
- * The swap race of issue 44, as it was sent: twenty loads of a model file that is atomically replaced (a rename) every
+ * The swap race, as it was sent: twenty loads of a model file that is atomically replaced (a rename) every
  * few milliseconds by a hostile file of the same size (head count 0, which llama.cpp aborts the process on), through
  * the host on the real engine child. Before, the engine validated the path and then handed llama.cpp the same path,
  * by then naming the other file: the engine process died. Now what was validated is what llama.cpp opens

@@ -1,5 +1,5 @@
 /**
- * A grammar with no way forward, sent to the server the app runs in its engine (issues 38 and 44): through the host as
+ * A grammar with no way forward, sent to the server the app runs in its engine: through the host as
  * the Server screen turns it on, the real engine child on a generated model, a real HTTP client. Before, "Unexpected
  * empty grammar stack" (llama_grammar_accept_impl) rejected node-llama-cpp's whole batch uncaught and the engine
  * process exited, taking the user's own chat with it. Now the reply ends with a clear error, the engine process is the

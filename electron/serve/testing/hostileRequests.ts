@@ -1,5 +1,5 @@
 /**
- * The requests of the attacker-side sweep (issues 38 and 44), each as it was sent, with the refusal it must now get:
+ * The requests of the attacker-side sweep, each as it was sent, with the refusal it must now get:
  * grammars and JSON schemas that crashed or hung the server, JSON nested too deep to read, and contradictions that
  * left a reply with no way forward. Shared by the server's own test (hostileStructures.cpu.test.ts) and the app's
  * server through the engine child (electron/host/server/appServerHostile.cpu.test.ts).

@@ -105,6 +105,11 @@ export const LLAMA_EXCLUDED_TESTS: readonly {test: string; reason: string}[] = [
 
     {test: "unit/test_compat_anthropic.py::test_anthropic_tool_result_with_text", reason: "on purpose: Anthropic's API takes tool_result blocks first in a user message, " +
         "and tensorwise refuses text before them (parseAnthropicRequest.ts)"},
+    ...["test_anthropic_tool_use_basic", "test_anthropic_tool_streaming", "test_anthropic_streaming_content_block_indices"].map((name) => ({
+        test: `unit/test_compat_anthropic.py::${name}`,
+        reason: "on purpose: tools on a chat template without tool-call syntax (stories260K's, and the stand-in's) are refused by name with a 400 " +
+            "(generation/chatLayer/templateCallsTools.ts); llama-server answers them with free text, as if the tools had been honoured"
+    })),
     {test: "unit/test_compat_anthropic.py::test_anthropic_tool_result_with_image", reason: "images: llama-server answers 500 on a text-only model, tensorwise refuses image blocks by name with a 400"},
     {test: "unit/test_compat_anthropic.py::test_anthropic_vision_format_accepted", reason: "images: llama-server answers 500 on a text-only model, tensorwise refuses image blocks by name with a 400"},
     {test: "unit/test_compat_anthropic.py::test_anthropic_vision_base64_with_multimodal_model", reason: "images (tinygemma3 from Hugging Face)"},

@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-// A conversation that stopped the page must not stop it again at every start (issue 44: after a reload the page froze
+// A conversation that stopped the page must not stop it again at every start (after a reload the page froze
 // again, because the newest conversation opens by itself). The page is the real Chat screen; a freeze is a start that
 // never reaches the point where the conversation's messages are on the page.
 import {act, createElement} from "react";

@@ -1,6 +1,7 @@
 /**
- * What of a message is parsed as Markdown, and in which pieces, so that no content can stop the page (issue 44: a reply
- * of 4,000,000 characters of nested blockquotes held the main thread for over a minute, and again after every reload).
+ * What of a message is parsed as Markdown, and in which pieces, so that no content can stop the page (a reply of
+ * 4,000,000 characters of nested blockquotes held the main thread for over a minute, and again after every reload:
+ * e2e/specs/hugeConversation.e2e.ts opens one).
  * - Only the first {@link MAX_MARKDOWN_CHARS} characters are rendered as Markdown; the Markdown component folds the
  *   rest behind "Show all", which shows the text as plain text, up to {@link MAX_PLAIN_CHARS}.
  * - Blockquotes and list items nest at most {@link MAX_NESTING_DEPTH} deep on a line: marked lexes a quote's content

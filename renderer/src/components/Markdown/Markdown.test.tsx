@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-// Content that stopped the page (issue 44): a reply of 4,000,000 characters of nested Markdown blockquotes held the main
+// Content that stopped the page: a reply of 4,000,000 characters of nested Markdown blockquotes held the main
 // thread for over a minute. What is rendered is bounded by construction (markdownBlocks.ts), checked here on the DOM:
 // the elements, the nesting depth and the characters rendered as Markdown are capped whatever the reply's size, the
 // rest is one click away as plain text, and a streamed reply parses only its last block again.
