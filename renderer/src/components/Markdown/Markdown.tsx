@@ -12,7 +12,7 @@ import "./Markdown.css";
 export function Markdown({text}: {text: string}) {
     const [showAll, setShowAll] = useState(false);
     const shown = useMemo(() => markdownPrefix(text), [text]);
-    const blocks = useMemo(() => markdownBlocks(shown), [shown]);
+    const blocks = useMemo(() => remembered(blockCache, shown, markdownBlocks), [shown]);
     const folded = shown.length < text.length;
     if (folded && showAll) {
         const plain = text.slice(0, MAX_PLAIN_CHARS);
@@ -41,8 +41,37 @@ export function Markdown({text}: {text: string}) {
     );
 }
 
+/**
+ * What was parsed, kept across mounts: going back to the Chat screen mounts every message again, and a long reply's
+ * 50,000 characters of Markdown were parsed again each time (a click to the Chat screen took 2.5× an ordinary chat's
+ * with one open: e2e/specs/hugeConversation.e2e.ts). Least recently used first out; bounded by characters kept.
+ */
+const blockCache = new Map<string, string[]>();
+const htmlCache = new Map<string, string>();
+const CACHE_CHARS = 4_000_000;
+const cachedChars = new Map<Map<string, unknown>, number>();
+
+function remembered<T extends string | string[]>(cache: Map<string, T>, key: string, make: (key: string) => T): T {
+    const hit = cache.get(key);
+    if (hit !== undefined) {
+        cache.delete(key);
+        cache.set(key, hit);
+        return hit;
+    }
+    const value = make(key);
+    cache.set(key, value);
+    let chars = (cachedChars.get(cache) ?? 0) + key.length;
+    for (const old of cache.keys()) {
+        if (chars <= CACHE_CHARS || old === key) break;
+        cache.delete(old);
+        chars -= old.length;
+    }
+    cachedChars.set(cache, chars);
+    return value;
+}
+
 /** One top-level block, parsed again only when its own text changes. */
 const MarkdownBlock = memo(function MarkdownBlock({text}: {text: string}) {
-    const html = useMemo(() => renderMarkdown(text), [text]);
+    const html = useMemo(() => remembered(htmlCache, text, renderMarkdown), [text]);
     return <div className="markdown-block" dangerouslySetInnerHTML={{__html: html}}/>;
 });
