@@ -4,9 +4,15 @@ import {useToolsStore} from "../stores/toolsStore";
 import {errorMessage} from "../transport/Transport";
 import {getTransport} from "../transport/getTransport";
 
-/** Loads the MCP servers' state into their store. */
+/** Loads the MCP servers' state into their store; a refused or failed request is shown as the store's error. */
 export async function refreshTools(): Promise<void> {
-    useToolsStore.getState().setState(await getTransport().request("tools.list"));
+    const store = useToolsStore.getState();
+    try {
+        store.setState(await getTransport().request("tools.list"));
+        store.setError(null);
+    } catch (error) {
+        store.setError(errorMessage(error));
+    }
 }
 
 /** Runs a change of the servers; a refused one leaves them as they were and shows why. Resolves with whether it was accepted. */
