@@ -12,7 +12,7 @@ import "./Markdown.css";
 export function Markdown({text}: {text: string}) {
     const [showAll, setShowAll] = useState(false);
     const shown = useMemo(() => markdownPrefix(text), [text]);
-    const blocks = useMemo(() => remembered(blockCache, shown, markdownBlocks), [shown]);
+    const blocks = useMemo(() => blockCache.get(shown, markdownBlocks), [shown]);
     const folded = shown.length < text.length;
     if (folded && showAll) {
         const plain = text.slice(0, MAX_PLAIN_CHARS);
@@ -46,32 +46,36 @@ export function Markdown({text}: {text: string}) {
  * 50,000 characters of Markdown were parsed again each time (a click to the Chat screen took 2.5× an ordinary chat's
  * with one open: e2e/specs/hugeConversation.e2e.ts). Least recently used first out; bounded by characters kept.
  */
-const blockCache = new Map<string, string[]>();
-const htmlCache = new Map<string, string>();
-const CACHE_CHARS = 4_000_000;
-const cachedChars = new Map<Map<string, unknown>, number>();
+class ParsedCache<T> {
+    private readonly entries = new Map<string, T>();
+    private chars = 0;
 
-function remembered<T extends string | string[]>(cache: Map<string, T>, key: string, make: (key: string) => T): T {
-    const hit = cache.get(key);
-    if (hit !== undefined) {
-        cache.delete(key);
-        cache.set(key, hit);
-        return hit;
+    /** `make(key)`, made once while kept; the least recently used go first once the keys pass {@link CACHE_CHARS}. */
+    get(key: string, make: (key: string) => T): T {
+        const hit = this.entries.get(key);
+        if (hit !== undefined) {
+            this.entries.delete(key);
+            this.entries.set(key, hit);
+            return hit;
+        }
+        const value = make(key);
+        this.entries.set(key, value);
+        this.chars += key.length;
+        for (const old of this.entries.keys()) {
+            if (this.chars <= CACHE_CHARS || old === key) break;
+            this.entries.delete(old);
+            this.chars -= old.length;
+        }
+        return value;
     }
-    const value = make(key);
-    cache.set(key, value);
-    let chars = (cachedChars.get(cache) ?? 0) + key.length;
-    for (const old of cache.keys()) {
-        if (chars <= CACHE_CHARS || old === key) break;
-        cache.delete(old);
-        chars -= old.length;
-    }
-    cachedChars.set(cache, chars);
-    return value;
 }
+
+const CACHE_CHARS = 4_000_000;
+const blockCache = new ParsedCache<string[]>();
+const htmlCache = new ParsedCache<string>();
 
 /** One top-level block, parsed again only when its own text changes. */
 const MarkdownBlock = memo(function MarkdownBlock({text}: {text: string}) {
-    const html = useMemo(() => remembered(htmlCache, text, renderMarkdown), [text]);
+    const html = useMemo(() => htmlCache.get(text, renderMarkdown), [text]);
     return <div className="markdown-block" dangerouslySetInnerHTML={{__html: html}}/>;
 });
