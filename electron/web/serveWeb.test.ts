@@ -3,7 +3,7 @@ import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {parseEventEnvelope} from "../contract/envelope.js";
 import {isEventName} from "../contract/requestNames.js";
 import {TensorwiseError} from "../contract/TensorwiseError.js";
@@ -48,17 +48,26 @@ function rawRequest(options: {method?: string; path: string; headers?: Record<st
 function openEvents(): Promise<{clientId: string; close: () => void; received: () => string}> {
     return new Promise((resolve, reject) => {
         let text = "";
+        let closing = false;
+        // closing the stream on purpose resets the socket: a read ECONNRESET (or "aborted") is then the expected end
+        const onError = (error: Error) => {
+            if (!closing) reject(error);
+        };
         const request = http.get({host: "127.0.0.1", port: server.port, path: `/api/events?token=${server.token}`}, (response) => {
+            response.on("error", onError);
             response.setEncoding("utf8");
             response.on("data", (chunk: string) => {
                 text += chunk;
                 const match = /event: hello\ndata: (.*)\n\n/.exec(chunk);
                 if (match?.[1] != null)
-                    resolve({clientId: (JSON.parse(match[1]) as {clientId: string}).clientId, close: () => request.destroy(),
+                    resolve({clientId: (JSON.parse(match[1]) as {clientId: string}).clientId, close: () => {
+                        closing = true;
+                        request.destroy();
+                    },
                         received: () => text.slice(text.indexOf(match[0]) + match[0].length)});
             });
         });
-        request.on("error", reject);
+        request.on("error", onError);
     });
 }
 
@@ -266,9 +275,11 @@ describe("serveWeb", () => {
 
     it("detaches the client when its event stream goes away", async () => {
         const events = await openEvents();
+        expect(attached.some((client) => client.id === events.clientId)).toBe(true);
         events.close();
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        expect(attached.some((client) => client.id === events.clientId)).toBe(false);
+        // the server learns of the close when the socket does: wait for it rather than guess how long it takes
+        await vi.waitFor(() => expect(attached.some((client) => client.id === events.clientId)).toBe(false),
+            {timeout: 5000, interval: 20});
     });
 
     it("survives requests that used to end the process, then serves a normal request", async () => {
