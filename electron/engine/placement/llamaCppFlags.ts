@@ -28,6 +28,8 @@ export interface LlamaCppFlagsOptions {
     readonly ubatch?: number;
     /** CPU threads (`-t`). Omitted: no flag. */
     readonly threads?: number;
+    /** Context size (`-c`; llama.cpp's own default is the model's trained context). Omitted: no flag. */
+    readonly contextSize?: number;
     /**
      * Load without mmap, so CPU-side weights go to the GPU's pinned host buffer (needed for fast mixed placements).
      * Defaults to `true` when the plan keeps any weight off the GPU.
@@ -96,6 +98,8 @@ function commonFlags(options: LlamaCppFlagsOptions, offloadsPartly: boolean): st
         args.push("-ub", String(ubatch));
     }
     if (threads !== undefined) args.push("-t", String(threads));
+    const contextSize = positiveInteger(options.contextSize, "contextSize");
+    if (contextSize !== undefined) args.push("-c", String(contextSize));
     if (options.noMmap ?? offloadsPartly) {
         args.push(...((options.mmapFlagStyle ?? "load-mode") === "load-mode" ? ["--load-mode", "none"] : ["--no-mmap"]));
     }
@@ -164,7 +168,7 @@ export interface LlamaCppPlan {
     /** llama.cpp `-ngl`: `"max"` = every layer and the output on the GPU. */
     readonly gpuLayers: number | "max";
     readonly overrides: readonly TensorBufferOverride[];
-    readonly settings: Pick<ResolvedSettings, "batchSize" | "threads" | "useMmap"> & Partial<ContextKnobs>;
+    readonly settings: Pick<ResolvedSettings, "batchSize" | "threads" | "useMmap"> & Partial<ContextKnobs & Pick<ResolvedSettings, "contextSize">>;
 }
 
 /** The plan's knobs, or `undefined` when it carries none (a plan from before they existed: llama.cpp's defaults). */
@@ -192,7 +196,8 @@ export interface PlanFlagsOptions extends Pick<LlamaCppFlagsOptions, "program" |
 export function renderLlamaCppFlags(plan: LlamaCppPlan, options: PlanFlagsOptions = {}): LlamaCppCommand {
     const {layerCount, tensorNames, rpcServers, ...rest} = options;
     const knobs = knobsOf(plan.settings);
-    const flagOptions = {...rest, ubatch: plan.settings.batchSize, threads: plan.settings.threads, noMmap: !plan.settings.useMmap, ...(knobs != null ? {knobs} : {})};
+    const flagOptions = {...rest, ubatch: plan.settings.batchSize, threads: plan.settings.threads, noMmap: !plan.settings.useMmap,
+        ...(plan.settings.contextSize != null ? {contextSize: plan.settings.contextSize} : {}), ...(knobs != null ? {knobs} : {})};
     const command = plan.gpuLayers === "max" || plan.overrides.length > 0
         ? renderOverrideFlags(plan.overrides, {...flagOptions, gpuLayers: plan.gpuLayers === "max" ? undefined : plan.gpuLayers, tensorNames})
         : renderLayerSplitFlags(plan.gpuLayers, {...flagOptions, layerCount});
