@@ -110,7 +110,7 @@ async function benchArgs(dir) {
     if (start < 0) throw new Error("print_usage not found in llama-bench.cpp");
     const body = text.slice(start, closing(text, text.indexOf("{", start)));
     const flags = [];
-    for (const m of body.matchAll(/printf\(\s*"  ((?:-{1,2}[\w-]+(?:,\s*|\s+))*-{1,2}[\w-]+)(?:\s+(<[^>]*>))?/g)) {
+    for (const m of body.matchAll(/printf\(\s*" {2}((?:-{1,2}[\w-]+(?:,\s*|\s+))*-{1,2}[\w-]+)(?:\s+(<[^>]*>))?/g)) {
         const names = m[1].split(/,?\s+/).filter((name) => name.startsWith("-"));
         flags.push({names, valueHint: m[2] ?? null});
     }

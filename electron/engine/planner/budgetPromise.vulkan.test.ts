@@ -23,6 +23,9 @@ describe.skipIf(probe.reason != null)("the GPU budget is a promise, measured aft
         await probe.engine?.llama.dispose();
     });
 
+    // the machine is profiled once for both budgets: the profile does not depend on the budget (the second load reads it
+    // from this folder, as the app's profile cache does)
+    const cacheDir = mkdtempSync(path.join(os.tmpdir(), "tensorwise-profile-"));
     // 13 MiB: less than the compute buffer llama.cpp reserves on the GPU for offloaded prompt ops at this micro-batch
     // (the reported case: 38.1 MiB on a 13.1 MiB budget); 40 MiB: room for some weights besides it
     for (const budgetMiB of [13, 40]) {
@@ -33,7 +36,7 @@ describe.skipIf(probe.reason != null)("the GPU budget is a promise, measured aft
                 budget: {kind: "mib", mib: budgetMiB},
                 workload: {promptTokens: 256, genTokens: 16},
                 settings: {contextSize: 512, batchSize: 256, threads: 2},
-                profile: {cacheDir: mkdtempSync(path.join(os.tmpdir(), "tensorwise-profile-")), timeLimitMs: 10_000}
+                profile: {cacheDir, timeLimitMs: 10_000}
             });
             for (const strategy of ["cpu", "layers", "oato", "optimal"] as const) {
                 const plan = await checkWithSimulation(simulator, inputs, strategy, await planStrategy(strategy, inputs));
