@@ -8,6 +8,7 @@ import {inspectCommand} from "./commands/inspectCommand.js";
 import {makeModelCommand} from "./commands/makeModelCommand.js";
 import {chatCommand} from "./commands/chatCommand.js";
 import {planCommand} from "./commands/planCommand.js";
+import {parseLlamaCommand, type LlamaCommand} from "../engine/llamaArgs/parseLlamaCommand.js";
 import {pullCommand} from "./commands/pullCommand.js";
 import {DEFAULT_STALL_MS} from "../engine/hub/hubFetch.js";
 import {profileCommand} from "./commands/profileCommand.js";
@@ -34,6 +35,19 @@ type Command = {
 const gpuOption = {gpu: {type: "string", default: "auto"}} as const;
 const jsonOption = {json: {type: "boolean", default: false}} as const;
 const rpcOption = {rpc: {type: "string"}} as const;
+
+/**
+ * `--llama-args "…"`: a llama.cpp command line to price beside the plan. Refused here, before any model is read, when
+ * it names a flag llama.cpp would refuse or one tensorwise cannot read (every such flag named).
+ */
+function llamaArgsFlag(value: string | boolean | undefined): {llamaCommand?: LlamaCommand} {
+    if (value === undefined) return {};
+    if (typeof value !== "string" || value.trim() === "") throw new UsageError("--llama-args needs a llama.cpp command line in quotes");
+    const command = parseLlamaCommand(value);
+    if (command.refused.length > 0)
+        throw new UsageError(`--llama-args: ${command.refused.map((note) => `${note.flag}: ${note.why}`).join("; ")}`);
+    return {llamaCommand: command};
+}
 
 const commands: Record<string, Command> = {
     devices: {
@@ -83,9 +97,10 @@ const commands: Record<string, Command> = {
     plan: {
         summary: "plan where each tensor lives under a VRAM budget, with predicted TTFT/TPOT/VRAM and llama.cpp flags",
         usage: "tensorwise plan <model.gguf> --budget <MiB|N%|auto> --strategy <cpu|layers|fit|cpu-moe|n-cpu-moe|oato|optimal> [--prompt-tokens N] [--gen-tokens N] " +
-            `[--context N] [--gpu …] [--threads N] ${KNOB_USAGE} ${SPEC_USAGE} [--profile-seconds N] [--json]`,
+            `[--context N] [--gpu …] [--threads N] ${KNOB_USAGE} ${SPEC_USAGE} [--llama-args "<a llama-server/llama-cli/llama-bench command>"] [--profile-seconds N] [--json]`,
         options: {
             ...gpuOption, ...jsonOption, ...PROFILE_SECONDS_OPTION, ...KNOB_OPTIONS, ...SPEC_OPTIONS, budget: {type: "string", default: "auto"}, strategy: {type: "string", default: "optimal"},
+            "llama-args": {type: "string"},
             "prompt-tokens": {type: "string"}, "gen-tokens": {type: "string"}, context: {type: "string"}, threads: {type: "string"}
         },
         run: (io, values, positionals) => {
@@ -102,6 +117,7 @@ const commands: Record<string, Command> = {
                 threads: flagThreads(values.threads),
                 knobs: flagKnobs(values),
                 ...specFlag(values),
+                ...llamaArgsFlag(values["llama-args"]),
                 profile: flagProfileTime(values["profile-seconds"]),
                 json: values.json === true
             });

@@ -4,6 +4,7 @@
  * this. Like every file of electron/contract it imports nothing from outside the folder (eslint.config.js).
  */
 import type {SpeculativeKind, SpeculativeRequest, SpeculativeState} from "./speculative.js";
+import type {CommandComparisonView, LlamaCommandRequest} from "./llamaCommand.js";
 import type {
     BenchDetail, BenchExportFormat, BenchProgress, BenchStartRequest, BenchSummary
 } from "./bench.js";
@@ -115,6 +116,8 @@ export type LoadedModelState = {
     loadId: string;
     /** Speculative decoding of this load (absent: none was asked about). */
     speculative?: SpeculativeState;
+    /** The user's llama.cpp command priced beside the plan (absent: none was given). */
+    command?: CommandComparisonView;
 };
 
 export type EngineState =
@@ -241,6 +244,8 @@ export type Requests = {
         path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string; refreshProfile?: boolean;
         /** Speculative decoding to plan with the placement; absent: none. */
         speculative?: SpeculativeRequest;
+        /** A llama.cpp command to price beside the plan, and which of the two to load; absent: none. */
+        llamaCommand?: LlamaCommandRequest;
     }, LoadedModelState];
     /** Stops a running auto-offload at its next step (the profiler stops at its next measurement); the model loaded before stays. */
     "task.cancel": [{taskId: string}, void];

@@ -13,8 +13,8 @@ export const MOE_STRATEGY_NAMES: readonly StrategyName[] = ["cpu-moe", "n-cpu-mo
 
 export type StrategyName = (typeof STRATEGY_NAMES)[number];
 
-/** What a loaded model's placement came from: a strategy, or a placement file the user wrote. */
-export const PLACEMENT_STRATEGIES = [...STRATEGY_NAMES, "manual"] as const;
+/** What a loaded model's placement came from: a strategy, a placement file the user wrote, or their llama.cpp command. */
+export const PLACEMENT_STRATEGIES = [...STRATEGY_NAMES, "manual", "command"] as const;
 
 export type PlacementStrategyName = (typeof PLACEMENT_STRATEGIES)[number];
 

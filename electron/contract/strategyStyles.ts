@@ -37,6 +37,7 @@ export const STRATEGY_STYLES: Readonly<Record<StrategyLabel, StrategyStyle>> = {
     optimal: style("optimal", "tensorwise planner",
         "Prices layer hops, KV cache, scratch, pinned memory and micro-batch size, weighted by the workload.", "#10b981"),
     manual: style("manual", "placement file", "A per-tensor placement written by hand and loaded from a file.", "#64748b"),
+    command: style("command", "your llama.cpp command", "The layers, overrides and knobs of a llama.cpp command line you pasted, loaded exactly.", "#e11d48"),
     "layers-tuned": style("layers-tuned", "layer split, hand-tuned", "The layer split with pinned host memory and the best micro-batch per measurement.", "#0ea5e9", true),
     "fit-tuned": style("fit-tuned", "--fit, hand-tuned", "llama.cpp --fit with pinned host memory and the best micro-batch per measurement.", "#f59e0b", true)
 };

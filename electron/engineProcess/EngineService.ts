@@ -27,6 +27,7 @@ import {plannerModelFrom} from "../engine/planner/types.js";
 import {planForBudget} from "./planForBudget.js";
 import {planDevicesForBudget} from "./planDevicesForBudget.js";
 import {plannedSpeculative, unplannedSpeculative, type LoadSpeculative} from "./speculativeLoad.js";
+import type {CommandComparisonView, LlamaCommandRequest} from "../contract/llamaCommand.js";
 import type {SpeculativeRequest} from "../contract/speculative.js";
 import {recordAcceptance} from "../engine/speculative/acceptance.js";
 import {speculativeFlags, withSpeculativeOverrides} from "../engine/speculative/speculativeFlags.js";
@@ -176,6 +177,8 @@ export class EngineService {
         path: string; budget: Budget; settings: Partial<RuntimeSettings>; strategy?: PlacementStrategy; taskId: string; refreshProfile?: boolean;
         /** Speculative decoding to plan with the placement (contract/speculative.ts). Defaults to none. */
         speculative?: SpeculativeRequest;
+        /** A llama.cpp command to price beside the plan, and which of the two to load (contract/llamaCommand.ts). */
+        llamaCommand?: LlamaCommandRequest;
     }): Promise<LoadedModelState> {
         const {taskId} = request;
         const controller = new AbortController();
@@ -206,11 +209,15 @@ export class EngineService {
         };
         // several devices (a second GPU, an rpc-server): the K-device planner (planner/devices/planDevices.ts)
         const multiDevice = planDeviceCount(this.engine.bindings.tensorwiseGetDevices()) > 1 && (request.strategy ?? "optimal") === "optimal";
+        if (multiDevice && request.llamaCommand != null)
+            throw new TensorwiseError("bad-request", "A llama.cpp command is priced against one GPU and the CPU; this machine plans across several devices. " +
+                "Price it with `tensorwise plan MODEL --gpu <kind> --llama-args \"…\"` on one device.");
         const plan = multiDevice
             ? await planDevicesForBudget(common)
             : await planForBudget({...common, strategy: request.strategy, refreshProfile: request.refreshProfile,
                 // α is kept under the model's own path, not the pinned file's (pinModelFile.ts)
-                ...(request.speculative != null ? {speculative: {...request.speculative, acceptancePath: request.path}} : {})});
+                ...(request.speculative != null ? {speculative: {...request.speculative, acceptancePath: request.path}} : {}),
+                ...(request.llamaCommand != null ? {llamaCommand: request.llamaCommand} : {})});
         controller.signal.throwIfAborted();
         // the K-device planner does not price speculation: a kind named runs unpriced, "auto" declines
         const speculative = plan.speculative != null ? plannedSpeculative(request.path, plan.speculative)
@@ -222,7 +229,8 @@ export class EngineService {
             budgetBytes: "result" in plan ? plan.result.budgetBytes : undefined,
             rpcServers: "rpcServers" in plan ? plan.rpcServers : undefined,
             predictRequest: "predictRequest" in plan ? plan.predictRequest : undefined,
-            ...(speculative != null ? {speculative} : {})
+            ...(speculative != null ? {speculative} : {}),
+            ...("command" in plan && plan.command != null ? {command: plan.command} : {})
         };
         this.onProgress({
             taskId, step: "plan", progress: 1, detail: `${plan.strategy}: planned, loading its weights`,
@@ -499,6 +507,8 @@ export class EngineService {
         predictRequest?: RequestPredictor;
         /** Speculative decoding to load with, what the app shows of it, and where its α is kept. */
         speculative?: LoadSpeculative;
+        /** The user's llama.cpp command priced beside the plan. */
+        command?: CommandComparisonView;
     }): Promise<LoadedModelState> {
         this.refuseWhileBenching("load a model");
         return await this.exclusive(() => this.loadPlacedNow(options));
@@ -532,7 +542,8 @@ export class EngineService {
             settings: options.settings,
             loadMs: placed.loadMs,
             loadId: randomUUID(),
-            ...(options.speculative != null ? {speculative: options.speculative.state} : {})
+            ...(options.speculative != null ? {speculative: options.speculative.state} : {}),
+            ...(options.command != null ? {command: options.command} : {})
         };
         this.loaded = {placed, state, planned, embeddings: null, file: options.file, ...(options.predictRequest != null ? {predictRequest: options.predictRequest} : {}),
             ...(options.speculative?.acceptanceKey != null ? {acceptanceKey: options.speculative.acceptanceKey} : {})};

@@ -128,4 +128,38 @@ describe.skipIf(probe.reason != null)("auto-offload of a mixture-of-experts mode
         expect(host.every((name) => /_exps\.weight$/.test(name))).toBe(true);
         expect(await confirmedHost(nCpuMoe)).toEqual(host);
     }, 600_000);
+
+    it("a user's llama.cpp command, loaded as asked: llama.cpp assigns exactly the tensors the command was read to move", async () => {
+        // MoE recipes as users paste them: an -ot regex, --n-cpu-moe, llama-bench's ;-joined overrides
+        for (const line of [
+            "llama-server -m model.gguf -ngl 99 -ot '\\.ffn_.*_exps\\.=CPU' -c 512 -t 2 --port 8080",
+            "llama-server -ngl 99 --n-cpu-moe 2 -c 512 -t 2 -fa off",
+            "llama-bench -m model.gguf -ngl 99 -ot 'blk\\.[01]\\.ffn_(up|gate)_exps=CPU;blk\\.3\\.ffn_down_exps=CPU' -t 2 -p 64 -n 16"
+        ]) {
+            const loaded = await service.autoOffload({
+                path: modelPath, budget: {kind: "percent", percent: 60}, settings: {contextSize: 512, threads: 2}, taskId: "moe-command",
+                llamaCommand: {line, load: "command"}
+            });
+            expect(loaded.placement.strategy, line).toBe("command");
+            expect(loaded.command?.loaded).toBe("command");
+            expect(loaded.command?.priced?.fits, line).toBe(true);
+            const host = plannedHost(loaded);
+            console.log(`${line}\n  → ${loaded.placement.llamaCppFlags}; host: ${host.join(" ")}`);
+            expect(host.length, line).toBeGreaterThan(0);
+            expect(await confirmedHost(loaded), line).toEqual(host);
+        }
+        // what cannot be priced here is named, and the plan loads instead
+        const refused = await service.autoOffload({
+            path: modelPath, budget: {kind: "percent", percent: 60}, settings: {contextSize: 512, threads: 2}, taskId: "moe-command-refused",
+            llamaCommand: {line: "llama-server -ngl 99 -ts 3,1 -ot 'ffn_up_exps=CUDA0'", load: "plan"}
+        });
+        expect(refused.placement.strategy).toBe("optimal");
+        expect(refused.command?.priced).toBeNull();
+        expect(refused.command?.refused.map((note) => note.flag)).toEqual(["-ts", "-ot ffn_up_exps=CUDA0"]);
+        // and asking to load it says why not, loading nothing else
+        await expect(service.autoOffload({
+            path: modelPath, budget: {kind: "percent", percent: 60}, settings: {contextSize: 512, threads: 2}, taskId: "moe-command-refused-load",
+            llamaCommand: {line: "llama-server -ngl 99 -ts 3,1", load: "command"}
+        })).rejects.toThrow(/cannot be loaded here: -ts/);
+    }, 600_000);
 });

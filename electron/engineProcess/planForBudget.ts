@@ -11,9 +11,13 @@ import {predictedMemoryReport} from "../engine/runtime/memoryReport.js";
 import type {NativeBufferTypeMemory} from "../engine/native/tensorwiseBindings.js";
 import type {PlanExplanation} from "../contract/planExplanation.js";
 import {UNPRICED_HOST_SCRATCH} from "../contract/memory.js";
-import type {RequestPredictor} from "../engine/planner/requestPredictor.js";
+import {requestPredictor, type RequestPredictor} from "../engine/planner/requestPredictor.js";
 import type {SpeculativeDecision} from "../engine/speculative/chooseSpeculative.js";
 import type {SpeculativeAsked} from "../engine/speculative/planSpeculative.js";
+import type {CommandComparisonView, LlamaCommandRequest} from "../contract/llamaCommand.js";
+import {TensorwiseError} from "../contract/TensorwiseError.js";
+import type {CommandComparison} from "../engine/llamaArgs/commandPlan.js";
+import {parseLlamaCommand} from "../engine/llamaArgs/parseLlamaCommand.js";
 
 /** A plan ready to load: placement, llama.cpp parameters, settings and the prediction in the contract's shape. */
 export type BudgetPlan = {
@@ -28,6 +32,8 @@ export type BudgetPlan = {
     predictRequest: RequestPredictor;
     /** Speculative decoding chosen with the plan, when it was asked about. */
     speculative: SpeculativeDecision | null;
+    /** The user's llama.cpp command priced beside the plan, when one was given. */
+    command?: CommandComparisonView;
 };
 
 /**
@@ -42,24 +48,58 @@ export async function planForBudget(options: {
     refreshProfile?: boolean;
     /** Speculative decoding to plan with the placement. Defaults to none. */
     speculative?: SpeculativeAsked;
+    /** A user's llama.cpp command to price beside the plan, and which of the two to load. */
+    llamaCommand?: LlamaCommandRequest;
 }): Promise<BudgetPlan> {
-    const strategy: StrategyName = options.strategy == null || options.strategy === "manual" ? "optimal" : options.strategy;
-    const {result, explanation, predictRequest, speculative} = await autoPlan(options.engine, options.modelPath, {
+    const strategy: StrategyName = options.strategy == null || options.strategy === "manual" || options.strategy === "command" ? "optimal" : options.strategy;
+    const command = options.llamaCommand == null ? undefined : parseLlamaCommand(options.llamaCommand.line);
+    const {result: planned, explanation, predictRequest, speculative, command: compared, cost} = await autoPlan(options.engine, options.modelPath, {
         model: options.model, budget: options.budget, strategy, workload: options.workload, settings: options.settings,
         ...(options.refreshProfile === true ? {profile: {refresh: true}} : {}),
         ...(options.speculative != null ? {speculative: options.speculative} : {}),
+        ...(command != null ? {llamaCommand: command} : {}),
         onProgress: options.onProgress, signal: options.signal
     });
+    const view = compared == null ? undefined : commandView(compared, planned, options.llamaCommand!);
+    let result = planned;
+    if (options.llamaCommand?.load === "command") {
+        // the user asked for their own command: load exactly it, or say why not (nothing is loaded instead)
+        if (compared?.priced == null)
+            throw new TensorwiseError("bad-request", `Your llama.cpp command cannot be loaded here: ${(compared?.refused ?? []).map((n) => `${n.flag}: ${n.why}`).join("; ")}`);
+        if (!compared.priced.fits)
+            throw new TensorwiseError("bad-request", `Your llama.cpp command does not fit: ${compared.priced.reason ?? "over the GPU's free memory"}. The plan fits; load it instead.`);
+        result = compared.priced;
+    }
     return {
         placement: result.placement,
         gpuLayers: result.gpuLayers,
         overrides: result.overrides,
         settings: result.settings,
-        strategy: result.strategy,
+        strategy: result === planned ? result.strategy : "command",
         prediction: toPrediction(result, result.placement.defaultBufferType, explanation),
         result,
-        predictRequest,
-        speculative
+        // a request priced for the loaded placement: the plan's predictor, or the command's own figures
+        predictRequest: result === planned ? predictRequest : requestPredictor(cost, result),
+        speculative: result === planned ? speculative : null,
+        ...(view != null ? {command: view} : {})
+    };
+}
+
+/** The comparison in the contract's shape (no tensor lists: the differences name their groups). */
+function commandView(c: CommandComparison, plan: StrategyResult, request: LlamaCommandRequest): CommandComparisonView {
+    const p = c.priced;
+    return {
+        line: request.line, program: c.command.program, loaded: request.load,
+        notPriced: c.command.notPriced.map((n) => ({...n})), refused: c.refused.map((n) => ({...n})),
+        priced: p == null ? null : {
+            fits: p.fits, reason: p.reason, gpuLayers: typeof p.gpuLayers === "number" ? p.gpuLayers : -1, overrideCount: p.overrides.length,
+            ttftMs: p.prediction.ttftMs, tpotMs: p.prediction.tpotMs, vramBytes: p.prediction.vram.total, notes: [...p.notes]
+        },
+        plan: {ttftMs: plan.prediction.ttftMs, tpotMs: plan.prediction.tpotMs, vramBytes: plan.prediction.vram.total},
+        overshootBytes: c.overshootBytes,
+        differences: c.differences.map((d) => ({what: d.what, bytes: d.bytes, command: d.command, plan: d.plan,
+            requestMsDelta: Number.isFinite(d.requestMsDelta) ? d.requestMsDelta : null})),
+        knobDifferences: [...c.knobDifferences]
     };
 }
 

@@ -126,6 +126,24 @@ describe("checkRequest: every request is checked at the trust boundary", () => {
         }
     });
 
+    it("model.autoOffload: a llama.cpp command of bounded length and what to load, anything else refused naming the field", () => {
+        const name = "model.autoOffload";
+        for (const llamaCommand of [{line: "llama-server -ngl 20", load: "plan"}, {line: "llama-bench -ngl 99 -ncmoe 4", load: "command"}])
+            expect(checkRequest(name, with_(valid[name], "llamaCommand", llamaCommand))).toMatchObject({llamaCommand});
+        const bad: [unknown, RegExp][] = [
+            ["llama-server -ngl 20", /llamaCommand/], [{load: "plan"}, /llamaCommand\.line/], [{line: "", load: "plan"}, /llamaCommand\.line/],
+            [{line: "   ", load: "plan"}, /not empty/], [{line: 20, load: "plan"}, /llamaCommand\.line/], [{line: ["-ngl", "20"], load: "plan"}, /llamaCommand\.line/],
+            // of the right length and shape, but not allowed
+            [{line: "x".repeat(16_385), load: "plan"}, /longer than 16384/], [{line: "-ngl 2\u0000", load: "plan"}, /NUL/],
+            [{line: "-ngl 2", load: "mine"}, /llamaCommand\.load/], [{line: "-ngl 2", load: "PLAN"}, /llamaCommand\.load/], [{line: "-ngl 2"}, /llamaCommand\.load/],
+            [{line: "-ngl 2", load: "plan", run: true}, /unknown fields/]
+        ];
+        for (const [llamaCommand, message] of bad)
+            expect(rejects(name, with_(valid[name], "llamaCommand", llamaCommand)), JSON.stringify(llamaCommand).slice(0, 80)).toMatch(message);
+        // loading "command" names the command
+        expect(rejects(name, with_(valid[name], "strategy", "command"))).toMatch(/needs "llamaCommand"/);
+    });
+
     it("rejects unknown fields and wrong field types", () => {
         for (const name of requestNames.filter((name) => valid[name] != null))
             expect(rejects(name, with_(valid[name], "__proto__x", 1)), name).toMatch(/unknown fields/);

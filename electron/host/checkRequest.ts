@@ -6,6 +6,7 @@
  * typed against the contract's argument type ({@link Checks}), so a field added to a request fails to compile here
  * until it is checked.
  */
+import {LLAMA_COMMAND_LOADS, LLAMA_COMMAND_MAX_CHARS, type LlamaCommandRequest} from "../contract/llamaCommand.js";
 import {isIP} from "node:net";
 import {availableParallelism} from "node:os";
 import {BENCH_EXPORT_FORMATS, isBenchExportFormat, type BenchExportFormat, type BenchStartRequest} from "../contract/bench.js";
@@ -117,6 +118,21 @@ function speculative(value: unknown): SpeculativeRequest {
         throw bad(`"speculative": ${(error as Error).message}`);
     }
     return request;
+}
+
+/**
+ * `llamaCommand`: a command line of bounded length and what to load. The line is read (and refused flag by flag) by
+ * the engine's parser; here only its shape: a string without NUL, and `load` one of {@link LLAMA_COMMAND_LOADS}.
+ */
+function llamaCommand(value: unknown): LlamaCommandRequest {
+    const fields = object(value, ["line", "load"], '"llamaCommand"');
+    const named: Fields = Object.fromEntries(Object.entries(fields).map(([key, field]) => [`llamaCommand.${key}`, field]));
+    const line = string(named, "llamaCommand.line", LLAMA_COMMAND_MAX_CHARS);
+    if (line.trim() === "") throw bad(`"llamaCommand.line" must be a llama.cpp command line, not empty`);
+    if (line.includes("\0")) throw bad(`"llamaCommand.line" must not contain NUL characters`);
+    if (typeof fields.load !== "string" || !(LLAMA_COMMAND_LOADS as readonly string[]).includes(fields.load))
+        throw bad(`"llamaCommand.load" must be one of ${LLAMA_COMMAND_LOADS.join(", ")}`);
+    return {line, load: fields.load as LlamaCommandRequest["load"]};
 }
 
 function budget(value: unknown, what = '"budget"'): Budget {
@@ -337,16 +353,19 @@ const checks: Checks = {
     },
     "model.inspect": (arg) => ({path: string(object(arg, ["path"]), "path", TEXT_LIMITS.path)}),
     "model.autoOffload": (arg) => {
-        const fields = object(arg, ["path", "budget", "settings", "strategy", "taskId", "refreshProfile", "speculative"]);
+        const fields = object(arg, ["path", "budget", "settings", "strategy", "taskId", "refreshProfile", "speculative", "llamaCommand"]);
         if (fields.strategy != null && !isPlacementStrategy(fields.strategy))
             throw bad(`"strategy" must be one of ${PLACEMENT_STRATEGIES.join(", ")}`);
+        if (fields.strategy === "command" && fields.llamaCommand == null)
+            throw bad(`"strategy": "command" needs "llamaCommand": the command to load`);
         const refreshProfile = boolean(fields, "refreshProfile");
         return {
             path: string(fields, "path", TEXT_LIMITS.path), budget: budget(fields.budget), settings: settings(fields.settings),
             ...(fields.strategy != null && {strategy: fields.strategy as RequestArg<"model.autoOffload">["strategy"]}),
             taskId: string(fields, "taskId", TEXT_LIMITS.id),
             ...(refreshProfile != null && {refreshProfile}),
-            ...(fields.speculative != null && {speculative: speculative(fields.speculative)})
+            ...(fields.speculative != null && {speculative: speculative(fields.speculative)}),
+            ...(fields.llamaCommand != null && {llamaCommand: llamaCommand(fields.llamaCommand)})
         };
     },
     "task.cancel": (arg) => ({taskId: string(object(arg, ["taskId"]), "taskId", TEXT_LIMITS.id)}),

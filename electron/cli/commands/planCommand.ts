@@ -8,8 +8,45 @@ import {progressLines, type CliIo} from "../CliIo.js";
 import {loadedTensors} from "../../engine/gguf/loadedTensors.js";
 import type {SpeculativeRequest} from "../../contract/speculative.js";
 import {speculativeFlags, withSpeculativeOverrides} from "../../engine/speculative/speculativeFlags.js";
+import type {CommandComparison} from "../../engine/llamaArgs/commandPlan.js";
+import type {LlamaCommand} from "../../engine/llamaArgs/parseLlamaCommand.js";
 
 const MiB = 1024 * 1024;
+
+/** The comparison as JSON: the priced plan's figures, not its per-tensor sets (the differences name the tensors). */
+function commandJson(c: CommandComparison): unknown {
+    const p = c.priced;
+    return {
+        program: c.command.program, refused: c.refused, notPriced: c.command.notPriced,
+        priced: p == null ? null : {fits: p.fits, reason: p.reason, gpuLayers: p.gpuLayers, overrides: p.overrides, settings: p.settings,
+            prediction: p.prediction, notes: p.notes},
+        overshootBytes: c.overshootBytes, differences: c.differences.map(({tensors: _tensors, ...rest}) => rest), knobDifferences: c.knobDifferences
+    };
+}
+
+/** The user's command beside the plan; exit 1 when it cannot be priced here. */
+function printCommand(io: CliIo, c: CommandComparison, plan: {prediction: {ttftMs: number; tpotMs: number; requestMs: number; vram: {total: number}}}): number {
+    io.out("");
+    io.out(`your ${c.command.program} command, priced on this machine:`);
+    for (const note of c.command.notPriced) io.out(`  not priced: ${note.flag} (${note.why})`);
+    if (c.priced == null) {
+        for (const note of c.refused) io.out(`  refused: ${note.flag}: ${note.why}`);
+        return 1;
+    }
+    const p = c.priced.prediction;
+    const q = plan.prediction;
+    const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+    io.out(`  -ngl ${c.priced.gpuLayers}, ${c.priced.overrides.length} overrides; ${c.priced.fits ? "fits" : `DOES NOT FIT: ${c.priced.reason}`}`);
+    io.out(`  predicted: TTFT ${p.ttftMs.toFixed(1)} ms (plan ${q.ttftMs.toFixed(1)}, ${ratio(p.ttftMs, q.ttftMs)}), TPOT ${p.tpotMs.toFixed(2)} ms ` +
+        `(plan ${q.tpotMs.toFixed(2)}, ${ratio(p.tpotMs, q.tpotMs)}), VRAM ${(p.vram.total / MiB).toFixed(1)} MiB (plan ${(q.vram.total / MiB).toFixed(1)})`);
+    for (const note of c.priced.notes) io.out(`  note: ${note}`);
+    if (c.differences.length === 0 && c.knobDifferences.length === 0) io.out("  the same placement and knobs as the plan");
+    for (const d of c.differences)
+        io.out(`  differs: ${d.what}, ${(d.bytes / MiB).toFixed(1)} MiB on the ${d.command} (the plan: ${d.plan}); ` +
+            (Number.isFinite(d.requestMsDelta) ? `moving them alone ${d.requestMsDelta >= 0 ? "costs" : "saves"} ${Math.abs(d.requestMsDelta).toFixed(1)} ms a request` : "not priced alone"));
+    for (const k of c.knobDifferences) io.out(`  differs: ${k}`);
+    return 0;
+}
 
 /** `tensorwise plan <gguf> --budget <MiB|N%> --strategy <…> [--prompt-tokens N --gen-tokens N] [--json]`. */
 export async function planCommand(io: CliIo, modelPath: string, options: {
@@ -19,13 +56,16 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
     profile?: {timeLimitMs: number};
     /** Speculative decoding to plan with the placement (`--spec`, `--model-draft`, `--spec-draft-n-max`). */
     speculative?: SpeculativeRequest;
+    /** A llama.cpp command to price beside the plan (`--llama-args`). */
+    llamaCommand?: LlamaCommand;
 }): Promise<number> {
     const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.threads});
     try {
-        const {result, model, explanation, speculative} = await autoPlan(engine, modelPath, {
+        const {result, model, explanation, speculative, command} = await autoPlan(engine, modelPath, {
             budget: options.budget, strategy: options.strategy, workload: {promptTokens: options.promptTokens, genTokens: options.genTokens},
             settings: {contextSize: options.contextSize, ...options.knobs}, profile: options.profile, onProgress: options.json ? undefined : progressLines(io),
-            ...(options.speculative != null ? {speculative: options.speculative} : {})
+            ...(options.speculative != null ? {speculative: options.speculative} : {}),
+            ...(options.llamaCommand != null ? {llamaCommand: options.llamaCommand} : {})
         });
         const bytes: Record<string, number> = {};
         const perLayer = new Map<string, Record<string, number>>();
@@ -44,8 +84,9 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
                 settings: result.settings, prediction: result.prediction, bytesPerBufferType: bytes, overrides: result.overrides,
                 placement: result.placement, llamaCppFlags: flags, notes: result.notes, explanation,
                 speculative: speculative == null ? null : {load: speculative.load, chosen: speculative.chosen, best: speculative.best,
-                    acceptance: speculative.acceptance, sentence: speculative.sentence}}, null, 2));
-            return 0;
+                    acceptance: speculative.acceptance, sentence: speculative.sentence},
+                llamaCommand: command == null ? null : commandJson(command)}, null, 2));
+            return command?.priced === null ? 1 : 0;
         }
         io.out(`strategy ${result.strategy}: -ngl ${result.gpuLayers}, micro-batch ${result.settings.batchSize}, ${result.settings.useMmap ? "mmap" : "pinned host memory"}`);
         io.out(`bytes per buffer type: ${Object.entries(bytes).map(([b, n]) => `${b} ${(n / MiB).toFixed(1)} MiB`).join(", ")}`);
@@ -72,6 +113,7 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
             if (speculative.load != null) io.out(`  llama.cpp, besides the flags above: ${speculativeFlags(speculative.load)}`);
         }
         io.out(`notes: ${result.notes.join("; ")}`);
+        if (command != null) return printCommand(io, command, result);
         return 0;
     } finally {
         await engine.llama.dispose();

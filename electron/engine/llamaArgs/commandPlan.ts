@@ -11,7 +11,7 @@ import {costContext, predict} from "../planner/costModel.js";
 import {layerSplit, withOverrides} from "../planner/resolvePlacement.js";
 import type {VramSimulator} from "../planner/simulateVram.js";
 import {costInputsFor, finishPlan, type StrategyInputs, type StrategyResult} from "../planner/strategies/StrategyResult.js";
-import type {PlanPrediction, ResolvedPlacement} from "../planner/types.js";
+import type {ResolvedPlacement} from "../planner/types.js";
 import type {CommandNote, LlamaCommand} from "./parseLlamaCommand.js";
 
 const MiB = 2 ** 20;
@@ -106,7 +106,11 @@ export type PlacementDifference = {
     /** Where the command puts them and where the plan does. */
     readonly command: "GPU" | "CPU";
     readonly plan: "GPU" | "CPU";
-    /** Predicted change of one request (TTFT + the reply's TPOTs) when the plan is moved to the command's choice for this group only. */
+    /**
+     * What the command's choice for this group alone costs one request (TTFT + the reply's TPOTs): the plan with just
+     * this group moved where the command puts it, minus the plan (for a plan without the GPU: the command minus the
+     * command with this group put back). `NaN` when neither uses the GPU.
+     */
     readonly requestMsDelta: number;
 };
 
@@ -195,15 +199,22 @@ export function placementDifferences(inputs: StrategyInputs, plan: StrategyResul
         group.bytes += t.bytes;
         groups.set(key, group);
     }
-    const cx = costContext(costInputsFor(inputs, plan.settings), plan.settings, inputs.workload);
-    const base: PlanPrediction = plan.prediction;
+    // priced on the plan's side (the plan with this group moved where the command puts it), or — for a plan that does
+    // not use the GPU — on the command's side (the command with this group put back where the plan has it)
+    const side = plan.settings.useGpu ? plan : command.settings.useGpu ? command : null;
+    const cx = side == null ? null : costContext(costInputsFor(inputs, side.settings), side.settings, inputs.workload);
     return [...groups.values()].map((group) => {
-        const moved = new Set(plan.resolved.onGpu);
-        for (const name of group.tensors) {
-            if (group.command === "GPU") moved.add(name);
-            else moved.delete(name);
+        let delta = Number.NaN;
+        if (side != null && cx != null) {
+            const toGpu = side === plan ? group.command === "GPU" : group.plan === "GPU";
+            const moved = new Set(side.resolved.onGpu);
+            for (const name of group.tensors) {
+                if (toGpu) moved.add(name);
+                else moved.delete(name);
+            }
+            const ms = predict(cx, {...side.resolved, onGpu: moved}).requestMs;
+            delta = side === plan ? ms - plan.prediction.requestMs : command.prediction.requestMs - ms;
         }
-        const delta = plan.settings.useGpu ? predict(cx, {...plan.resolved, onGpu: moved}).requestMs - base.requestMs : Number.NaN;
         const layers = group.layers.length === 0 ? "" : ` (blk.${Math.min(...group.layers)}–${Math.max(...group.layers)})`;
         return {what: `${group.role} × ${group.tensors.length}${layers}`, tensors: group.tensors, bytes: group.bytes,
             command: group.command, plan: group.plan, requestMsDelta: delta};

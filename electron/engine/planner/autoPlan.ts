@@ -29,6 +29,8 @@ import {layerSplit} from "./resolvePlacement.js";
 import {STRATEGY_NAMES, type StrategyName} from "../../contract/strategies.js";
 import {DEFAULT_WORKLOAD, plannerModelFrom, type Workload} from "./types.js";
 import {loadedTensors} from "../gguf/loadedTensors.js";
+import {compareCommand, type CommandComparison} from "../llamaArgs/commandPlan.js";
+import type {LlamaCommand} from "../llamaArgs/parseLlamaCommand.js";
 
 /** Options of {@link autoPlan}. */
 export type AutoPlanOptions = {
@@ -57,6 +59,8 @@ export type AutoPlanOptions = {
     onProgress?: (message: string, fraction?: number) => void;
     /** Speculative decoding to plan with the placement (speculative/planSpeculative.ts). Defaults to none. */
     speculative?: SpeculativeAsked;
+    /** A user's llama.cpp command to price on the same inputs and set beside the plan (llamaArgs/commandPlan.ts). */
+    llamaCommand?: LlamaCommand;
 };
 
 /** The plan and everything needed to load it with `PlacedModel.load`. */
@@ -74,6 +78,8 @@ export type AutoPlanResult = {
     readonly cost: CostInputs;
     /** Speculative decoding chosen (its `load` goes to `PlacedModel.load`'s `speculative`), when it was asked about. */
     readonly speculative: SpeculativeDecision | null;
+    /** The user's llama.cpp command priced beside the plan, when one was given. */
+    readonly command: CommandComparison | null;
 };
 
 /** llama.cpp's `common_fit_params` through the native binding, with margin = free − budget on the GPU. */
@@ -128,7 +134,9 @@ export async function autoPlan(engine: EngineLlama, modelPath: string, options: 
         modelPath, model, result, cost, budgetBytes: inputs.budgetBytes, gpuBufferType: inputs.gpuBufferType, signal: options.signal,
         request: {...options.speculative, acceptanceDir: options.speculative.acceptanceDir ?? defaultProfileCacheDir()}
     });
-    return {result, overrides: result.overrides, model, profile, predictRequest: requestPredictor(cost, result), cost, speculative,
+    const command = options.llamaCommand == null ? null : await compareCommand(options.llamaCommand, inputs, result,
+        {gpu: gpu == null ? null : {name: gpu.name, freeBytes: gpu.freeBytes}, trainedContextSize: model.contextLength ?? null}, simulator);
+    return {result, overrides: result.overrides, model, profile, predictRequest: requestPredictor(cost, result), cost, speculative, command,
         explanation: speculative == null ? explanation : {...explanation, speculative: speculative.sentence}};
 }
 

@@ -2,7 +2,7 @@ import type {Budget, ContractError, LoadedModelState} from "../../../electron/co
 import {toContractError} from "../../../electron/contract/TensorwiseError";
 import {useLibraryStore} from "../stores/libraryStore";
 import {useModelStore} from "../stores/modelStore";
-import {speculativeRequest, usePlanStore, type OffloadSettings} from "../stores/planStore";
+import {llamaCommandRequest, speculativeRequest, usePlanStore, type OffloadSettings} from "../stores/planStore";
 import {useUiStore} from "../stores/uiStore";
 import {getTransport} from "../transport/getTransport";
 import {refreshMachine} from "./engineActions";
@@ -101,12 +101,14 @@ export async function autoOffload(path: string, options: {refreshProfile?: boole
     const {settings} = usePlanStore.getState();
     const budget: Budget = settings.budget;
     const speculative = speculativeRequest(settings);
+    const llamaCommand = llamaCommandRequest(settings);
     useUiStore.getState().show("offload");
     await runLoad(taskId, () => getTransport().request("model.autoOffload", {
         path, budget, taskId, strategy: settings.strategy,
         settings: {...(settings.contextSize != null ? {contextSize: settings.contextSize} : {}), batchSize: settings.batchSize, ...settings.knobs},
         ...(options.refreshProfile === true ? {refreshProfile: true} : {}),
-        ...(speculative != null ? {speculative} : {})
+        ...(speculative != null ? {speculative} : {}),
+        ...(llamaCommand != null ? {llamaCommand} : {})
     }), settings);
 }
 

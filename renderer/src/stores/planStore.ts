@@ -2,6 +2,7 @@ import {create} from "zustand";
 import type {Budget, ContractError, LoadedModelState, PlacementStrategy, PlannedLoad, TaskProgress} from "../../../electron/contract/ipc";
 import {DEFAULT_RUNTIME_SETTINGS, type RuntimeSettings} from "../../../electron/contract/settings";
 import type {SpeculativeChoice, SpeculativeRequest} from "../../../electron/contract/speculative";
+import type {LlamaCommandRequest} from "../../../electron/contract/llamaCommand";
 
 /** The llama.cpp knobs a user may fix on the Offload screen; `null`: the planner chooses. */
 export type OffloadKnobs = Pick<RuntimeSettings, "useGpu" | "opOffload" | "kvOffload" | "flashAttention" | "kvCacheType">;
@@ -15,6 +16,8 @@ export type OffloadSettings = {
     knobs: OffloadKnobs;
     /** Speculative decoding: the planner's choice (`auto`), none, or a kind; a draft model's file from the library for `draft`. */
     speculative: {choice: SpeculativeChoice; draftPath: string | null};
+    /** A llama.cpp command to price beside the plan (empty: none), and which of the two Auto-offload loads. */
+    llamaCommand: LlamaCommandRequest;
 };
 
 /**
@@ -44,8 +47,14 @@ export type PlanStore = {
 export const DEFAULT_OFFLOAD_SETTINGS: OffloadSettings = {
     budget: {kind: "auto"}, contextSize: null, batchSize: DEFAULT_RUNTIME_SETTINGS.batchSize, strategy: "optimal",
     knobs: {useGpu: null, opOffload: null, kvOffload: null, flashAttention: null, kvCacheType: DEFAULT_RUNTIME_SETTINGS.kvCacheType},
-    speculative: {choice: "auto", draftPath: null}
+    speculative: {choice: "auto", draftPath: null},
+    llamaCommand: {line: "", load: "plan"}
 };
+
+/** The command to send with an Auto-offload: none while the box is empty. */
+export function llamaCommandRequest(settings: Pick<OffloadSettings, "llamaCommand">): LlamaCommandRequest | null {
+    return settings.llamaCommand.line.trim() === "" ? null : settings.llamaCommand;
+}
 
 /**
  * The speculation an Auto-offload asks for: the choice, with the draft model's file where one is picked (`draft`

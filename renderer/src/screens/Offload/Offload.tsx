@@ -1,4 +1,5 @@
 import {autoOffload, cancelAutoOffload} from "../../actions/modelActions";
+import {CommandComparison} from "./components/CommandComparison/CommandComparison";
 import {ErrorNotice} from "../../components/ErrorNotice/ErrorNotice";
 import {formatBytes, formatMs, formatRate, tokensPerSecond} from "../../format/format";
 import {useEngineStore} from "../../stores/engineStore";
@@ -94,6 +95,7 @@ export function Offload() {
                             </div>
                             {loaded.prediction != null && <div className="faint offload-note">Predictions for a {loaded.prediction.promptTokens}-token prompt. Each reply in Chat and Dashboards is predicted for its own prompt and length, beside what was measured.</div>}
                         </section>
+                        {loaded.command != null && <CommandComparison view={loaded.command}/>}
                         <PlacementMap placement={loaded.placement}/>
                         <section className="panel">
                             <div className="row offload-flags-head">

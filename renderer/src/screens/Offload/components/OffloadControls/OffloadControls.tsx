@@ -4,6 +4,7 @@ import {DEFAULT_RUNTIME_SETTINGS, KV_CACHE_TYPES, type KvCacheType} from "../../
 import type {OffloadKnobs} from "../../../../stores/planStore";
 import {useLibraryStore} from "../../../../stores/libraryStore";
 import {SPECULATIVE_CHOICES, type SpeculativeChoice} from "../../../../../../electron/contract/speculative";
+import {LLAMA_COMMAND_LOADS, LLAMA_COMMAND_MAX_CHARS} from "../../../../../../electron/contract/llamaCommand";
 import "./OffloadControls.css";
 
 const strategies: {value: PlacementStrategy; label: string}[] = [
@@ -69,6 +70,39 @@ function SpeculativeControl() {
                     : "a cheap predictor proposes tokens and the model checks them in one batch; greedy replies are unchanged"}
             </span>
         </label>
+    );
+}
+
+/**
+ * Advanced: a llama.cpp command line (llama-server, llama-cli or llama-bench) the user already runs, priced beside the
+ * plan when Auto-offload plans; the user chooses which of the two to load.
+ */
+function LlamaCommandControl() {
+    const command = usePlanStore((state) => state.settings.llamaCommand);
+    const setSettings = usePlanStore((state) => state.setSettings);
+    const set = (change: Partial<typeof command>) => setSettings({llamaCommand: {...command, ...change}});
+    return (
+        <details className="control control-wide llama-command" open={command.line !== ""}>
+            <summary className="control-label">Advanced: price your llama.cpp command beside the plan</summary>
+            <textarea className="input llama-command-line" data-testid="llama-command" rows={3} spellCheck={false}
+                maxLength={LLAMA_COMMAND_MAX_CHARS} value={command.line}
+                placeholder={"llama-server -m model.gguf -ngl 99 -ot '\\.ffn_.*_exps\\.=CPU' -c 8192 -fa on"}
+                onChange={(event) => set({line: event.target.value})}/>
+            <div className="row">
+                <span className="control-hint">Auto-offload loads</span>
+                <div className="segmented" role="radiogroup">
+                    {LLAMA_COMMAND_LOADS.map((load) => (
+                        <button key={load} type="button" role="radio" aria-checked={command.load === load} data-testid={`llama-command-load-${load}`}
+                            className={command.load === load ? "active" : ""} disabled={command.line.trim() === "" && load === "command"} onClick={() => set({load})}>
+                            {load === "plan" ? "the plan" : "my command"}
+                        </button>
+                    ))}
+                </div>
+            </div>
+            <span className="control-hint faint">
+                read as llama.cpp reads it: memory by llama.cpp&apos;s own simulation, TTFT and TPOT by this machine&apos;s profile; flags it cannot price are named
+            </span>
+        </details>
     );
 }
 
@@ -138,6 +172,7 @@ export function OffloadControls({disabled}: {disabled: boolean}) {
                 <span className="control-hint faint">{settings.knobs.kvCacheType === "f16" ? "-ctk/-ctv" : "needs flash attention (Auto or On)"}</span>
             </label>
             <SpeculativeControl/>
+            <LlamaCommandControl/>
             <label className="control control-wide">
                 <span className="control-label">Strategy</span>
                 <select className="select" data-testid="strategy" value={settings.strategy}
