@@ -32,6 +32,11 @@ export type BenchVariant = {
      * nearest one-GPU strategy. Absent: a one-GPU plan of `strategy`.
      */
     readonly devicePlan?: DevicePlanKind;
+    /**
+     * A user's llama.cpp command line, loaded exactly as llama.cpp would build it (llamaArgs/commandPlan.ts); `strategy`
+     * is then only the baseline the command was priced beside. Absent: a plan of `strategy`.
+     */
+    readonly llamaCommand?: string;
 };
 
 /** What was measured in one point: time to first token at a prompt length, or time per output token at a reply length. */

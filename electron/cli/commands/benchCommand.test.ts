@@ -17,4 +17,13 @@ describe("tensorwise bench: its flags", () => {
         expect(() => parseVariants("oato-tuned", false)).toThrow();
         expect(() => parseVariants("fast", false)).toThrow();
     });
+
+    it("variants: custom:<a llama.cpp command>, commas and all, each measured as its own variant; a command llama.cpp would refuse is refused", () => {
+        const variants = parseVariants("layers,optimal,custom:-ngl 99 -ot blk\\.0\\.ffn_up=CPU,blk\\.1\\.ffn_up=CPU -fa on,custom:llama-bench -ngl 4 -ts 1", false);
+        expect(variants.map((v) => v.label)).toEqual(["layers", "optimal", "custom", "custom-2"]);
+        expect(variants[2]!.llamaCommand).toBe("-ngl 99 -ot blk\\.0\\.ffn_up=CPU,blk\\.1\\.ffn_up=CPU -fa on");
+        expect(variants[3]!.llamaCommand).toBe("llama-bench -ngl 4 -ts 1");
+        expect(() => parseVariants("optimal,custom:-ngl 99 --no-mmap", false)).toThrow(/--no-mmap: not a flag of this llama.cpp/);
+        expect(() => parseVariants("optimal,custom:", false)).toThrow(/needs a llama.cpp command/);
+    });
 });

@@ -15,6 +15,7 @@ import {flagNumber, flagNumberList, flagProfileTime, flagThreads, parseBudget, p
 import {flagRpc} from "../rpcFlags.js";
 import {STRATEGY_NAMES} from "../../engine/planner/planStrategy.js";
 import type {StrategyName} from "../../contract/strategies.js";
+import {parseLlamaCommand} from "../../engine/llamaArgs/parseLlamaCommand.js";
 import {progressLines, type CliIo} from "../CliIo.js";
 import {UsageError} from "../UsageError.js";
 
@@ -33,7 +34,7 @@ export const BENCH_OPTIONS = {
 } as const;
 
 export const BENCH_USAGE = "tensorwise bench <model.gguf> [--budgets 25,50,75%] [--prompts 32,64,…] [--gens 32,64,128] " +
-    "[--strategies cpu,layers,fit,cpu-moe,n-cpu-moe,oato,optimal] [--hand-tuned] [--tuned-batches 512,2048] [--repeats N] [--out dir] " +
+    "[--strategies cpu,layers,fit,cpu-moe,n-cpu-moe,oato,optimal[,custom:\"<a llama.cpp command>\"]] [--hand-tuned] [--tuned-batches 512,2048] [--repeats N] [--out dir] " +
     "[--gpu auto|cpu|cuda|vulkan] [--threads N] [--context N] [--batch N] [--tpot-prompt N] [--warmup N] [--llama-bench] [--rpc host:port,…] [--profile-seconds N] [--json]" +
     " (with more than one GPU or rpc-server device, the K-device plan runs against layers-split and single-gpu too)";
 
@@ -53,7 +54,10 @@ export function parseBudgetList(text: string): {label: string; budget: Budget}[]
     });
 }
 
-/** Strategy names, plus `<layers|fit>-tuned`; `--hand-tuned` adds the tuned twin of layers and fit. */
+/**
+ * Strategy names, plus `<layers|fit>-tuned`, then any `custom:<llama.cpp command>` (measured as llama.cpp would load
+ * it); `--hand-tuned` adds the tuned twin of layers and fit.
+ */
 export function parseVariants(text: string, handTuned: boolean): BenchVariant[] {
     const variants: BenchVariant[] = [];
     const add = (label: string) => {
@@ -63,7 +67,16 @@ export function parseVariants(text: string, handTuned: boolean): BenchVariant[] 
             throw new UsageError(`--strategies: unknown "${label}" (use ${STRATEGY_NAMES.join(", ")}, layers-tuned, fit-tuned)`);
         if (!variants.some((v) => v.label === label)) variants.push({label, strategy: strategy as StrategyName, handTuned: tuned});
     };
-    for (const label of text.split(",").map((s) => s.trim()).filter((s) => s !== "")) add(label);
+    // `custom:<a llama.cpp command>` takes everything up to the next ",custom:" (a command has commas of its own: -ot a,b)
+    const [named, ...commands] = text.split(/,?\s*custom:/);
+    for (const label of named!.split(",").map((s) => s.trim()).filter((s) => s !== "")) add(label);
+    commands.forEach((line, i) => {
+        const command = parseLlamaCommand(line);
+        if (line.trim() === "") throw new UsageError("--strategies: custom: needs a llama.cpp command (custom:\"-ngl 20 -ot …\")");
+        if (command.refused.length > 0)
+            throw new UsageError(`--strategies: custom:${line}: ${command.refused.map((note) => `${note.flag}: ${note.why}`).join("; ")}`);
+        variants.push({label: i === 0 ? "custom" : `custom-${i + 1}`, strategy: "layers", handTuned: false, llamaCommand: line.trim()});
+    });
     if (handTuned) for (const base of ["layers", "fit"]) if (variants.some((v) => v.label === base)) add(`${base}-tuned`);
     if (variants.length === 0) throw new UsageError("--strategies is empty");
     return variants;

@@ -4,6 +4,7 @@
  * type and the planner's prediction per point. Results are written after every run (see {@link BenchResultStore}).
  */
 import {DEVICE_PLAN_KINDS, MOE_STRATEGY_NAMES} from "../../contract/strategies.js";
+import {parseLlamaCommand} from "../llamaArgs/parseLlamaCommand.js";
 import type {Budget} from "../../contract/ipc.js";
 import {assertLoadable, type InspectedModel} from "../gguf/inspectGguf.js";
 import {describeMachine} from "../hardware/describeMachine.js";
@@ -256,10 +257,14 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
 /** A one-GPU strategy's plan for a run (autoPlan), with its per-point predictions. */
 async function planStrategyRun(cx: RunContext, planSettings: {contextSize: number; threads?: number; batchSize: number},
     workload: {promptTokens: number; genTokens: number}, handTuned: boolean): Promise<PlannedRun> {
-    const {result, model, cost} = await autoPlan(cx.engine, cx.options.modelPath, {
+    const llamaCommand = cx.variant.llamaCommand == null ? undefined : parseLlamaCommand(cx.variant.llamaCommand);
+    const planned = await autoPlan(cx.engine, cx.options.modelPath, {
         model: cx.model, strategy: cx.variant.strategy, budget: cx.budgetSpec, signal: cx.options.signal, settings: planSettings, workload,
-        profile: cx.options.profile
+        profile: cx.options.profile, ...(llamaCommand != null ? {llamaCommand} : {})
     });
+    const {model, cost} = planned;
+    // a user's command is measured as llama.cpp would load it, whatever the budget (it names its own placement)
+    const result = llamaCommand == null ? planned.result : commandResult(planned);
     const useMmap = handTuned ? false : result.settings.useMmap;
     const plan: BenchPlan = {
         gpuLayers: result.gpuLayers, overrides: result.overrides.map((o) => ({pattern: o.pattern, bufferType: o.bufferType})),
@@ -282,6 +287,14 @@ async function planStrategyRun(cx: RunContext, planSettings: {contextSize: numbe
         }
     };
     return {plan, predictPoint, layerCount: model.layerCount, budget: result.budgetBytes};
+}
+
+/** The user's command as priced beside the plan, or why it cannot be measured here. */
+function commandResult(planned: AutoPlanResult): AutoPlanResult["result"] {
+    const compared = planned.command;
+    if (compared?.priced == null)
+        throw new Error(`the llama.cpp command cannot be loaded here: ${(compared?.refused ?? []).map((n) => `${n.flag}: ${n.why}`).join("; ")}`);
+    return {...compared.priced, notes: [`your llama.cpp command: ${compared.command.program} …`, ...compared.priced.notes]};
 }
 
 /** Runs stock llama-bench with a load's flags; a failure is recorded, never thrown (our own numbers stay valid). */
