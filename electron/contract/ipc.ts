@@ -5,6 +5,7 @@
  */
 import type {SpeculativeKind, SpeculativeRequest, SpeculativeState} from "./speculative.js";
 import type {CommandComparisonView, LlamaCommandRequest} from "./llamaCommand.js";
+import type {PredictionRangeView} from "./predictionRange.js";
 import type {
     BenchDetail, BenchExportFormat, BenchProgress, BenchStartRequest, BenchSummary
 } from "./bench.js";
@@ -101,6 +102,8 @@ export type Prediction = {
     memory: MemoryReport;
     /** Why the plan is what it is, one sentence per decision; absent for loads that were not planned. */
     explanation?: PlanExplanation;
+    /** The range each figure is expected in, from this machine's measured prediction errors (predictionErrors.ts). */
+    ranges?: {ttft: PredictionRangeView; tpot: PredictionRangeView};
 };
 
 export type LoadedModelState = {

@@ -19,4 +19,6 @@ export type PlanExplanation = {
     profileReused: boolean;
     /** Speculative decoding: what was chosen (or declined) and why, where the plan was asked to consider it. */
     speculative?: string;
+    /** How sure the predictions are: their ranges, from what, and a correction by this model's own measured replies. */
+    ranges?: string;
 };

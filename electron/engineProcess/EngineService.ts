@@ -28,6 +28,7 @@ import {planForBudget} from "./planForBudget.js";
 import {planDevicesForBudget} from "./planDevicesForBudget.js";
 import {plannedSpeculative, unplannedSpeculative, type LoadSpeculative} from "./speculativeLoad.js";
 import type {CommandComparisonView, LlamaCommandRequest} from "../contract/llamaCommand.js";
+import {predictionModelKey, recordPredictionError} from "../engine/planner/predictionErrors.js";
 import type {SpeculativeRequest} from "../contract/speculative.js";
 import {recordAcceptance} from "../engine/speculative/acceptance.js";
 import {speculativeFlags, withSpeculativeOverrides} from "../engine/speculative/speculativeFlags.js";
@@ -57,6 +58,10 @@ import {progressDetail, progressStep} from "../engine/planner/progressStep.js";
  * `planned`: what the memory comparison compares against, kept to compare again when the memory changes (the server's
  * context of several sequences, its embedding context); `embeddings`: the embedding context's report it last counted.
  */
+/** Fewest prompt tokens, and reply tokens, for a reply's TTFT, and TPOT, to count as a measurement of the prediction. */
+const MIN_TIMED_PROMPT = 16;
+const MIN_TIMED_REPLY = 8;
+
 type Loaded = {
     placed: PlacedModel; state: LoadedModelState; predictRequest?: RequestPredictor;
     /** The model file, held while the model is loaded: whatever opens it later (the server's prompt worker) reads what was validated. */
@@ -64,6 +69,8 @@ type Loaded = {
     planned: Pick<PlannedMemoryInputs, "plannedWeights" | "prediction" | "budgetBytes">; embeddings: MemoryReport | null;
     /** Where this load's speculation records the α its replies measure (engine/speculative/acceptance.ts). */
     acceptanceKey?: string;
+    /** Where its replies' prediction errors are kept (engine/planner/predictionErrors.ts); absent for a load without a plan. */
+    predictionKey?: {deviceKind: string; modelKey: string};
     /** Templates the app's replies with tools off this thread (an MCP server's schemas are untrusted); made on first use, closed with the model. */
     toolPrompts?: PromptWorker;
 };
@@ -217,7 +224,8 @@ export class EngineService {
             : await planForBudget({...common, strategy: request.strategy, refreshProfile: request.refreshProfile,
                 // α is kept under the model's own path, not the pinned file's (pinModelFile.ts)
                 ...(request.speculative != null ? {speculative: {...request.speculative, acceptancePath: request.path}} : {}),
-                ...(request.llamaCommand != null ? {llamaCommand: request.llamaCommand} : {})});
+                ...(request.llamaCommand != null ? {llamaCommand: request.llamaCommand} : {}),
+                ranges: {dir: defaultProfileCacheDir(), modelKey: predictionModelKey(request.path)}});
         controller.signal.throwIfAborted();
         // the K-device planner does not price speculation: a kind named runs unpriced, "auto" declines
         const speculative = plan.speculative != null ? plannedSpeculative(request.path, plan.speculative)
@@ -230,7 +238,8 @@ export class EngineService {
             rpcServers: "rpcServers" in plan ? plan.rpcServers : undefined,
             predictRequest: "predictRequest" in plan ? plan.predictRequest : undefined,
             ...(speculative != null ? {speculative} : {}),
-            ...("command" in plan && plan.command != null ? {command: plan.command} : {})
+            ...("command" in plan && plan.command != null ? {command: plan.command} : {}),
+            ...("deviceKind" in plan ? {predictionKey: {deviceKind: plan.deviceKind, modelKey: predictionModelKey(request.path)}} : {})
         };
         this.onProgress({
             taskId, step: "plan", progress: 1, detail: `${plan.strategy}: planned, loading its weights`,
@@ -433,12 +442,28 @@ export class EngineService {
                 return reply;
             // priced by the tokens this reply really evaluated and generated, not the planning workload; per token
             // with the speculation the plan chose, where it priced one
-            const {ttftMs, tpotMs} = loaded.predictRequest(reply.timing.promptTokens, reply.timing.generatedTokens);
+            const {ttftMs, tpotMs: plainTpotMs} = loaded.predictRequest(reply.timing.promptTokens, reply.timing.generatedTokens);
             const spec = loaded.state.speculative?.predicted;
-            return {...reply, timing: {...reply.timing, predicted: {ttftMs, tpotMs: spec != null ? tpotMs * spec.tpotMs / spec.plainTpotMs : tpotMs}}};
+            const tpotMs = spec != null ? plainTpotMs * spec.tpotMs / spec.plainTpotMs : plainTpotMs;
+            if (loaded.predictionKey != null) await this.recordPredictionErrors(loaded.predictionKey, reply.timing, {ttftMs, tpotMs});
+            return {...reply, timing: {...reply.timing, predicted: {ttftMs, tpotMs}}};
         } finally {
             this.streams.delete(request.streamId);
         }
+    }
+
+    /**
+     * Keeps a reply's measured ÷ predicted TTFT and TPOT for later plans' ranges (predictionErrors.ts). A reply too
+     * short to time (under {@link MIN_TIMED_PROMPT} prompt or {@link MIN_TIMED_REPLY} reply tokens) says little and is
+     * left out; a cache that cannot be written costs the reply nothing.
+     */
+    private async recordPredictionErrors(key: {deviceKind: string; modelKey: string}, timing: {promptTokens: number; generatedTokens: number;
+        ttftMs: number | null; tpotMs: number | null}, predicted: {ttftMs: number; tpotMs: number}): Promise<void> {
+        const dir = defaultProfileCacheDir();
+        if (timing.ttftMs != null && timing.promptTokens >= MIN_TIMED_PROMPT)
+            await recordPredictionError(dir, {figure: "ttft", ...key, predictedMs: predicted.ttftMs, measuredMs: timing.ttftMs}).catch(() => undefined);
+        if (timing.tpotMs != null && timing.generatedTokens >= MIN_TIMED_REPLY)
+            await recordPredictionError(dir, {figure: "tpot", ...key, predictedMs: predicted.tpotMs, measuredMs: timing.tpotMs}).catch(() => undefined);
     }
 
     stop(streamId: string): void {
@@ -509,6 +534,8 @@ export class EngineService {
         speculative?: LoadSpeculative;
         /** The user's llama.cpp command priced beside the plan. */
         command?: CommandComparisonView;
+        /** Where its replies' prediction errors are kept. */
+        predictionKey?: {deviceKind: string; modelKey: string};
     }): Promise<LoadedModelState> {
         this.refuseWhileBenching("load a model");
         return await this.exclusive(() => this.loadPlacedNow(options));
@@ -546,7 +573,8 @@ export class EngineService {
             ...(options.command != null ? {command: options.command} : {})
         };
         this.loaded = {placed, state, planned, embeddings: null, file: options.file, ...(options.predictRequest != null ? {predictRequest: options.predictRequest} : {}),
-            ...(options.speculative?.acceptanceKey != null ? {acceptanceKey: options.speculative.acceptanceKey} : {})};
+            ...(options.speculative?.acceptanceKey != null ? {acceptanceKey: options.speculative.acceptanceKey} : {}),
+            ...(options.predictionKey != null ? {predictionKey: options.predictionKey} : {})};
         return state;
     }
 

@@ -9,7 +9,7 @@ import {predictedMemoryReport} from "../engine/runtime/memoryReport.js";
 import type {BudgetPlan} from "./planForBudget.js";
 
 /** A multi-device plan packaged for loading and for the UI, with every candidate's prediction for reports. */
-export type DevicesBudgetPlan = Omit<BudgetPlan, "result" | "predictRequest"> & {
+export type DevicesBudgetPlan = Omit<BudgetPlan, "result" | "predictRequest" | "deviceKind"> & {
     planned: AutoPlanDevicesResult;
     /** The rpc-servers (`host:port`) the plan uses: the loader renders them as llama.cpp's `--rpc`. */
     rpcServers: readonly string[];

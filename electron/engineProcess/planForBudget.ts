@@ -18,6 +18,8 @@ import type {CommandComparisonView, LlamaCommandRequest} from "../contract/llama
 import {TensorwiseError} from "../contract/TensorwiseError.js";
 import type {CommandComparison} from "../engine/llamaArgs/commandPlan.js";
 import {parseLlamaCommand} from "../engine/llamaArgs/parseLlamaCommand.js";
+import {predictionDeviceKind, predictionRange, rangesSentence, readPredictionErrors} from "../engine/planner/predictionErrors.js";
+import {isContended} from "../engine/profiler/cpuContention.js";
 
 /** A plan ready to load: placement, llama.cpp parameters, settings and the prediction in the contract's shape. */
 export type BudgetPlan = {
@@ -34,6 +36,8 @@ export type BudgetPlan = {
     speculative: SpeculativeDecision | null;
     /** The user's llama.cpp command priced beside the plan, when one was given. */
     command?: CommandComparisonView;
+    /** The device kind its predictions' errors are kept under (predictionErrors.ts). */
+    deviceKind: string;
 };
 
 /**
@@ -50,10 +54,15 @@ export async function planForBudget(options: {
     speculative?: SpeculativeAsked;
     /** A user's llama.cpp command to price beside the plan, and which of the two to load. */
     llamaCommand?: LlamaCommandRequest;
+    /**
+     * Where this machine's prediction errors are kept and the model's own key there (predictionErrors.ts): the
+     * prediction then carries ranges, corrected by the model's measured replies. Absent: no ranges.
+     */
+    ranges?: {dir: string; modelKey: string};
 }): Promise<BudgetPlan> {
     const strategy: StrategyName = options.strategy == null || options.strategy === "manual" || options.strategy === "command" ? "optimal" : options.strategy;
     const command = options.llamaCommand == null ? undefined : parseLlamaCommand(options.llamaCommand.line);
-    const {result: planned, explanation, predictRequest, speculative, command: compared, cost} = await autoPlan(options.engine, options.modelPath, {
+    const {result: planned, explanation, predictRequest, speculative, command: compared, cost, profile} = await autoPlan(options.engine, options.modelPath, {
         model: options.model, budget: options.budget, strategy, workload: options.workload, settings: options.settings,
         ...(options.refreshProfile === true ? {profile: {refresh: true}} : {}),
         ...(options.speculative != null ? {speculative: options.speculative} : {}),
@@ -70,13 +79,16 @@ export async function planForBudget(options: {
             throw new TensorwiseError("bad-request", `Your llama.cpp command does not fit: ${compared.priced.reason ?? "over the GPU's free memory"}. The plan fits; load it instead.`);
         result = compared.priced;
     }
+    const deviceKind = predictionDeviceKind(cost.gpuDevice, result.settings.useGpu && result.resolved.onGpu.size > 0);
     return {
         placement: result.placement,
         gpuLayers: result.gpuLayers,
         overrides: result.overrides,
         settings: result.settings,
         strategy: result === planned ? result.strategy : "command",
-        prediction: toPrediction(result, result.placement.defaultBufferType, explanation),
+        prediction: withRanges(toPrediction(result, result.placement.defaultBufferType, explanation), options.ranges,
+            deviceKind, profile.cpuContention != null && isContended(profile.cpuContention)),
+        deviceKind,
         result,
         // a request priced for the loaded placement: the plan's predictor, or the command's own figures
         predictRequest: result === planned ? predictRequest : requestPredictor(cost, result),
@@ -100,6 +112,23 @@ function commandView(c: CommandComparison, plan: StrategyResult, request: LlamaC
         differences: c.differences.map((d) => ({what: d.what, bytes: d.bytes, command: d.command, plan: d.plan,
             requestMsDelta: Number.isFinite(d.requestMsDelta) ? d.requestMsDelta : null})),
         knobDifferences: [...c.knobDifferences]
+    };
+}
+
+/**
+ * The prediction with its ranges from this machine's measured errors, centred on the model's own measured ratio where
+ * it has one (the figures shown then are the corrected ones, and the explanation says so).
+ */
+function withRanges(prediction: Prediction, ranges: {dir: string; modelKey: string} | undefined, deviceKind: string, contended: boolean): Prediction {
+    if (ranges == null || prediction.ttftMs == null || prediction.tpotMs == null) return prediction;
+    const errors = readPredictionErrors(ranges.dir);
+    const range = (figure: "ttft" | "tpot", predictedMs: number) =>
+        predictionRange(errors, {figure, deviceKind, modelKey: ranges.modelKey, predictedMs, contended});
+    const ttft = range("ttft", prediction.ttftMs);
+    const tpot = range("tpot", prediction.tpotMs);
+    return {
+        ...prediction, ttftMs: ttft.centerMs, tpotMs: tpot.centerMs, ranges: {ttft, tpot},
+        ...(prediction.explanation != null ? {explanation: {...prediction.explanation, ranges: rangesSentence(ttft, tpot, contended)}} : {})
     };
 }
 

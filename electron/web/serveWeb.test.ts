@@ -251,6 +251,9 @@ describe("serveWeb", () => {
             expect((JSON.parse(imported.body) as {result: {arg: {text: string}}}).result.arg.text).toBe(text);
             const other = await rawRequest({method: "POST", path: "/api/request/conversations.search", headers, body: JSON.stringify({arg: {query: text}})});
             expect(JSON.parse(other.body)).toMatchObject({ok: false, error: {code: "too-large"}});
+            // the refused body is still arriving: the connection is closed, not handed to the next request (which then
+            // waited ~5 s for a reset)
+            expect(other.headers.connection).toBe("close");
         } finally {
             events.close();
         }

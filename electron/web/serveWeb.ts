@@ -287,6 +287,9 @@ async function handleRequest(state: WebState, encodedName: string, request: http
         const result = await state.options.host.handle(name, (parsed as {arg?: unknown}).arg, entry.client);
         sendJson(response, 200, {ok: true, result: result ?? null});
     } catch (error) {
+        // a refusal before the whole body was read (too large, no event stream): the rest of it is still on the way, so
+        // the connection cannot carry the next request — close it, or a browser reusing it waits for a reset
+        if (!request.readableEnded) response.setHeader("Connection", "close");
         sendJson(response, 200, {ok: false, error: toContractError(error)});
     }
 }
