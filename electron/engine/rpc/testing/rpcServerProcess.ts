@@ -55,6 +55,14 @@ export async function startRpcServerProcess(options: {port: number; device?: str
         });
     });
     await listening;
+    // what the server says after it listens — the front's reason for closing a client above all — goes to the test's
+    // output, so a client that aborts on a closed connection (ggml-rpc's "Remote RPC server crashed") shows why
+    const forward = (chunk: Buffer): void => {
+        for (const line of chunk.toString().split("\n").filter((text) => text.trim() !== "" && !/^(Accepted client connection|Client connection closed)$/.test(text.trim())))
+            process.stderr.write(`[rpc-server :${options.port}] ${line}\n`);
+    };
+    child.stdout.on("data", forward);
+    child.stderr.on("data", forward);
     const kill = (signal: NodeJS.Signals): void => {
         try {
             process.kill(-child.pid!, signal);
