@@ -9,6 +9,9 @@ import {loadedTensors} from "../../engine/gguf/loadedTensors.js";
 import type {SpeculativeRequest} from "../../contract/speculative.js";
 import {speculativeFlags, withSpeculativeOverrides} from "../../engine/speculative/speculativeFlags.js";
 import type {CommandComparison} from "../../engine/llamaArgs/commandPlan.js";
+import {predictionDeviceKind, predictionModelKey, predictionRange, rangesSentence, readPredictionErrors} from "../../engine/planner/predictionErrors.js";
+import {defaultProfileCacheDir} from "../../engine/profiler/profileMachine.js";
+import {isContended} from "../../engine/profiler/cpuContention.js";
 import type {LlamaCommand} from "../../engine/llamaArgs/parseLlamaCommand.js";
 
 const MiB = 1024 * 1024;
@@ -61,7 +64,7 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
 }): Promise<number> {
     const engine = await getEngineLlama({gpu: options.gpu, maxThreads: options.threads});
     try {
-        const {result, model, explanation, speculative, command} = await autoPlan(engine, modelPath, {
+        const {result, model, explanation, speculative, command, cost, profile} = await autoPlan(engine, modelPath, {
             budget: options.budget, strategy: options.strategy, workload: {promptTokens: options.promptTokens, genTokens: options.genTokens},
             settings: {contextSize: options.contextSize, ...options.knobs}, profile: options.profile, onProgress: options.json ? undefined : progressLines(io),
             ...(options.speculative != null ? {speculative: options.speculative} : {}),
@@ -79,13 +82,20 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
             perLayer.set(row, cells);
         }
         const flags = renderLlamaCppFlags(withSpeculativeOverrides(result, speculative?.load), {modelPath, layerCount: model.layerCount ?? undefined, tensorNames: model.tensors.map((t) => t.name)});
+        // the range each figure is expected in, from this machine's measured prediction errors (predictionErrors.ts)
+        const errors = readPredictionErrors(defaultProfileCacheDir());
+        const rangeOf = (figure: "ttft" | "tpot", predictedMs: number) => predictionRange(errors, {figure, predictedMs,
+            deviceKind: predictionDeviceKind(cost.gpuDevice, result.settings.useGpu && result.resolved.onGpu.size > 0),
+            modelKey: predictionModelKey(modelPath), contended: profile.cpuContention != null && isContended(profile.cpuContention)});
+        const ttftRange = rangeOf("ttft", result.prediction.ttftMs);
+        const tpotRange = rangeOf("tpot", result.prediction.tpotMs);
         if (options.json) {
             io.out(JSON.stringify({strategy: result.strategy, fits: result.fits, reason: result.reason, gpuLayers: result.gpuLayers,
                 settings: result.settings, prediction: result.prediction, bytesPerBufferType: bytes, overrides: result.overrides,
                 placement: result.placement, llamaCppFlags: flags, notes: result.notes, explanation,
                 speculative: speculative == null ? null : {load: speculative.load, chosen: speculative.chosen, best: speculative.best,
                     acceptance: speculative.acceptance, sentence: speculative.sentence},
-                llamaCommand: command == null ? null : commandJson(command)}, null, 2));
+                llamaCommand: command == null ? null : commandJson(command), ranges: {ttft: ttftRange, tpot: tpotRange}}, null, 2));
             return command?.priced === null ? 1 : 0;
         }
         io.out(`strategy ${result.strategy}: -ngl ${result.gpuLayers}, micro-batch ${result.settings.batchSize}, ${result.settings.useMmap ? "mmap" : "pinned host memory"}`);
@@ -101,6 +111,8 @@ export async function planCommand(io: CliIo, modelPath: string, options: {
         io.out(`predicted: TTFT ${p.ttftMs.toFixed(1)} ms (prompt ${p.promptTokens}), TPOT ${p.tpotMs.toFixed(2)} ms, ` +
             `VRAM ${(p.vram.total / MiB).toFixed(1)} MiB = weights ${(p.vram.weights / MiB).toFixed(1)} + KV ${(p.vram.kv / MiB).toFixed(1)} + scratch ${(p.vram.scratch / MiB).toFixed(1)} ` +
             `(budget ${(result.budgetBytes / MiB).toFixed(1)} MiB)`);
+        io.out(`expected: TTFT ${ttftRange.lowMs.toFixed(1)}–${ttftRange.highMs.toFixed(1)} ms, TPOT ${tpotRange.lowMs.toFixed(2)}–${tpotRange.highMs.toFixed(2)} ms ` +
+            `(${rangesSentence(ttftRange, tpotRange, profile.cpuContention != null && isContended(profile.cpuContention))})`);
         const hostParts = `weights ${(p.hostWeightBytes / MiB).toFixed(1)} + KV ${(p.hostKvBytes / MiB).toFixed(1)}`;
         io.out(p.hostScratchBytes == null
             ? `predicted host RAM: ${hostParts} MiB (scratch not priced: a GPU runs part of the graph)`

@@ -1,5 +1,5 @@
 import {describe, expect, it} from "vitest";
-import {formatMs, formatMsTicks} from "./format";
+import {formatMs, formatMsRange, formatMsTicks} from "./format";
 
 describe("formatMs", () => {
     it("shows milliseconds below one second and seconds with three significant digits above", () => {
@@ -36,5 +36,13 @@ describe("formatMsTicks", () => {
         expect(formatMsTicks([0.0001, 0.0002]).labels).toEqual(["0.000", "0.000"]);
         expect(formatMsTicks([Number.NaN, 5])).toEqual({unit: "ms", labels: ["", "5"]});
         expect(formatMsTicks([])).toEqual({unit: "ms", labels: []});
+    });
+});
+
+describe("formatMsRange", () => {
+    it("says a range with one unit where both ends share it, else each with its own", () => {
+        expect(formatMsRange(1200, 1500)).toBe("about 1.20–1.50 s");
+        expect(formatMsRange(80, 95)).toBe("about 80–95 ms");
+        expect(formatMsRange(950, 1200)).toBe("about 950 ms–1.20 s");
     });
 });

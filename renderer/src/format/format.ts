@@ -40,6 +40,17 @@ export function formatMs(ms: number | null | undefined): string {
     return seconds >= 999.5 ? `${Math.round(seconds)} s` : `${Number(seconds.toPrecision(3)).toPrecision(3)} s`;
 }
 
+/**
+ * A predicted range for people: "about 1.2–1.5 s", "about 80–95 ms" (one unit where both ends share it, else each
+ * with its own: "about 950 ms–1.2 s").
+ */
+export function formatMsRange(lowMs: number, highMs: number): string {
+    const low = formatMs(lowMs);
+    const high = formatMs(highMs);
+    const unit = (text: string) => text.slice(text.lastIndexOf(" ") + 1);
+    return unit(low) === unit(high) ? `about ${low.slice(0, low.lastIndexOf(" "))}–${high}` : `about ${low}–${high}`;
+}
+
 /** Tokens per second from a time per output token. */
 export function tokensPerSecond(tpotMs: number | null | undefined): number | null {
     return tpotMs == null || tpotMs <= 0 ? null : 1000 / tpotMs;

@@ -1,7 +1,7 @@
 import {autoOffload, cancelAutoOffload} from "../../actions/modelActions";
 import {CommandComparison} from "./components/CommandComparison/CommandComparison";
 import {ErrorNotice} from "../../components/ErrorNotice/ErrorNotice";
-import {formatBytes, formatMs, formatRate, tokensPerSecond} from "../../format/format";
+import {formatBytes, formatMs, formatMsRange, formatRate, tokensPerSecond} from "../../format/format";
 import {useEngineStore} from "../../stores/engineStore";
 import {useModelStore} from "../../stores/modelStore";
 import {usePlanStore} from "../../stores/planStore";
@@ -84,8 +84,10 @@ export function Offload() {
                         <section className="panel offload-result" data-testid="offload-result">
                             <div className="offload-stats">
                                 <div className="stat"><span className="label">Strategy</span><span className="value" data-testid="plan-strategy">{loaded.placement.strategy}</span></div>
-                                <div className="stat"><span className="label">Predicted TTFT</span><span className="value" data-testid="predicted-ttft">{formatMs(loaded.prediction?.ttftMs)}</span></div>
-                                <div className="stat"><span className="label">Predicted TPOT</span><span className="value" data-testid="predicted-tpot">{formatMs(loaded.prediction?.tpotMs)}</span></div>
+                                <div className="stat"><span className="label">Predicted TTFT</span><span className="value" data-testid="predicted-ttft">{formatMs(loaded.prediction?.ttftMs)}</span>
+                                    {loaded.prediction?.ranges != null && <span className="faint" data-testid="predicted-ttft-range">{formatMsRange(loaded.prediction.ranges.ttft.lowMs, loaded.prediction.ranges.ttft.highMs)}</span>}</div>
+                                <div className="stat"><span className="label">Predicted TPOT</span><span className="value" data-testid="predicted-tpot">{formatMs(loaded.prediction?.tpotMs)}</span>
+                                    {loaded.prediction?.ranges != null && <span className="faint" data-testid="predicted-tpot-range">{formatMsRange(loaded.prediction.ranges.tpot.lowMs, loaded.prediction.ranges.tpot.highMs)}</span>}</div>
                                 <div className="stat"><span className="label">Predicted speed</span><span className="value">{formatRate(tokensPerSecond(loaded.prediction?.tpotMs))}</span></div>
                                 <div className="stat"><span className="label">Load time</span><span className="value">{formatMs(loaded.loadMs)}</span></div>
                                 <div className="stat"><span className="label">Context · batch</span><span className="value">{loaded.settings.contextSize} · {loaded.settings.batchSize}</span></div>

@@ -8,7 +8,9 @@ export function PlanExplanation({explanation}: {explanation: Explanation}) {
         ["Budget", "budget", explanation.budget],
         ["-ngl", "ngl", explanation.gpuLayers],
         ["Settings", "settings", explanation.settings],
-        ["Profile", "profile", explanation.profile]
+        ["Profile", "profile", explanation.profile],
+        ...(explanation.speculative != null ? [["Speculative", "speculative", explanation.speculative] as [string, string, string]] : []),
+        ...(explanation.ranges != null ? [["Ranges", "ranges", explanation.ranges] as [string, string, string]] : [])
     ];
     return (
         <dl className="plan-why" data-testid="plan-why" data-profile-reused={explanation.profileReused}>
