@@ -57,6 +57,11 @@ export type BenchPoint = {
     readonly tokensPerSec: number;
     /** The cost model's prediction for this point, ms (`null`: no prediction). */
     readonly predictedMs: number | null;
+    /**
+     * Where the measurement was expected, from this machine's prediction errors measured before the run
+     * (engine/planner/predictionErrors.ts); absent in older reports and points without a prediction.
+     */
+    readonly predictedRangeMs?: {readonly lowMs: number; readonly highMs: number};
     /** Micro-batch this point was measured with (hand-tuned runs keep the best one per point). */
     readonly batchSize: number;
     /**

@@ -5,6 +5,9 @@
  */
 import {DEVICE_PLAN_KINDS, MOE_STRATEGY_NAMES} from "../../contract/strategies.js";
 import {parseLlamaCommand} from "../llamaArgs/parseLlamaCommand.js";
+import {predictionDeviceKind, predictionModelKey, predictionRange, readPredictionErrors, recordPredictionError} from "../planner/predictionErrors.js";
+import {defaultProfileCacheDir} from "../profiler/profileMachine.js";
+import {isContended} from "../profiler/cpuContention.js";
 import type {Budget} from "../../contract/ipc.js";
 import {assertLoadable, type InspectedModel} from "../gguf/inspectGguf.js";
 import {describeMachine} from "../hardware/describeMachine.js";
@@ -233,7 +236,8 @@ async function benchOneRun(cx: RunContext): Promise<BenchRun> {
                 loads[loads.length - 1] = {...load, llamaBench: stock};
                 points = points.map((p) => ({...p, stockTokensPerSec: stock.cells.find((c) => c.kind === p.kind && c.tokens === p.tokens)?.tokensPerSec ?? null}));
             }
-            perLoadPoints.push(points);
+            perLoadPoints.push(await withRanges(points, {modelPath: options.modelPath, gpuDevice: cx.cost.gpuDevice, plan,
+                contended: cx.cost.profile.cpuContention != null && isContended(cx.cost.profile.cpuContention)}));
         }
     } catch (caught) {
         if (caught instanceof MeasureAborted) {
@@ -287,6 +291,26 @@ async function planStrategyRun(cx: RunContext, planSettings: {contextSize: numbe
         }
     };
     return {plan, predictPoint, layerCount: model.layerCount, budget: result.budgetBytes};
+}
+
+/**
+ * Each point with the range it was expected in, from this machine's prediction errors measured before it; then its own
+ * error is kept for later plans and runs (predictionErrors.ts). A cache that cannot be written costs the run nothing.
+ */
+async function withRanges(points: readonly BenchPoint[], at: {modelPath: string; gpuDevice: string | null; plan: BenchPlan; contended: boolean}): Promise<BenchPoint[]> {
+    const dir = defaultProfileCacheDir();
+    const errors = readPredictionErrors(dir);
+    const deviceKind = predictionDeviceKind(at.gpuDevice, at.plan.knobs.useGpu && at.plan.gpuWeightBytes > 0);
+    const modelKey = predictionModelKey(at.modelPath);
+    const ranged = points.map((point) => {
+        if (point.predictedMs == null || !(point.predictedMs > 0)) return point;
+        const range = predictionRange(errors, {figure: point.kind, deviceKind, modelKey, predictedMs: point.predictedMs, contended: at.contended});
+        return {...point, predictedRangeMs: {lowMs: range.lowMs, highMs: range.highMs}};
+    });
+    for (const point of ranged)
+        if (point.predictedMs != null && point.medianMs > 0)
+            await recordPredictionError(dir, {figure: point.kind, deviceKind, modelKey, predictedMs: point.predictedMs, measuredMs: point.medianMs}).catch(() => undefined);
+    return ranged;
 }
 
 /** The user's command as priced beside the plan, or why it cannot be measured here. */

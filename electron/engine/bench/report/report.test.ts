@@ -8,7 +8,7 @@ import {CSV_COLUMNS, csvField, reportCsv} from "./reportCsv.js";
 import {reportHtml} from "./reportHtml.js";
 import {escapeHtml, lineChartSvg, niceTicks} from "./svgChart.js";
 import {STRATEGY_STYLES} from "../../../contract/strategyStyles.js";
-import {predictionErrors, speedups, targetChecks} from "./summariseReport.js";
+import {predictionErrors, rangeCoverage, speedups, targetChecks} from "./summariseReport.js";
 
 function parseCsvLine(line: string): string[] {
     const fields: string[] = [];
@@ -185,5 +185,23 @@ describe("bench helpers", () => {
             spreadPct: 0, tokensPerSec: 1, predictedMs: null, batchSize});
         expect(bestPerPoint([[p(10, 512)], [p(8, 2048)]])).toEqual([p(8, 2048)]);
         expect(benchContextSize([32, 2048], [32, 128], 1, 8)).toBe(2304);
+    });
+});
+
+describe("ranges in a report", () => {
+    it("counts, per variant, the cells whose measurement fell inside the range predicted for it, and shows the share", () => {
+        const report = fixtureReport();
+        const runs = report.runs.map((run, r) => ({...run, points: run.points.map((point, i) => ({...point,
+            // every other point's range misses its measurement in the first run; the rest hold theirs
+            predictedRangeMs: r === 0 && i % 2 === 1 ? {lowMs: point.medianMs * 2, highMs: point.medianMs * 3} : {lowMs: point.medianMs * 0.9, highMs: point.medianMs * 1.1}}))}));
+        const coverage = rangeCoverage({...report, runs});
+        const first = coverage.find((c) => c.variant === runs[0]!.variant.label)!;
+        expect(first.cells).toBeGreaterThan(1);
+        expect(first.held).toBe(first.cells - runs.filter((run) => run.variant.label === first.variant && run.status === "ok")
+            .reduce((misses, run) => misses + (run === runs[0] ? run.points.filter((_, i) => i % 2 === 1).length : 0), 0));
+        expect(reportHtml({...report, runs})).toContain("Within the predicted range");
+        // a report from before ranges existed shows no such table
+        expect(rangeCoverage(report)).toEqual([]);
+        expect(reportHtml(report)).not.toContain("Within the predicted range");
     });
 });

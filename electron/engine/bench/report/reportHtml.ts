@@ -6,7 +6,7 @@
  */
 import type {BenchReport, BenchRun, PointKind} from "../../../contract/bench.js";
 import {escapeHtml, formatNumber, lineChartSvg, type ChartSeries} from "./svgChart.js";
-import {busyMachineNote, predictionErrors, speedups, stockRatios, targetChecks, variantOrder} from "./summariseReport.js";
+import {busyMachineNote, predictionErrors, rangeCoverage, speedups, stockRatios, targetChecks, variantOrder} from "./summariseReport.js";
 import type {BaselineName} from "../../../contract/bench.js";
 import {REPORT_CSS} from "./reportCss.js";
 import {strategyStyle} from "../../../contract/strategyStyles.js";
@@ -173,7 +173,17 @@ function errorTable(report: BenchReport): string {
     return `<h2>Predicted vs measured <small>(median absolute % error over every budget and point)</small></h2>` +
         `<table><thead><tr><th>variant</th><th>TTFT</th><th>TPOT</th><th>all</th><th>points</th></tr></thead><tbody>` +
         errors.map((e) => `<tr><td>${escapeHtml(e.variant)}</td><td class="${cls(e.ttft)}">${pct(e.ttft)}</td><td class="${cls(e.tpot)}">${pct(e.tpot)}</td>` +
-            `<td class="${cls(e.all)}">${pct(e.all)}</td><td>${e.points}</td></tr>`).join("") + "</tbody></table>";
+            `<td class="${cls(e.all)}">${pct(e.all)}</td><td>${e.points}</td></tr>`).join("") + "</tbody></table>" + rangeTable(report);
+}
+
+/** How often the measurement fell within the range predicted for it (ranges from this machine's earlier errors). */
+function rangeTable(report: BenchReport): string {
+    const coverage = rangeCoverage(report);
+    if (coverage.length === 0) return "";
+    return `<h2>Within the predicted range <small>(measured median inside the range predicted from this machine's earlier prediction errors)</small></h2>` +
+        `<table><thead><tr><th>variant</th><th>cells within</th><th>share</th></tr></thead><tbody>` +
+        coverage.map((c) => `<tr><td>${escapeHtml(c.variant)}</td><td>${c.held} of ${c.cells}</td>` +
+            `<td class="${c.held / c.cells >= 0.8 ? "win" : "loss"}">${(100 * c.held / c.cells).toFixed(0)}%</td></tr>`).join("") + "</tbody></table>";
 }
 
 function runsTable(report: BenchReport): string {

@@ -65,6 +65,25 @@ export function predictionErrors(report: BenchReport): ErrorStat[] {
     }));
 }
 
+/**
+ * How often the measured median fell within the range predicted for it, per variant (points with a range only): the
+ * check that ranges mean what they say (the goal: at least 80% of cells).
+ */
+export function rangeCoverage(report: BenchReport): {variant: string; held: number; cells: number}[] {
+    const byVariant = new Map<string, {held: number; cells: number}>();
+    for (const run of okRuns(report)) {
+        const entry = byVariant.get(run.variant.label) ?? {held: 0, cells: 0};
+        for (const point of run.points) {
+            const range = point.predictedRangeMs;
+            if (range == null || !(point.medianMs > 0)) continue;
+            entry.cells++;
+            if (point.medianMs >= range.lowMs && point.medianMs <= range.highMs) entry.held++;
+        }
+        byVariant.set(run.variant.label, entry);
+    }
+    return [...byVariant].filter(([, entry]) => entry.cells > 0).map(([variant, entry]) => ({variant, ...entry}));
+}
+
 /** One cell of the "vs stock llama.cpp" table: our tokens/s ÷ stock llama-bench's on the same flags (1 = parity). */
 export type StockRatioCell = {
     readonly budget: string;
