@@ -35,7 +35,7 @@ export class GetModelPage {
     /** Waits until every one of `quants` shows a plan (its TTFT in ms), the profile button gone. */
     async waitForPlanned(quants: readonly string[], timeout: number): Promise<void> {
         await this.page.waitForFunction((names) => document.querySelector("[data-testid=hub-profile]") == null && names.every((name) =>
-            /^\d+ ms$/.test(document.querySelector(`[data-testid="hub-quant-${name}"] td:nth-child(4)`)?.textContent ?? "")), quants, {timeout});
+            /^\d+ ms\b/.test(document.querySelector(`[data-testid="hub-quant-${name}"] td:nth-child(4)`)?.textContent ?? "")), quants, {timeout});
     }
 
     async download(quant: string): Promise<void> {

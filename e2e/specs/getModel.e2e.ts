@@ -66,8 +66,10 @@ describe.skipIf(missing != null)("web mode: Get a model", () => {
             const [name, , where, ttft, tokensPerSecond] = await screen.quantCells(quant);
             expect(name).toBe(quant);
             expect(where).not.toBe("");
-            expect(ttft).toMatch(/^\d+ ms$/);
-            expect(Number(tokensPerSecond)).toBeGreaterThan(0);
+            // each prediction with the range this machine's prediction errors give (assumed on a fresh data dir)
+            expect(ttft).toMatch(/^\d+ ms \(about [\d.]+( ms| s)?–[\d.]+ (ms|s)\)$/);
+            expect(tokensPerSecond).toMatch(/^[\d.]+ \(about [\d.]+–[\d.]+\)$/);
+            expect(Number.parseFloat(tokensPerSecond!)).toBeGreaterThan(0);
         }
         // planned from headers alone: no model file was fetched whole, and nothing is in the models folder yet
         expect(await readdir(path.join(server.dataDir, "models")).catch(() => [])).not.toContain("tiny-Q8_0.gguf");

@@ -3,6 +3,8 @@
 /** A repository a search found. */
 export type HubSearchResult = {id: string; downloads: number | null; likes: number | null};
 
+import type {PredictionRangeView} from "./predictionRange.js";
+
 /** Where a plan puts the weights. */
 export type HubQuantPlacement = "GPU" | "mixed" | "CPU";
 
@@ -22,6 +24,8 @@ export type HubQuantPlan = {
     fitsRam: boolean;
     gpuName: string | null;
     profileReused: boolean;
+    /** Where TTFT and TPOT are expected, from this machine's measured prediction errors (not yet this model's: it is not here). */
+    ranges?: {ttft: PredictionRangeView; tpot: PredictionRangeView};
 };
 
 /** One model (quant) of a repository. */

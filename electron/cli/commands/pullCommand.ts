@@ -133,7 +133,11 @@ async function listQuants(io: CliIo, target: PullTarget, revision: string, quant
             unplanned.push(`  ${l.quant.name} (${formatBytes(l.quant.bytes)}): not planned: ${l.notPlanned}`);
             continue;
         }
-        rows.push([`  ${l.quant.name}`, formatBytes(l.quant.bytes), p.placement, formatMs(p.ttftMs), p.tokensPerSecond.toFixed(1),
+        // with the range this machine's measured prediction errors give (predictionErrors.ts)
+        const ttft = p.ranges == null ? formatMs(p.ttftMs) : `${formatMs(p.ttftMs)} (${formatMs(p.ranges.ttft.lowMs)}–${formatMs(p.ranges.ttft.highMs)})`;
+        const rate = p.ranges == null ? p.tokensPerSecond.toFixed(1)
+            : `${p.tokensPerSecond.toFixed(1)} (${(1000 / p.ranges.tpot.highMs).toFixed(1)}–${(1000 / p.ranges.tpot.lowMs).toFixed(1)})`;
+        rows.push([`  ${l.quant.name}`, formatBytes(l.quant.bytes), p.placement, ttft, rate,
             p.gpuName == null ? "-" : formatBytes(p.gpuBytes), `${formatBytes(p.hostBytes)}${p.fitsRam ? "" : " (more than is free)"}`]);
     }
     if (rows.length > 1) io.out(formatTable(rows));

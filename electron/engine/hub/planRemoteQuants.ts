@@ -3,6 +3,9 @@
  * over HTTP Range (fetchRemoteHeader.ts) and planned by autoPlan on the sparse copy (the same planner, this machine's
  * cached profile, llama.cpp's no-alloc simulation; no weights read, no model loaded). Sorted fastest that fits first.
  */
+import {predictionDeviceKind, predictionRange, readPredictionErrors} from "../planner/predictionErrors.js";
+import {defaultProfileCacheDir} from "../profiler/profileMachine.js";
+import {isContended} from "../profiler/cpuContention.js";
 import {mkdtemp, rm} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -86,10 +89,15 @@ async function planOne(engine: EngineLlama, quant: GgufQuant, dir: string, optio
         const onGpu = result.resolved.onGpu.size;
         const placement: HubQuantPlacement = result.settings.useGpu === false || onGpu === 0 ? "CPU" : onGpu >= tensors ? "GPU" : "mixed";
         const hostBytes = p.hostWeightBytes + p.hostKvBytes + (p.hostScratchBytes ?? 0);
+        const errors = readPredictionErrors(options.profileOptions?.cacheDir ?? defaultProfileCacheDir());
+        const range = (figure: "ttft" | "tpot", predictedMs: number) => predictionRange(errors, {figure, predictedMs, modelKey: null,
+            deviceKind: predictionDeviceKind(planned.cost.gpuDevice, result.settings.useGpu && onGpu > 0),
+            contended: profile.cpuContention != null && isContended(profile.cpuContention)});
         return {quant, headerBytes, notPlanned: null, needsProfile: false, plan: {
             placement, ttftMs: p.ttftMs, tpotMs: p.tpotMs, tokensPerSecond: p.tpotMs > 0 ? 1000 / p.tpotMs : 0, requestMs: p.requestMs,
             gpuBytes: p.vram.total, hostBytes, fitsRam: hostBytes <= (options.freeRamBytes ?? os.freemem()),
-            gpuName: result.settings.useGpu === false ? null : planned.cost.gpuDevice, profileReused: profile.cachedFile != null
+            gpuName: result.settings.useGpu === false ? null : planned.cost.gpuDevice, profileReused: profile.cachedFile != null,
+            ranges: {ttft: range("ttft", p.ttftMs), tpot: range("tpot", p.tpotMs)}
         }};
     } catch (error) {
         if (options.signal?.aborted === true) throw error;

@@ -3,7 +3,7 @@ import type {HubQuant} from "../../../../electron/contract/ipc";
 import {cancelHubTask, downloadQuant, listQuants, searchHub} from "../../actions/hubActions";
 import {ErrorNotice} from "../../components/ErrorNotice/ErrorNotice";
 import {ProgressBar} from "../../components/ProgressBar/ProgressBar";
-import {formatBytes} from "../../format/format";
+import {formatBytes, formatMsRange} from "../../format/format";
 import {useHubStore} from "../../stores/hubStore";
 
 /** "Get a model": search the hub, see how fast each quant would run here before downloading it, download one. */
@@ -95,8 +95,10 @@ function QuantRow({quant, busy, onDownload}: {quant: HubQuant; busy: boolean; on
                 ? <td colSpan={5} className="faint">{quant.notPlanned}</td>
                 : <>
                     <td>{plan.placement}</td>
-                    <td>{plan.ttftMs.toFixed(0)} ms</td>
-                    <td>{plan.tokensPerSecond.toFixed(1)}</td>
+                    <td title={plan.ranges == null ? undefined : `${formatMsRange(plan.ranges.ttft.lowMs, plan.ranges.ttft.highMs)}, from this machine's measured prediction errors`}>
+                        {plan.ttftMs.toFixed(0)} ms{plan.ranges != null && <span className="faint"> ({formatMsRange(plan.ranges.ttft.lowMs, plan.ranges.ttft.highMs)})</span>}</td>
+                    <td>{plan.tokensPerSecond.toFixed(1)}{plan.ranges != null &&
+                        <span className="faint"> (about {(1000 / plan.ranges.tpot.highMs).toFixed(1)}–{(1000 / plan.ranges.tpot.lowMs).toFixed(1)})</span>}</td>
                     <td>{plan.gpuName == null ? "—" : formatBytes(plan.gpuBytes)}</td>
                     <td>{formatBytes(plan.hostBytes)}{plan.fitsRam ? "" : " (more than is free)"}</td>
                 </>}
