@@ -27,13 +27,16 @@ export class BenchmarkPage {
      * run on a tiny model cannot slip between two polls.
      */
     async waitForProgress(done = 1, timeout = 60_000): Promise<{done: number; total: number; label: string}> {
-        await this.page.waitForFunction((least) =>
-            Number(document.querySelector("[data-testid='bench-progress']")?.getAttribute("data-done") ?? 0) >= least, done, {polling: "raf", timeout});
-        const panel = this.page.getByTestId("bench-progress");
-        return {
-            done: Number(await panel.getAttribute("data-done")), total: Number(await panel.getAttribute("data-total")),
-            label: (await panel.locator(".progress-labels").textContent()) ?? ""
-        };
+        // read in the same animation frame that saw the count: a run that finishes right after replaces the panel, and a
+        // second look would wait for a panel that is gone (CI once timed out there)
+        const handle = await this.page.waitForFunction((least) => {
+            const panel = document.querySelector("[data-testid='bench-progress']");
+            const counted = Number(panel?.getAttribute("data-done") ?? 0);
+            return panel != null && counted >= least
+                ? {done: counted, total: Number(panel.getAttribute("data-total")), label: panel.querySelector(".progress-labels")?.textContent ?? ""}
+                : null;
+        }, done, {polling: "raf", timeout});
+        return await handle.jsonValue() as {done: number; total: number; label: string};
     }
 
     /** Waits for the finished benchmark's report; throws the host's message if it failed. */
