@@ -6,6 +6,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import {fileIdentity} from "../cache/fileIdentity.js";
 import {writeCacheFile} from "../cache/writeCacheFile.js";
 import type {PredictionRangeView} from "../../contract/predictionRange.js";
 
@@ -129,12 +130,7 @@ export function predictionDeviceKind(gpuDevice: string | null, usesGpu: boolean)
 
 /** The key a model's predictions are corrected under: its file by path, size and time (a new download is a new model). */
 export function predictionModelKey(modelPath: string): string {
-    try {
-        const stat = fs.statSync(modelPath);
-        return `${path.resolve(modelPath)}:${stat.size}:${Math.round(stat.mtimeMs)}`;
-    } catch {
-        return path.resolve(modelPath);
-    }
+    return fileIdentity(modelPath);
 }
 
 /** One sentence on how sure the predictions are, for the plan's explanation. */

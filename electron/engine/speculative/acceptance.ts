@@ -5,6 +5,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import {fileIdentity} from "../cache/fileIdentity.js";
 import {writeCacheFile} from "../cache/writeCacheFile.js";
 import {acceptanceRate, rejectionsOf, type SpeculativeKind} from "../../contract/speculative.js";
 
@@ -52,15 +53,7 @@ type AcceptanceFile = {version: number; pairs: Record<string, AcceptanceRecord>}
 
 /** The key of a (model, speculator) pair: the files by path, size and time, and the kind. */
 export function acceptanceKey(modelPath: string, kind: SpeculativeKind, draftPath?: string): string {
-    const identity = (file: string): string => {
-        try {
-            const stat = fs.statSync(file);
-            return `${path.resolve(file)}:${stat.size}:${Math.round(stat.mtimeMs)}`;
-        } catch {
-            return path.resolve(file);
-        }
-    };
-    return [kind, identity(modelPath), ...(draftPath != null ? [identity(draftPath)] : [])].join("|");
+    return [kind, fileIdentity(modelPath), ...(draftPath != null ? [fileIdentity(draftPath)] : [])].join("|");
 }
 
 /** The α and coverage measured for `key` in `dir`, else the kind's assumed ones. */
